@@ -1,0 +1,36 @@
+# gridpath: `make run` serves on 127.0.0.1:8000, `make test` runs lint and every test.
+# Both create .venv on first use; later runs reinstall only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: test lint pytest bench clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "gridpath needs Python 3.11 or newer; set PYTHON=python3.x" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+test: lint pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check service tests loadtests
+	$(BIN)/ruff format --check service tests loadtests
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest
+
+# Engine benchmark against pyastar2d and tcod; prints tables (see README).
+bench: $(STAMP)
+	$(BIN)/python -m loadtests.bench_engine $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

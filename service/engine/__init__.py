@@ -1,0 +1,65 @@
+"""The search engine: exact A* on numpy grids, hot loops in numba.
+
+Public API::
+
+    from service.engine import GridMap, find_path
+
+    grid = GridMap.from_rows(["....", ".@@.", "...."])
+    result = find_path(grid, (0, 0), (3, 2))
+    result.status, result.cost, result.cells, result.waypoints, result.smoothed()
+
+No web framework or schema library is imported here.
+"""
+
+from service.engine.errors import (
+    EngineError,
+    InvalidBudgetError,
+    InvalidMapError,
+    InvalidQueryError,
+    InvalidWeightError,
+    NotWalkableError,
+    OutOfBoundsError,
+    UnknownDiagonalError,
+    UnknownHeuristicError,
+)
+from service.engine.grid import GridMap
+from service.engine.options import (
+    ADMISSIBLE,
+    DEFAULT_DIAGONAL,
+    DEFAULT_HEURISTIC,
+    DIAGONALS,
+    HEURISTICS,
+    Diagonal,
+    Heuristic,
+    Status,
+)
+from service.engine.result import PathResult, SmoothedPath
+from service.engine.scratch import Scratch
+from service.engine.search import find_path
+from service.engine.warmup import warmup
+
+__all__ = [
+    "ADMISSIBLE",
+    "DEFAULT_DIAGONAL",
+    "DEFAULT_HEURISTIC",
+    "DIAGONALS",
+    "HEURISTICS",
+    "Diagonal",
+    "EngineError",
+    "GridMap",
+    "Heuristic",
+    "InvalidBudgetError",
+    "InvalidMapError",
+    "InvalidQueryError",
+    "InvalidWeightError",
+    "NotWalkableError",
+    "OutOfBoundsError",
+    "PathResult",
+    "Scratch",
+    "SmoothedPath",
+    "Status",
+    "UnknownDiagonalError",
+    "UnknownHeuristicError",
+    "find_path",
+    "warmup",
+]

@@ -1,0 +1,42 @@
+"""Exceptions raised by the engine for invalid input.
+
+Expected outcomes (``partial``, ``no_path``) are never exceptions: they are results.
+Each class maps to one error code of the HTTP API (``InvalidValue``, ``NotWalkable``);
+messages name the offending value and the limit it broke.
+"""
+
+
+class EngineError(ValueError):
+    """Base class of every error the engine raises for bad input."""
+
+
+class InvalidMapError(EngineError):
+    """A map could not be built: bad format, shape or cost value."""
+
+
+class InvalidQueryError(EngineError):
+    """A query parameter is outside its allowed range (the API's ``InvalidValue``)."""
+
+
+class OutOfBoundsError(InvalidQueryError):
+    """A start or goal coordinate lies outside the map."""
+
+
+class InvalidWeightError(InvalidQueryError):
+    """The heuristic weight is below 1 or not finite."""
+
+
+class InvalidBudgetError(InvalidQueryError):
+    """The node budget (``max_expansions``) is below 1."""
+
+
+class UnknownHeuristicError(InvalidQueryError):
+    """The heuristic name is not one the engine knows."""
+
+
+class UnknownDiagonalError(InvalidQueryError):
+    """The diagonal policy name is not one the engine knows."""
+
+
+class NotWalkableError(EngineError):
+    """The start or goal lies on a blocked cell (the API's ``NotWalkable``)."""

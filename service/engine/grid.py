@@ -1,0 +1,212 @@
+"""``GridMap``: an immutable grid of movement costs with its precomputed tables."""
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.errors import InvalidMapError
+from service.engine.kernels.codes import DIAGONAL_ALWAYS, NO_ISLAND
+from service.engine.kernels.islands import label_islands
+from service.engine.movingai import PASSABLE, parse_map
+from service.engine.options import DIAGONALS, Diagonal
+
+_PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class GridMap:
+    """A map of movement costs: ``costs[y, x]`` is the cost of *entering* cell ``(x, y)``.
+
+    A cost of 0 means blocked; walkable costs are positive and finite. Build one
+    with :meth:`from_costs`, :meth:`from_rows` or :meth:`from_movingai`.
+
+    Precomputed at construction, in O(cells):
+
+    - a padded copy for the kernels (a blocked border, flattened row-major);
+    - islands: connected components under 4-adjacency (which is also the
+      connectivity of ``no_corner_cutting`` and ``one_obstacle``: either allows a
+      diagonal only beside a walkable orthogonal neighbour, so the same cells are
+      reachable) and under 8-adjacency (``always``);
+    - the minimum and maximum walkable cost, and whether all walkable cells cost
+      the same (``uniform``).
+    """
+
+    __slots__ = (
+        "_costs",
+        "_island_count4",
+        "_island_count8",
+        "_islands4",
+        "_islands8",
+        "_max_cost",
+        "_min_cost",
+        "_padded",
+        "_walkable_cells",
+    )
+
+    def __init__(self, costs: npt.NDArray[np.float32]) -> None:
+        """Wrap a validated (height, width) float32 cost array; prefer the constructors."""
+        height, width = costs.shape
+        padded = np.zeros((height + 2, width + 2), dtype=np.float32)
+        padded[1:-1, 1:-1] = costs
+        flat = padded.reshape(-1)
+        flat.flags.writeable = False
+        costs = np.ascontiguousarray(costs, dtype=np.float32)
+        costs.flags.writeable = False
+        walkable = costs[costs > 0]
+        self._costs = costs
+        self._padded = flat
+        self._walkable_cells = int(walkable.size)
+        self._min_cost = float(walkable.min()) if walkable.size else 1.0
+        self._max_cost = float(walkable.max()) if walkable.size else 1.0
+        self._islands4, self._island_count4 = _labels(flat, width + 2, eight_connected=False)
+        self._islands8, self._island_count8 = _labels(flat, width + 2, eight_connected=True)
+
+    # -- constructors -------------------------------------------------------------
+
+    @classmethod
+    def from_costs(cls, costs: npt.ArrayLike) -> "GridMap":
+        """Build from 2-D numbers: 0 = blocked, positive finite = cost of entering.
+
+        Raises:
+            InvalidMapError: not 2-D numeric, empty, or a cost that is NaN, negative,
+                infinite or not representable as a positive float32 (the message
+                names the first offending cell in row-major order).
+        """
+        try:
+            values = np.asarray(costs, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidMapError(f"costs must be a 2-D array of numbers: {exc}") from None
+        if values.ndim != 2:
+            raise InvalidMapError(f"costs must be 2-D (rows of numbers), got {values.ndim}-D")
+        if values.size == 0:
+            raise InvalidMapError(f"costs must not be empty, got shape {values.shape}")
+        with np.errstate(over="ignore"):  # too-large values become inf, rejected below
+            narrowed = values.astype(np.float32)
+        bad = ~np.isfinite(values) | (values < 0) | np.isinf(narrowed)
+        bad |= (values > 0) & (narrowed <= 0)
+        if bad.any():
+            y, x = (int(i) for i in np.argwhere(bad)[0])
+            raise InvalidMapError(
+                f"cost at (x={x}, y={y}) is {float(values[y, x])!r}; costs must be 0 (blocked) "
+                f"or positive and finite, at least {np.finfo(np.float32).tiny:.3g} "
+                f"and at most {_FLOAT32_MAX:.3g}"
+            )
+        return cls(narrowed)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[str]) -> "GridMap":
+        """Build from Moving AI characters, one string per row (``.``/``G``/``S`` = cost 1).
+
+        Raises:
+            InvalidMapError: no rows, an empty row, or rows of different lengths.
+        """
+        if isinstance(rows, str):
+            raise InvalidMapError("rows must be a list of strings, got one string")
+        if not rows or not rows[0]:
+            raise InvalidMapError("rows must hold at least one non-empty row")
+        width = len(rows[0])
+        for y, row in enumerate(rows):
+            if len(row) != width:
+                raise InvalidMapError(
+                    f"row y={y} has {len(row)} characters, row y=0 has {width}; rows must "
+                    "be equally long"
+                )
+        # One byte per character: anything outside ASCII becomes '?', i.e. blocked.
+        data = "".join(rows).encode("ascii", errors="replace")
+        chars = np.frombuffer(data, dtype=np.uint8).reshape(len(rows), width)
+        return cls(np.isin(chars, _PASSABLE_BYTES).astype(np.float32))
+
+    @classmethod
+    def from_movingai(cls, text: str) -> "GridMap":
+        """Build from the text of a Moving AI ``.map`` file (CRLF tolerated)."""
+        return cls.from_rows(parse_map(text))
+
+    # -- properties ---------------------------------------------------------------
+
+    @property
+    def costs(self) -> npt.NDArray[np.float32]:
+        """(height, width) float32, read-only, C-contiguous; 0 = blocked."""
+        return self._costs
+
+    @property
+    def padded(self) -> npt.NDArray[np.float32]:
+        """((height + 2) * (width + 2),) float32: the kernels' view, blocked border."""
+        return self._padded
+
+    @property
+    def width(self) -> int:
+        return int(self._costs.shape[1])
+
+    @property
+    def height(self) -> int:
+        return int(self._costs.shape[0])
+
+    @property
+    def padded_width(self) -> int:
+        return self.width + 2
+
+    @property
+    def walkable_cells(self) -> int:
+        return self._walkable_cells
+
+    @property
+    def min_cost(self) -> float:
+        """Least walkable cost (1.0 for a map with none); heuristics are scaled by it."""
+        return self._min_cost
+
+    @property
+    def max_cost(self) -> float:
+        return self._max_cost
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every walkable cell costs the same."""
+        return self._min_cost == self._max_cost
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the grid and its tables (for cache accounting)."""
+        return int(
+            self._costs.nbytes + self._padded.nbytes + self._islands4.nbytes + self._islands8.nbytes
+        )
+
+    def island_count(self, diagonal: Diagonal = "no_corner_cutting") -> int:
+        """Number of connected components under a diagonal policy."""
+        return self._island_count8 if _eight(diagonal) else self._island_count4
+
+    def islands(self, diagonal: Diagonal = "no_corner_cutting") -> npt.NDArray[np.int32]:
+        """(height, width) int32 island labels ``1..count``; 0 on blocked cells. Read-only."""
+        flat = self._islands8 if _eight(diagonal) else self._islands4
+        return flat.reshape(self.height + 2, self.width + 2)[1:-1, 1:-1]
+
+    def same_island(self, a: int, b: int, diagonal_code: int) -> bool:
+        """Whether padded flat cells ``a`` and ``b`` are connected under a policy code."""
+        labels = self._islands8 if diagonal_code == DIAGONAL_ALWAYS else self._islands4
+        return bool(labels[a] == labels[b] != NO_ISLAND)
+
+    def walkable(self, x: int, y: int) -> bool:
+        return bool(self._costs[y, x] > 0)
+
+    def flat_index(self, x: int, y: int) -> int:
+        """Padded flat index of the in-bounds cell ``(x, y)``."""
+        return (y + 1) * (self.width + 2) + (x + 1)
+
+    def __repr__(self) -> str:
+        return (
+            f"GridMap(width={self.width}, height={self.height}, "
+            f"walkable_cells={self.walkable_cells}, min_cost={self.min_cost:g}, "
+            f"max_cost={self.max_cost:g})"
+        )
+
+
+def _eight(diagonal: str) -> bool:
+    return DIAGONALS.get(diagonal) == DIAGONAL_ALWAYS
+
+
+def _labels(
+    flat: npt.NDArray[np.float32], width: int, *, eight_connected: bool
+) -> tuple[npt.NDArray[np.int32], int]:
+    labels, count = label_islands(flat, width, eight_connected)
+    labels.flags.writeable = False
+    return labels, int(count)

@@ -1,0 +1,40 @@
+"""Named integer codes shared by the kernels and the facade.
+
+Numba folds module-level integers into compiled code as constants, so these cost
+nothing at run time; the facade imports the same names to decode kernel results.
+"""
+
+from typing import Final
+
+# Search outcome (first element of the tuple returned by ``astar``).
+STATUS_FOUND: Final = 0
+STATUS_PARTIAL: Final = 1
+STATUS_NO_PATH: Final = 2
+
+# Diagonal move policies.
+DIAGONAL_NEVER: Final = 0
+DIAGONAL_NO_CORNER_CUTTING: Final = 1
+DIAGONAL_ONE_OBSTACLE: Final = 2
+DIAGONAL_ALWAYS: Final = 3
+
+# Heuristics.
+HEURISTIC_OCTILE: Final = 0
+HEURISTIC_MANHATTAN: Final = 1
+HEURISTIC_CHEBYSHEV: Final = 2
+HEURISTIC_EUCLIDEAN: Final = 3
+HEURISTIC_ZERO: Final = 4
+
+# Sentinels stored in per-cell scratch arrays.
+NO_PARENT: Final = -1  # parent of the start cell
+CLOSED: Final = -1  # heap position of a cell that is not in the open list
+
+# Island label of a blocked cell.
+NO_ISLAND: Final = 0
+
+SQRT2: Final = 1.4142135623730951
+
+# A route counts as cheaper only if it beats the known one by this relative margin.
+# Sums of the same steps (1 and sqrt(2)) in a different order differ in the last
+# bits; without the margin a consistent heuristic would "reopen" nodes for 1-ulp
+# gains. The returned cost is still the exact sum of the returned path's steps.
+IMPROVEMENT_EPSILON: Final = 1e-12

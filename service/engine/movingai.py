@@ -1,0 +1,107 @@
+"""Moving AI benchmark formats: ``.map`` grids and ``.map.scen`` scenario files.
+
+See https://movingai.com/benchmarks/formats.html. A ``.map`` file is a header
+(``type octile``, ``height H``, ``width W``, ``map``) followed by H rows of W
+characters; ``.``, ``G`` and ``S`` are passable, everything else is blocked.
+"""
+
+from dataclasses import dataclass
+from typing import Final
+
+from service.engine.errors import InvalidMapError
+
+PASSABLE: Final = frozenset(".GS")
+_HEADER_KEYS: Final = ("type", "height", "width")
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One row of a ``.map.scen`` file. Coordinates are ``(x, y)`` = (column, row)."""
+
+    bucket: int
+    map_name: str
+    width: int
+    height: int
+    start: tuple[int, int]
+    goal: tuple[int, int]
+    optimal_length: float
+
+
+def parse_map(text: str) -> list[str]:
+    """Return the rows of a Moving AI ``.map`` file, validated against its header.
+
+    Tolerates CRLF line endings and trailing blank lines.
+
+    Raises:
+        InvalidMapError: the header is missing or malformed, or the rows do not
+            match the declared height and width.
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    header: dict[str, str] = {}
+    for index, line in enumerate(lines):
+        words = line.split()
+        if not words:
+            continue
+        if words == ["map"]:
+            return _rows_after_header(header, lines[index + 1 :])
+        if len(words) != 2 or words[0] not in _HEADER_KEYS:
+            raise InvalidMapError(
+                f"Moving AI map: unexpected header line {index + 1}: {line[:40]!r}; "
+                "expected 'type octile', 'height N', 'width N', then 'map'"
+            )
+        header[words[0]] = words[1]
+    raise InvalidMapError("Moving AI map: no 'map' line; expected a 'type/height/width/map' header")
+
+
+def _rows_after_header(header: dict[str, str], body: list[str]) -> list[str]:
+    if header.get("type") != "octile":
+        raise InvalidMapError(f"Moving AI map: type must be 'octile', got {header.get('type')!r}")
+    height = _header_int(header, "height")
+    width = _header_int(header, "width")
+    while body and not body[-1].strip():
+        body.pop()
+    if len(body) != height:
+        raise InvalidMapError(
+            f"Moving AI map: header says height {height}, but {len(body)} rows follow"
+        )
+    for y, row in enumerate(body):
+        if len(row) != width:
+            raise InvalidMapError(
+                f"Moving AI map: row y={y} has {len(row)} characters, header says width {width}"
+            )
+    return body
+
+
+def _header_int(header: dict[str, str], key: str) -> int:
+    value = header.get(key)
+    if value is None or not value.isdigit() or int(value) < 1:
+        raise InvalidMapError(f"Moving AI map: '{key}' must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def parse_scenarios(text: str) -> list[Scenario]:
+    """Parse a ``.map.scen`` file (``version 1`` header optional).
+
+    Columns: bucket, map, map width, map height, start x, start y, goal x, goal y,
+    optimal length (octile, diagonal sqrt(2), no corner cutting).
+    """
+    scenarios = []
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        words = line.split()
+        if not words or words[0] == "version":
+            continue
+        if len(words) != 9:
+            raise ValueError(f"scenario line {line_number}: expected 9 columns, got {len(words)}")
+        bucket, name, width, height, sx, sy, gx, gy, length = words
+        scenarios.append(
+            Scenario(
+                bucket=int(bucket),
+                map_name=name.rsplit("/", 1)[-1],
+                width=int(width),
+                height=int(height),
+                start=(int(sx), int(sy)),
+                goal=(int(gx), int(gy)),
+                optimal_length=float(length),
+            )
+        )
+    return scenarios

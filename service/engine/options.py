@@ -1,0 +1,53 @@
+"""Names of the search options and their kernel codes.
+
+Admissibility of each heuristic (all are scaled by the map's minimum cost):
+
+============  ======================  =========================================
+heuristic     4-connected (never)     8-connected (every other policy)
+============  ======================  =========================================
+octile        admissible, consistent  admissible, consistent (exact on open maps)
+manhattan     admissible, consistent  NOT admissible: overestimates diagonals by
+                                      up to 2/sqrt(2); a speed/quality trade,
+                                      costs may exceed optimal by up to ~41%
+chebyshev     admissible, consistent  admissible, consistent (weaker than octile)
+euclidean     admissible, consistent  admissible, consistent (weaker than octile)
+zero          Dijkstra: optimal, expands the most
+============  ======================  =========================================
+
+On a 4-connected search octile is weaker than manhattan, which is exact on open maps.
+"""
+
+from typing import Final, Literal
+
+from service.engine.kernels import codes
+
+Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero"]
+Diagonal = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
+Status = Literal["found", "partial", "no_path"]
+
+HEURISTICS: Final[dict[str, int]] = {
+    "octile": codes.HEURISTIC_OCTILE,
+    "manhattan": codes.HEURISTIC_MANHATTAN,
+    "chebyshev": codes.HEURISTIC_CHEBYSHEV,
+    "euclidean": codes.HEURISTIC_EUCLIDEAN,
+    "zero": codes.HEURISTIC_ZERO,
+}
+
+DIAGONALS: Final[dict[str, int]] = {
+    "never": codes.DIAGONAL_NEVER,
+    "no_corner_cutting": codes.DIAGONAL_NO_CORNER_CUTTING,
+    "one_obstacle": codes.DIAGONAL_ONE_OBSTACLE,
+    "always": codes.DIAGONAL_ALWAYS,
+}
+
+DEFAULT_HEURISTIC: Final[Heuristic] = "octile"
+DEFAULT_DIAGONAL: Final[Diagonal] = "no_corner_cutting"
+
+#: Heuristics that never overestimate under a policy; with them and weight 1 the
+#: returned cost is optimal, with weight w it is at most w times optimal.
+ADMISSIBLE: Final[dict[str, frozenset[str]]] = {
+    "never": frozenset(HEURISTICS),
+    "no_corner_cutting": frozenset(HEURISTICS) - {"manhattan"},
+    "one_obstacle": frozenset(HEURISTICS) - {"manhattan"},
+    "always": frozenset(HEURISTICS) - {"manhattan"},
+}

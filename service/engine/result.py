@@ -1,0 +1,77 @@
+"""``PathResult``: what a search returns, and its smoothed any-angle form."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.grid import GridMap
+from service.engine.kernels.lines import string_pull
+from service.engine.kernels.paths import turning_points
+from service.engine.options import Status
+
+EMPTY_CELLS: npt.NDArray[np.int32] = np.empty((0, 2), dtype=np.int32)
+EMPTY_CELLS.flags.writeable = False
+
+
+@dataclass(frozen=True, slots=True)
+class SmoothedPath:
+    """An any-angle path: straight segments between grid cell centres.
+
+    Attributes:
+        points: (m, 2) int32 ``(x, y)`` corner cells, start to end.
+        length: Euclidean length in cells (sum of segment lengths).
+    """
+
+    points: npt.NDArray[np.int32]
+    length: float
+
+
+@dataclass(frozen=True, slots=True)
+class PathResult:
+    """The outcome of one search.
+
+    Attributes:
+        status: ``found`` (a path to the goal), ``partial`` (the node budget ran
+            out: a path to the node nearest the goal), or ``no_path``.
+        cost: grid cost of ``cells`` (sum over steps of step length times the cost
+            of the cell entered); ``None`` for ``no_path``.
+        cells: (n, 2) int32 ``(x, y)``, start to end inclusive; (0, 2) for no_path.
+        expanded: nodes expanded by the search (0 for answers found without one).
+        reopened: closed nodes reopened because a cheaper route was found.
+    """
+
+    status: Status
+    cost: float | None
+    cells: npt.NDArray[np.int32]
+    expanded: int
+    reopened: int = 0
+    grid: GridMap | None = field(default=None, repr=False, compare=False)
+    diagonal_code: int = field(default=1, repr=False, compare=False)
+
+    @property
+    def waypoints(self) -> npt.NDArray[np.int32]:
+        """(k, 2) int32: the start, every cell where the direction changes, the end."""
+        turns: npt.NDArray[np.int64] = turning_points(self.cells)
+        return self.cells[turns]
+
+    def smoothed(self) -> SmoothedPath:
+        """String-pull the waypoints by line of sight (see ``kernels.lines.string_pull``).
+
+        Every segment crosses only walkable cells under the search's diagonal
+        policy; on weighted maps, none dearer than the grid path it replaces.
+        """
+        if self.grid is None or self.cells.shape[0] == 0:
+            return SmoothedPath(points=self.cells, length=0.0)
+        grid = self.grid
+        kept = string_pull(
+            grid.padded,
+            grid.padded_width,
+            self.cells,
+            turning_points(self.cells),
+            self.diagonal_code,
+            grid.uniform,
+        )
+        points = self.cells[kept]
+        steps = np.diff(points, axis=0).astype(np.float64)
+        return SmoothedPath(points=points, length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()))

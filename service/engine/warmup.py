@@ -1,0 +1,19 @@
+"""Compile (or load from numba's cache) every kernel before the first real query."""
+
+from service.engine.grid import GridMap
+from service.engine.search import find_path
+
+_WARMUP_ROWS = (
+    "....@",
+    ".@@.@",
+    "...G.",
+)
+
+
+def warmup() -> None:
+    """Run one query through every kernel so the first caller pays no JIT cost."""
+    grid = GridMap.from_rows(_WARMUP_ROWS)  # islands
+    weighted = GridMap.from_costs([[1, 2, 1], [1, 0, 1], [1, 1, 3]])
+    find_path(grid, (0, 0), (3, 1)).smoothed()  # straight line, string pulling
+    find_path(weighted, (0, 0), (2, 2), max_expansions=1)  # A*, reconstruction
+    find_path(weighted, (0, 0), (2, 2)).smoothed()  # waypoints, weighted string pulling

@@ -1,0 +1,1 @@
+"""gridpath tests; modules mirror ``service/`` one to one."""

@@ -1,0 +1,43 @@
+"""Moving AI ``.map`` and ``.map.scen`` parsing."""
+
+import pytest
+
+from service.engine import InvalidMapError
+from service.engine.movingai import parse_map, parse_scenarios
+
+MAP = "type octile\nheight 2\nwidth 3\nmap\n.@T\nGS.\n"
+
+
+def test_parse_map_returns_the_rows() -> None:
+    assert parse_map(MAP) == [".@T", "GS."]
+    assert parse_map(MAP.replace("\n", "\r\n") + "\n\n") == [".@T", "GS."]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", r"no 'map' line"),
+        ("type octile\nheight 2\nwidth 3\n", r"no 'map' line"),
+        ("type grid\nheight 1\nwidth 1\nmap\n.\n", r"type must be 'octile', got 'grid'"),
+        ("type octile\nheight x\nwidth 1\nmap\n.\n", r"'height' must be a positive integer"),
+        ("type octile\nwidth 1\nmap\n.\n", r"'height' must be a positive integer, got None"),
+        ("type octile\nheight 2\nwidth 1\nmap\n.\n", r"header says height 2, but 1 rows follow"),
+        ("type octile\nheight 1\nwidth 2\nmap\n...\n", r"row y=0 has 3 characters.*width 2"),
+        ("hello world\n", r"unexpected header line 1"),
+    ],
+)
+def test_parse_map_rejects_malformed_files(text: str, message: str) -> None:
+    with pytest.raises(InvalidMapError, match=message):
+        parse_map(text)
+
+
+def test_parse_scenarios() -> None:
+    text = "version 1\n0\tmaps/dao/arena.map\t49\t49\t1\t11\t1\t12\t1.00000000\n\n"
+    (row,) = parse_scenarios(text)
+    assert row.map_name == "arena.map"
+    assert (row.start, row.goal, row.optimal_length) == ((1, 11), (1, 12), 1.0)
+
+
+def test_parse_scenarios_rejects_short_rows() -> None:
+    with pytest.raises(ValueError, match="scenario line 1: expected 9 columns, got 3"):
+        parse_scenarios("0 a 1\n")

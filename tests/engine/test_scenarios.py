@@ -1,0 +1,59 @@
+"""find_path against the Moving AI benchmark scenarios (optimal octile lengths).
+
+Reads ``GRIDPATH_BENCH_DATA`` (default ``../shared/benchmarks/movingai``); skips
+with the reason when the folder is absent. ``GRIDPATH_SCENARIO_ROWS`` sets the
+rows sampled per map (default 24, evenly spread so the longest paths are in);
+``0`` checks every row.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from service.config import get_settings
+from service.engine import GridMap, find_path
+from service.engine.movingai import Scenario, parse_scenarios
+from tests.support import walk_cost
+
+pytestmark = pytest.mark.movingai
+
+DATA = get_settings().bench_data
+MAPS = sorted(DATA.glob("*/*.map")) if DATA.is_dir() else []
+ROWS = int(os.environ.get("GRIDPATH_SCENARIO_ROWS", "24"))
+
+
+def tolerance(length: float) -> float:
+    """Scenario files print about 6 significant digits for long paths."""
+    return max(1e-3, 5e-6 * length)
+
+
+def sample(scenarios: list[Scenario], rows: int) -> list[Scenario]:
+    if rows <= 0 or rows >= len(scenarios):
+        return scenarios
+    step = (len(scenarios) - 1) / (rows - 1)
+    return [scenarios[round(i * step)] for i in range(rows)]
+
+
+@pytest.mark.skipif(not MAPS, reason=f"no Moving AI maps in {DATA} (set GRIDPATH_BENCH_DATA)")
+@pytest.mark.parametrize("map_path", MAPS, ids=[f"{p.parent.name}/{p.name}" for p in MAPS])
+def test_scenario_rows_are_optimal(map_path: Path) -> None:
+    grid = GridMap.from_movingai(map_path.read_text())
+    scenarios = parse_scenarios(map_path.with_name(map_path.name + ".scen").read_text())
+    assert scenarios, map_path
+    for row in sample(scenarios, ROWS):
+        assert (row.width, row.height) == (grid.width, grid.height)
+        result = find_path(grid, row.start, row.goal)
+        assert result.status == "found", row
+        assert abs((result.cost or 0) - row.optimal_length) <= tolerance(row.optimal_length), (
+            row,
+            result.cost,
+        )
+        assert abs(walk_cost(grid, result.cells, "no_corner_cutting") - (result.cost or 0)) < 1e-6
+
+
+def test_sample_spreads_over_the_file_and_keeps_the_ends() -> None:
+    rows = [Scenario(i, "m", 1, 1, (0, 0), (0, 0), float(i)) for i in range(100)]
+    picked = sample(rows, 5)
+    assert [r.bucket for r in picked] == [0, 25, 50, 74, 99]
+    assert sample(rows, 0) == rows

@@ -1,0 +1,69 @@
+"""Per-thread scratch buffers: generations and thread safety."""
+
+import threading
+
+import numpy as np
+
+from service.engine import GridMap, Scratch, find_path
+from service.engine.scratch import thread_scratch
+from tests.support import close, oracle_distances, random_grid
+
+
+def test_generation_wraps_without_stale_cells() -> None:
+    grid = random_grid(np.random.default_rng(1), 20, 20, 0.2, (1, 4))
+    scratch = Scratch(grid.padded.size)
+    expected = find_path(grid, (0, 0), (19, 19), scratch=scratch) if grid.walkable(0, 0) else None
+    scratch.generation = np.iinfo(np.int32).max - 1
+    for _ in range(4):  # crosses the wrap-around
+        if expected is not None and grid.walkable(19, 19):
+            again = find_path(grid, (0, 0), (19, 19), scratch=scratch)
+            assert again.cost == expected.cost
+    assert 1 <= scratch.generation <= 3
+
+
+def test_thread_scratch_grows_for_bigger_maps_and_is_per_thread() -> None:
+    small = thread_scratch(10)
+    assert thread_scratch(5) is small
+    big = thread_scratch(small.capacity + 1)
+    assert big.capacity > small.capacity
+    seen: list[Scratch] = []
+    worker = threading.Thread(target=lambda: seen.append(thread_scratch(10)))
+    worker.start()
+    worker.join()
+    assert seen[0] is not thread_scratch(10)
+
+
+def test_concurrent_queries_in_threads_are_correct() -> None:
+    rng = np.random.default_rng(5)
+    start = (0, 0)
+    grids = []
+    for _ in range(2):
+        costs = random_grid(rng, 60, 60, 0.25, (1, 3)).costs.copy()
+        costs[0, 0] = 1
+        grids.append(GridMap.from_costs(costs))
+    expected = [oracle_distances(grid, start, "no_corner_cutting") for grid in grids]
+    errors: list[str] = []
+
+    def work(seed: int) -> None:
+        local = np.random.default_rng(seed)
+        for _ in range(40):
+            which = int(local.integers(2))
+            grid = grids[which]  # the same map objects are shared by every thread
+            ys, xs = np.nonzero(grid.costs > 0)
+            i = int(local.integers(len(xs)))
+            goal = (int(xs[i]), int(ys[i]))
+            result = find_path(grid, start, goal)
+            optimal = expected[which][goal[1], goal[0]]
+            if np.isinf(optimal):
+                ok = result.status == "no_path"
+            else:
+                ok = close(result.cost or 0, optimal)
+            if not ok:
+                errors.append(f"map {which} goal {goal}: {result.cost} != {optimal}")
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

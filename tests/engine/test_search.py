@@ -1,0 +1,316 @@
+"""find_path on small hand-drawn maps: every policy, error and trivial answer."""
+
+import math
+
+import numpy as np
+import pytest
+
+from service.engine import (
+    GridMap,
+    InvalidBudgetError,
+    InvalidWeightError,
+    NotWalkableError,
+    OutOfBoundsError,
+    UnknownDiagonalError,
+    UnknownHeuristicError,
+    find_path,
+)
+from tests.support import SQRT2, art, close, walk_cost, weighted_art
+
+OPEN_FIELD = """
+S.......
+........
+........
+.......G
+"""
+
+WALL_WITH_GAP = """
+S.....
+@@@@.@
+......
+G.....
+"""
+
+
+def test_open_field_is_the_straight_line_without_search() -> None:
+    grid, start, goal = art(OPEN_FIELD)
+    result = find_path(grid, start, goal)
+    assert result.status == "found"
+    assert result.expanded == 0
+    assert close(result.cost or 0, 4 + 3 * SQRT2)
+    assert close(walk_cost(grid, result.cells, "no_corner_cutting"), result.cost or 0)
+    assert result.cells[0].tolist() == [0, 0]
+    assert result.cells[-1].tolist() == [7, 3]
+
+
+def test_wall_with_gap_goes_through_the_gap() -> None:
+    grid, start, goal = art(WALL_WITH_GAP)
+    result = find_path(grid, start, goal)
+    assert result.status == "found"
+    assert [4, 1] in result.cells.tolist()
+    # No corner cutting: along the top to (4,0), down through the gap to (4,2),
+    # one diagonal to (3,3), then left: 4 + 1 + 1 + sqrt2 + 3.
+    assert close(result.cost or 0, walk_cost(grid, result.cells, "no_corner_cutting"))
+    assert close(result.cost or 0, 9 + SQRT2)
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [("never", None), ("no_corner_cutting", None), ("one_obstacle", None), ("always", SQRT2)],
+)
+def test_diagonal_between_two_blocked_corners(policy: str, expected: float | None) -> None:
+    grid, start, goal = art("""
+        S@
+        @G
+    """)
+    result = find_path(grid, start, goal, diagonal=policy)
+    assert result.cost == expected
+    assert result.status == ("no_path" if expected is None else "found")
+    assert result.expanded == 0  # different islands (or the straight line): no search
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [("never", 2.0), ("no_corner_cutting", 2.0), ("one_obstacle", SQRT2), ("always", SQRT2)],
+)
+def test_diagonal_beside_one_blocked_corner(policy: str, expected: float) -> None:
+    grid, start, goal = art("""
+        S@
+        .G
+    """)
+    result = find_path(grid, start, goal, diagonal=policy)
+    assert result.status == "found"
+    assert close(result.cost or 0, expected)
+    assert close(walk_cost(grid, result.cells, policy), expected)
+
+
+def test_corner_cutting_on_a_weighted_map_goes_through_the_search() -> None:
+    grid = weighted_art("""
+        1@3
+        212
+        @11
+    """)
+    for policy, expected in [
+        ("never", 2 + 1 + 1 + 1),  # (0,1) (1,1) (1,2) (2,2)
+        ("no_corner_cutting", 2 + 1 + SQRT2),  # (0,1) (1,1), then diagonal to (2,2)
+        ("one_obstacle", SQRT2 + SQRT2),  # (1,1) beside the walkable (0,1), then (2,2)
+        ("always", SQRT2 + SQRT2),
+    ]:
+        result = find_path(grid, (0, 0), (2, 2), diagonal=policy)
+        assert result.status == "found", policy
+        assert close(walk_cost(grid, result.cells, policy), result.cost or 0), policy
+        assert close(result.cost or 0, expected), (policy, result.cost, result.cells.tolist())
+
+
+def test_unreachable_island_answers_no_path_without_expanding() -> None:
+    grid, start, goal = art("""
+        S..@...
+        ...@.G.
+        ...@...
+    """)
+    result = find_path(grid, start, goal)
+    assert result.status == "no_path"
+    assert result.cost is None
+    assert result.cells.shape == (0, 2)
+    assert result.waypoints.shape == (0, 2)
+    assert result.expanded == 0
+
+
+def test_start_equals_goal() -> None:
+    grid, _, _ = art(OPEN_FIELD)
+    result = find_path(grid, (3, 2), (3, 2))
+    assert result.status == "found"
+    assert result.cost == 0.0
+    assert result.cells.tolist() == [[3, 2]]
+    assert result.waypoints.tolist() == [[3, 2]]
+    assert result.expanded == 0
+
+
+@pytest.mark.parametrize("policy", ["never", "no_corner_cutting", "one_obstacle", "always"])
+def test_one_row_and_one_column_maps(policy: str) -> None:
+    row = GridMap.from_rows(["......."])
+    result = find_path(row, (0, 0), (6, 0), diagonal=policy)
+    assert result.cost == 6.0
+    assert result.waypoints.tolist() == [[0, 0], [6, 0]]
+    column = GridMap.from_rows(list("...."))
+    assert find_path(column, (0, 3), (0, 0), diagonal=policy).cost == 3.0
+    cut = GridMap.from_rows(["...@..."])
+    assert find_path(cut, (0, 0), (6, 0), diagonal=policy).status == "no_path"
+
+
+def test_one_by_one_map() -> None:
+    grid = GridMap.from_rows(["."])
+    assert find_path(grid, (0, 0), (0, 0)).cost == 0.0
+
+
+def test_weighted_detour_taken_when_cheaper() -> None:
+    grid = weighted_art("""
+        1991
+        1111
+    """)
+    result = find_path(grid, (0, 0), (3, 0), diagonal="never")
+    assert result.cost == 5.0  # down, along the bottom, up: 1+1+1+1+1
+    assert result.cells.tolist() == [[0, 0], [0, 1], [1, 1], [2, 1], [3, 1], [3, 0]]
+    assert result.expanded > 0
+
+
+def test_heuristics_are_scaled_by_the_minimum_cost() -> None:
+    # Every cell costs 5 except a cheap lane; unscaled octile would overestimate.
+    costs = np.full((9, 9), 5.0)
+    costs[4, :] = 0.5
+    costs[:, 4] = 0.5
+    costs[2, 2] = 0  # breaks uniformity-free straight lines nowhere; forces a search
+    grid = GridMap.from_costs(costs)
+    assert grid.min_cost == 0.5
+    for heuristic in ("octile", "chebyshev", "euclidean", "zero"):
+        result = find_path(grid, (0, 0), (8, 8), heuristic=heuristic)
+        reference = find_path(grid, (0, 0), (8, 8), heuristic="zero")
+        assert close(result.cost or 0, reference.cost or 0), heuristic
+
+
+def test_tie_breaking_towards_larger_g_cuts_expansions_on_open_maps() -> None:
+    costs = np.ones((200, 200))
+    costs[8, 90:111] = 0  # a short wall across the straight line forces a real search
+    grid = GridMap.from_costs(costs)
+    with_ties = find_path(grid, (100, 2), (120, 197), tie_break=True)
+    without = find_path(grid, (100, 2), (120, 197), tie_break=False)
+    assert close(with_ties.cost or 0, without.cost or 0)
+    assert with_ties.expanded * 3 < without.expanded  # measured: 264 vs 1290
+
+
+def test_node_budget_yields_a_partial_path_from_the_start() -> None:
+    grid, start, goal = art("""
+        S.........
+        .@@@@@@@@.
+        .@......@.
+        .@.@@@@.@.
+        .@.@G.@.@.
+        .@.@@.@.@.
+        .@....@...
+        .@@@@@@@@.
+        ..........
+    """)
+    full = find_path(grid, start, goal)
+    assert full.status == "found"
+    partial = find_path(grid, start, goal, max_expansions=10)
+    assert partial.status == "partial"
+    assert partial.expanded == 10
+    assert partial.cells[0].tolist() == list(start)
+    assert close(walk_cost(grid, partial.cells, "no_corner_cutting"), partial.cost or 0)
+    assert partial.cost is not None
+    assert partial.cost < (full.cost or 0)
+    # The budget is never an error, however small.
+    tiny = find_path(grid, start, goal, max_expansions=1)
+    assert tiny.status == "partial"
+    assert tiny.expanded == 1
+    assert tiny.cells.tolist() == [list(start)]
+    # A budget exactly large enough still finds the path.
+    exact = find_path(grid, start, goal, max_expansions=full.expanded)
+    assert exact.status == "found"
+    assert exact.cost == full.cost
+
+
+def test_partial_path_ends_at_the_expanded_node_nearest_the_goal() -> None:
+    costs = np.ones((30, 30))
+    costs[15, 0:29] = 0
+    grid = GridMap.from_costs(costs)
+    result = find_path(grid, (0, 0), (0, 29), heuristic="zero", max_expansions=200)
+    assert result.status == "partial"
+    end = result.cells[-1]
+    # Dijkstra spreads in all directions; the end is the expanded cell nearest the
+    # goal (octile distance), not merely the last one expanded.
+    assert end[1] > 5
+
+
+def test_consistent_heuristic_never_reopens_for_rounding_noise() -> None:
+    # Regression: sums of 1 and sqrt(2) in a different order differ by an ulp, and
+    # octile (consistent) used to "reopen" 52 nodes here for such non-gains.
+    costs = np.ones((60, 60))
+    costs[30, 10:50] = 0
+    result = find_path(GridMap.from_costs(costs), (30, 2), (30, 58))
+    assert result.status == "found"
+    assert result.reopened == 0
+
+
+def test_manhattan_with_diagonals_is_inconsistent_and_reopens() -> None:
+    rng = np.random.default_rng(7)
+    reopened = 0
+    for _ in range(20):
+        costs = rng.integers(1, 6, size=(25, 25)).astype(float)
+        costs[rng.random((25, 25)) < 0.2] = 0
+        costs[0, 0] = costs[24, 24] = 1
+        grid = GridMap.from_costs(costs)
+        result = find_path(grid, (0, 0), (24, 24), heuristic="manhattan")
+        if result.status == "found":
+            assert close(walk_cost(grid, result.cells, "no_corner_cutting"), result.cost or 0)
+            reopened += result.reopened
+    assert reopened > 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"start": (8, 0)},
+            OutOfBoundsError,
+            r"^start \(x=8, y=0\) is outside the map: x must be in \[0, 7\] and y in \[0, 3\]",
+        ),
+        ({"goal": (0, -1)}, OutOfBoundsError, r"^goal \(x=0, y=-1\) is outside the map"),
+        ({"start": (1.5, 0)}, OutOfBoundsError, r"^start must be two integers \[x, y\]"),
+        ({"start": (1, 2, 3)}, OutOfBoundsError, r"^start must be two integers"),
+        ({"start": (4, 1)}, NotWalkableError, r"^start \(x=4, y=1\) is on a blocked cell$"),
+        ({"goal": (4, 1)}, NotWalkableError, r"^goal \(x=4, y=1\) is on a blocked cell$"),
+        (
+            {"weight": 0.5},
+            InvalidWeightError,
+            r"^weight 0\.5 is out of range: must be finite and >= 1$",
+        ),
+        ({"weight": math.nan}, InvalidWeightError, r"^weight nan is out of range"),
+        ({"weight": math.inf}, InvalidWeightError, r"^weight inf is out of range"),
+        ({"weight": "heavy"}, InvalidWeightError, r"^weight must be a number >= 1"),
+        (
+            {"max_expansions": 0},
+            InvalidBudgetError,
+            r"^max_expansions 0 is out of range: must be >= 1$",
+        ),
+        ({"max_expansions": 2.5}, InvalidBudgetError, r"^max_expansions must be an integer"),
+        (
+            {"heuristic": "astar"},
+            UnknownHeuristicError,
+            r"^unknown heuristic 'astar'; expected one of: octile, manhattan, chebyshev, "
+            r"euclidean, zero$",
+        ),
+        (
+            {"diagonal": "sometimes"},
+            UnknownDiagonalError,
+            r"^unknown diagonal 'sometimes'; expected one of: never, no_corner_cutting, "
+            r"one_obstacle, always$",
+        ),
+    ],
+)
+def test_invalid_input_raises_a_specific_error(
+    kwargs: dict[str, object], error: type[Exception], message: str
+) -> None:
+    grid, _, _ = art("""
+        ........
+        ....@...
+        ........
+        ........
+    """)
+    query: dict[str, object] = {"start": (0, 0), "goal": (7, 3), **kwargs}
+    with pytest.raises(error, match=message):
+        find_path(grid, **query)  # type: ignore[arg-type]
+
+
+def test_options_are_validated_before_coordinates() -> None:
+    grid, _, _ = art(OPEN_FIELD)
+    with pytest.raises(UnknownHeuristicError):
+        find_path(grid, (99, 99), (0, 0), heuristic="nope")
+    with pytest.raises(OutOfBoundsError):
+        find_path(grid, (99, 99), (0, 0), weight=1.0)
+
+
+def test_numpy_coordinates_are_accepted() -> None:
+    grid, _, _ = art(OPEN_FIELD)
+    result = find_path(grid, np.array([0, 0]), np.array([7, 3], dtype=np.int32))
+    assert result.status == "found"

@@ -1,0 +1,123 @@
+"""find_path against an independent oracle on seeded random weighted maps.
+
+The oracle is scipy's Dijkstra over an explicitly built graph (``tests.support``);
+every returned path is re-walked cell by cell and its cost recomputed.
+"""
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from service.engine import ADMISSIBLE, HEURISTICS, GridMap, find_path
+from tests.support import (
+    POLICIES,
+    close,
+    oracle_distances,
+    random_grid,
+    walk_cost,
+    walkable_cells,
+)
+
+SHAPES = [(9, 1), (1, 9), (8, 8), (23, 17), (40, 40)]
+DENSITIES = [0.0, 0.2, 0.4]
+COST_RANGES: list[tuple[float, float] | None] = [None, (1, 5), (0.5, 3.0)]
+GOALS_PER_MAP = 6
+Case = tuple[tuple[int, int], float, tuple[float, float] | None, str]
+CASES: list[Case] = list(itertools.product(SHAPES, DENSITIES, COST_RANGES, POLICIES))
+#: grid, policy, start, goals, oracle costs from start ((height, width), inf = unreachable)
+OracleCase = tuple[GridMap, str, tuple[int, int], list[tuple[int, int]], npt.NDArray[np.float64]]
+
+
+def _case_id(case: Case) -> str:
+    (w, h), density, costs, policy = case
+    return f"{w}x{h}-blocked{density}-costs{costs}-{policy}".replace(" ", "")
+
+
+def _queries(grid: GridMap, seed: int) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
+    cells = walkable_cells(grid)
+    if not cells:
+        return None
+    rng = np.random.default_rng(seed)
+    start = cells[int(rng.integers(len(cells)))]
+    goals = [cells[int(i)] for i in rng.integers(len(cells), size=GOALS_PER_MAP)]
+    return start, goals
+
+
+@pytest.fixture(params=CASES, ids=[_case_id(c) for c in CASES])
+def oracle_case(request: pytest.FixtureRequest) -> OracleCase:
+    (width, height), density, costs, policy = request.param
+    seed = CASES.index(request.param)
+    grid = random_grid(np.random.default_rng(seed), width, height, density, costs)
+    queries = _queries(grid, seed)
+    if queries is None:
+        pytest.skip("random map has no walkable cell")
+    start, goals = queries
+    return grid, policy, start, goals, oracle_distances(grid, start, policy)
+
+
+def test_admissible_heuristics_return_optimal_costs(oracle_case: OracleCase) -> None:
+    grid, policy, start, goals, distances = oracle_case
+    for goal, heuristic in itertools.product(goals, sorted(ADMISSIBLE[policy])):
+        optimal = distances[goal[1], goal[0]]
+        result = find_path(grid, start, goal, heuristic=heuristic, diagonal=policy)
+        if np.isinf(optimal):
+            assert result.status == "no_path", (goal, heuristic)
+            assert result.expanded == 0
+            continue
+        assert result.status == "found", (goal, heuristic)
+        assert close(result.cost or 0, optimal), (goal, heuristic, result.cost, optimal)
+        assert close(walk_cost(grid, result.cells, policy), optimal)
+        assert result.cells[0].tolist() == list(start)
+        assert result.cells[-1].tolist() == list(goal)
+
+
+@pytest.mark.parametrize("weight", [1.5, 3.0])
+def test_weighted_astar_stays_within_the_weight_bound(
+    oracle_case: OracleCase, weight: float
+) -> None:
+    grid, policy, start, goals, distances = oracle_case
+    for goal in goals:
+        optimal = distances[goal[1], goal[0]]
+        if np.isinf(optimal):
+            continue
+        result = find_path(grid, start, goal, weight=weight, diagonal=policy)
+        assert result.status == "found"
+        cost = walk_cost(grid, result.cells, policy)
+        assert close(cost, result.cost or 0)
+        assert optimal - 1e-9 <= cost <= weight * optimal + 1e-9
+
+
+def test_inadmissible_manhattan_still_returns_valid_paths(oracle_case: OracleCase) -> None:
+    grid, policy, start, goals, distances = oracle_case
+    for goal in goals:
+        optimal = distances[goal[1], goal[0]]
+        result = find_path(grid, start, goal, heuristic="manhattan", diagonal=policy)
+        if np.isinf(optimal):
+            assert result.status == "no_path"
+            continue
+        cost = walk_cost(grid, result.cells, policy)
+        assert close(cost, result.cost or 0)
+        assert cost >= optimal - 1e-9
+
+
+def test_partial_results_are_walkable_paths_from_the_start(oracle_case: OracleCase) -> None:
+    grid, policy, start, goals, distances = oracle_case
+    for budget, goal in zip(itertools.cycle([1, 3, 10, 50]), goals, strict=False):
+        result = find_path(grid, start, goal, diagonal=policy, max_expansions=budget)
+        if result.status == "no_path":
+            assert np.isinf(distances[goal[1], goal[0]])
+            continue
+        assert result.expanded <= budget
+        assert result.cells[0].tolist() == list(start)
+        assert close(walk_cost(grid, result.cells, policy), result.cost or 0)
+        end = result.cells[-1]
+        # The end of any returned path is reachable at exactly its cost or more.
+        assert (result.cost or 0) >= distances[end[1], end[0]] - 1e-9
+        if result.status == "found":
+            assert close(result.cost or 0, distances[goal[1], goal[0]])
+
+
+def test_every_heuristic_name_is_covered() -> None:
+    assert set(HEURISTICS) == set().union(*ADMISSIBLE.values())

@@ -1,0 +1,148 @@
+"""Test helpers: ASCII-art maps, an independent path checker and a Dijkstra oracle.
+
+The checker and the oracle share no code with the engine: they rebuild the move
+rules from the policy names, so an engine bug cannot hide in both.
+"""
+
+import math
+from collections.abc import Iterator
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+
+from service.engine import GridMap
+
+SQRT2: Final = math.sqrt(2.0)
+POLICIES: Final = ("never", "no_corner_cutting", "one_obstacle", "always")
+ORTHOGONAL: Final = ((1, 0), (-1, 0), (0, 1), (0, -1))
+DIAGONAL_STEPS: Final = ((1, 1), (1, -1), (-1, 1), (-1, -1))
+
+
+def art(drawing: str) -> tuple[GridMap, tuple[int, int], tuple[int, int]]:
+    """A map drawn in Moving AI characters; ``S`` marks the start and ``G`` the goal.
+
+    Leading/trailing blank lines and common indentation are ignored. A drawing
+    without S or G gets (0, 0) for the missing one.
+    """
+    rows = [line.strip() for line in drawing.splitlines() if line.strip()]
+    start = goal = (0, 0)
+    for y, row in enumerate(rows):
+        if "S" in row:
+            start = (row.index("S"), y)
+        if "G" in row:
+            goal = (row.index("G"), y)
+    return GridMap.from_rows(rows), start, goal
+
+
+def weighted_art(drawing: str) -> GridMap:
+    """A weighted map drawn with digits: ``0`` or ``@`` blocked, ``1``-``9`` the cost."""
+    rows = [line.strip() for line in drawing.splitlines() if line.strip()]
+    return GridMap.from_costs([[0 if c == "@" else int(c) for c in row] for row in rows])
+
+
+def corner_allowed(
+    costs: npt.NDArray[np.float32], x: int, y: int, dx: int, dy: int, policy: str
+) -> bool:
+    """The diagonal rule of ``policy`` for the move (x, y) -> (x+dx, y+dy)."""
+    side_a = bool(costs[y, x + dx] > 0)
+    side_b = bool(costs[y + dy, x] > 0)
+    if policy == "never":
+        return False
+    if policy == "no_corner_cutting":
+        return side_a and side_b
+    if policy == "one_obstacle":
+        return side_a or side_b
+    return True
+
+
+def walk_cost(grid: GridMap, cells: npt.NDArray[np.int32], policy: str) -> float:
+    """Re-walk a path cell by cell and return its cost; fail on any illegal step."""
+    costs = grid.costs
+    assert cells.ndim == 2, cells.shape
+    assert cells.shape[1] == 2, cells.shape
+    total = 0.0
+    for (x0, y0), (x1, y1) in zip(cells[:-1].tolist(), cells[1:].tolist(), strict=True):
+        dx, dy = x1 - x0, y1 - y0
+        assert max(abs(dx), abs(dy)) == 1, f"not adjacent: {(x0, y0)} -> {(x1, y1)}"
+        assert 0 <= x1 < grid.width, (x1, y1)
+        assert 0 <= y1 < grid.height, (x1, y1)
+        assert costs[y1, x1] > 0, f"enters blocked cell {(x1, y1)}"
+        if dx and dy:
+            assert corner_allowed(costs, x0, y0, dx, dy, policy), (
+                f"{policy} forbids {(x0, y0)} -> {(x1, y1)}"
+            )
+            total += SQRT2 * float(costs[y1, x1])
+        else:
+            total += float(costs[y1, x1])
+    return total
+
+
+def _moves(policy: str) -> Iterator[tuple[int, int, bool]]:
+    for dx, dy in ORTHOGONAL:
+        yield dx, dy, False
+    if policy != "never":
+        for dx, dy in DIAGONAL_STEPS:
+            yield dx, dy, True
+
+
+def oracle_graph(grid: GridMap, policy: str) -> csr_matrix:
+    """The grid as an explicit weighted digraph over row-major cell indices."""
+    costs = grid.costs.astype(np.float64)
+    height, width = costs.shape
+    index = np.arange(height * width).reshape(height, width)
+    sources, targets, weights = [], [], []
+    for y in range(height):
+        for x in range(width):
+            if costs[y, x] <= 0:
+                continue
+            for dx, dy, diagonal in _moves(policy):
+                tx, ty = x + dx, y + dy
+                if not (0 <= tx < width and 0 <= ty < height) or costs[ty, tx] <= 0:
+                    continue
+                if diagonal and not corner_allowed(grid.costs, x, y, dx, dy, policy):
+                    continue
+                sources.append(index[y, x])
+                targets.append(index[ty, tx])
+                weights.append(costs[ty, tx] * (SQRT2 if diagonal else 1.0))
+    size = height * width
+    return csr_matrix((weights, (sources, targets)), shape=(size, size))
+
+
+def oracle_distances(grid: GridMap, start: tuple[int, int], policy: str) -> npt.NDArray[np.float64]:
+    """(height, width) exact costs from ``start`` (inf where unreachable)."""
+    graph = oracle_graph(grid, policy)
+    source = start[1] * grid.width + start[0]
+    distances = dijkstra(graph, directed=True, indices=source)
+    return np.asarray(distances, dtype=np.float64).reshape(grid.height, grid.width)
+
+
+def random_grid(
+    rng: np.random.Generator,
+    width: int,
+    height: int,
+    blocked: float,
+    costs: tuple[float, float] | None,
+) -> GridMap:
+    """A random map: ``blocked`` share of cells blocked, costs uniform in ``costs``
+    (integers when both bounds are integers) or all 1 when ``costs`` is None."""
+    if costs is None:
+        values = np.ones((height, width))
+    elif float(costs[0]).is_integer() and float(costs[1]).is_integer():
+        values = rng.integers(int(costs[0]), int(costs[1]) + 1, size=(height, width)).astype(float)
+    else:
+        values = rng.uniform(costs[0], costs[1], size=(height, width))
+    values[rng.random((height, width)) < blocked] = 0
+    return GridMap.from_costs(values)
+
+
+def walkable_cells(grid: GridMap) -> list[tuple[int, int]]:
+    ys, xs = np.nonzero(grid.costs > 0)
+    return list(zip(xs.tolist(), ys.tolist(), strict=True))
+
+
+def close(a: float, b: float) -> bool:
+    """Equal up to float rounding of a sum of many steps."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
