@@ -1,0 +1,1 @@
+"""Load tests and benchmarks for gridpath (not part of the installed package)."""
