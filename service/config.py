@@ -1,19 +1,65 @@
-"""Every limit and default of the service, in one place (env prefix ``GRIDPATH_``)."""
+"""Every limit and default of the service, in one place (env prefix ``GRIDPATH_``).
 
+Read with :func:`get_settings`; the command line (``python -m service``) overrides
+host, port and data dir. The README lists every setting with its default.
+"""
+
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[1]
+MIB: Final = 1024 * 1024
 
 
 class Settings(BaseSettings):
-    """Settings read from the environment, e.g. ``GRIDPATH_BENCH_DATA=/data/movingai``."""
+    """Settings read from ``GRIDPATH_*`` environment variables."""
 
     model_config = SettingsConfigDict(env_prefix="GRIDPATH_", extra="ignore")
+
+    host: str = Field(default="127.0.0.1", description="Address to listen on.")
+    port: int = Field(default=8000, ge=0, le=65535, description="TCP port to listen on.")
+    data_dir: Path = Field(default=Path("data"), description="Where maps are persisted.")
+    log_level: str = Field(default="info", description="Python logging level name.")
+
+    max_map_cells: int = Field(
+        default=4096 * 4096, ge=1, description="Largest map accepted (width x height)."
+    )
+    max_body_bytes: int = Field(
+        default=128 * MIB, ge=1, description="Largest request body accepted, in bytes."
+    )
+    max_batch: int = Field(default=1000, ge=1, description="Most queries in one batch.")
+    max_expansions: int = Field(
+        default=2_000_000,
+        ge=1,
+        description="Server cap on nodes expanded per query; a request may only lower it.",
+    )
+    max_name_length: int = Field(default=200, ge=1, description="Longest map name accepted.")
+    cache_bytes: int = Field(
+        default=1024 * MIB, ge=0, description="Memory for maps held in the cache (LRU by bytes)."
+    )
+    search_threads: int = Field(
+        default_factory=lambda: os.cpu_count() or 1,
+        ge=1,
+        description="Threads running searches (the kernels release the GIL).",
+    )
+    inline_expansions: int = Field(
+        default=1000,
+        ge=0,
+        description=(
+            "Node budget a query may spend on the event loop before it is handed to the "
+            "search threads; short paths skip the thread hop, long ones never block the loop."
+        ),
+    )
+
+    api_key: SecretStr | None = Field(
+        default=None, description="When set, uploads and deletes need 'Authorization: Bearer'."
+    )
+    api_key_reads: bool = Field(default=False, description="Require the key for reads too.")
 
     bench_data: Path = Field(
         default=REPO_ROOT.parent / "shared" / "benchmarks" / "movingai",

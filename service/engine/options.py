@@ -51,3 +51,7 @@ ADMISSIBLE: Final[dict[str, frozenset[str]]] = {
     "one_obstacle": frozenset(HEURISTICS) - {"manhattan"},
     "always": frozenset(HEURISTICS) - {"manhattan"},
 }
+
+#: Heuristics that are also consistent (h(n) <= c(n, n') + h(n')) under a policy:
+#: the search may then skip the heap for successors with an unchanged f.
+CONSISTENT: Final[dict[str, frozenset[str]]] = ADMISSIBLE

@@ -22,23 +22,20 @@ HeapArrays = tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[n
 
 
 class Scratch:
-    """Search buffers for grids of up to ``capacity`` padded cells (40 bytes a cell).
+    """Search buffers for grids of up to ``capacity`` padded cells (44 bytes a cell).
 
     Not thread-safe: one per thread (see :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("capacity", "g", "generation", "heap", "parent", "stamp")
+    __slots__ = ("capacity", "g", "generation", "heap", "parent", "stack", "stamp")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.stamp: npt.NDArray[np.int32] = np.zeros(capacity, dtype=np.int32)
         self.g: npt.NDArray[np.float64] = np.empty(capacity, dtype=np.float64)
         self.parent: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
-        self.heap: HeapArrays = (
-            np.empty(capacity, dtype=np.int32),  # node
-            np.empty((capacity, 2), dtype=np.float64),  # key: f, g
-            np.empty(capacity, dtype=np.int32),  # pos
-        )
+        self.heap: HeapArrays = _heap_arrays(capacity)
+        self.stack: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
         self.generation = 0
 
     def next_generation(self) -> int:
@@ -55,8 +52,19 @@ class Scratch:
             self.stamp.nbytes
             + self.g.nbytes
             + self.parent.nbytes
+            + self.stack.nbytes
             + sum(a.nbytes for a in self.heap)
         )
+
+
+def _heap_arrays(capacity: int) -> HeapArrays:
+    """Heap storage: cell (int32) and key ``(f, g)`` (float64) per slot, and each
+    cell's slot (int32) — every open cell is in the heap at most once."""
+    return (
+        np.empty(capacity, dtype=np.int32),
+        np.empty((capacity, 2), dtype=np.float64),
+        np.empty(capacity, dtype=np.int32),
+    )
 
 
 def thread_scratch(cells: int) -> Scratch:

@@ -34,6 +34,7 @@ from service.engine.kernels.codes import (
 from service.engine.kernels.lines import straight_line
 from service.engine.kernels.paths import reconstruct
 from service.engine.options import (
+    CONSISTENT,
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
     DIAGONALS,
@@ -119,6 +120,8 @@ def find_path(
             )
 
     scratch = scratch or thread_scratch(grid.padded.size)
+    # The stack is itself a larger-g tie-break, sound only for consistent heuristics.
+    equal_f_stack = tie_break and weight == 1.0 and heuristic in CONSISTENT[diagonal]
     status, end, expanded, reopened = astar(
         grid.padded,
         grid.padded_width,
@@ -130,11 +133,13 @@ def find_path(
         weight,
         budget,
         tie_break,
+        equal_f_stack,
         scratch.next_generation(),
         scratch.stamp,
         scratch.g,
         scratch.parent,
         scratch.heap,
+        scratch.stack,
     )
     if status == STATUS_NO_PATH:  # unreachable goal inside one island: cannot happen
         return _answer(grid, diagonal_code, "no_path", None, EMPTY_CELLS, expanded, reopened)

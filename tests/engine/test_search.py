@@ -314,3 +314,21 @@ def test_numpy_coordinates_are_accepted() -> None:
     grid, _, _ = art(OPEN_FIELD)
     result = find_path(grid, np.array([0, 0]), np.array([7, 3], dtype=np.int32))
     assert result.status == "found"
+
+
+def test_equal_f_stack_gives_the_same_costs_as_the_plain_heap() -> None:
+    # tie_break=False disables the stack; both must agree on every cost.
+    rng = np.random.default_rng(11)
+    for policy, heuristic in [("never", "manhattan"), ("no_corner_cutting", "octile")]:
+        costs = np.ones((50, 50))
+        costs[rng.random((50, 50)) < 0.3] = 0
+        costs[0, 0] = costs[49, 49] = 1
+        grid = GridMap.from_costs(costs)
+        stacked = find_path(grid, (0, 0), (49, 49), diagonal=policy, heuristic=heuristic)
+        plain = find_path(
+            grid, (0, 0), (49, 49), diagonal=policy, heuristic=heuristic, tie_break=False
+        )
+        assert stacked.status == plain.status
+        if stacked.status == "found":
+            assert close(stacked.cost or 0, plain.cost or 0)
+            assert close(walk_cost(grid, stacked.cells, policy), stacked.cost or 0)

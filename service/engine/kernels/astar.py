@@ -1,4 +1,20 @@
-"""The A* kernel: weighted A* with reopening, tie-breaking and a node budget."""
+"""The A* kernel: weighted A* with reopening, tie-breaking and a node budget.
+
+Per-cell state lives in caller-owned scratch arrays validated by a generation
+``gen``: a cell whose ``stamp`` is not ``gen`` is untouched this query, so nothing
+is cleared between queries. The open list is an indexed heap with decrease-key
+(see ``heap``); a cell's heap position doubles as its open/closed flag.
+
+Equal-f stack: with a consistent heuristic (and weight 1) no successor has a
+smaller ``f`` than the node being expanded, and one with the *same* ``f`` (and a
+larger ``g``) would be the very next node the heap returns. "Same" allows the
+relative ``IMPROVEMENT_EPSILON``: octile sums of 1 and sqrt(2) that are equal on
+paper differ in the last bits. Such successors go on
+a LIFO stack drained before the heap, so on open ground most expansions never
+touch the heap. Popping them first still pops a minimum-``f`` node: optimality is
+unchanged. With inconsistent heuristics the stack is off, since a cell's ``f``
+could later drop below the level it was stacked at.
+"""
 
 from numba import njit
 
@@ -6,6 +22,7 @@ from service.engine.kernels.codes import (
     CLOSED,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
+    ON_STACK,
     SQRT2,
     STATUS_FOUND,
     STATUS_NO_PATH,
@@ -35,11 +52,13 @@ def astar(
     weight,
     budget,
     tie_break,
+    equal_f_stack,
     gen,
     stamp,
     g,
     parent,
     heap,
+    stack,
 ):
     """Search from ``start`` to ``goal`` on a padded flat grid.
 
@@ -52,17 +71,19 @@ def astar(
         weight: ``f = g + weight * h``.
         budget: maximum number of expansions.
         tie_break: on equal ``f`` pop the larger ``g`` first.
-        gen: this query's generation; a cell whose ``stamp`` differs is untouched.
-        stamp (int32), g (float64), parent (int32): (cells,) scratch, caller-owned.
+        equal_f_stack: use the equal-f stack (only for consistent heuristics).
+        gen: this query's generation, ``1 <= gen < 2**31``.
+        stamp (int32), g (float64), parent (int32): (cells,) scratch.
         heap: ``(node, key, pos)`` scratch, see ``heap``.
+        stack: (cells,) int32 scratch for the equal-f stack.
 
     Returns:
-        ``(status, end, expanded, reopened)``: ``end`` is the goal when found, the
-        expanded node nearest the goal (least closeness to the goal, then least ``g``) when the
-        budget ran out, and ``start`` when there is no path. ``g[end]`` is its cost
-        and ``parent`` links lead back to ``start``.
+        ``(status, end, expanded, reopened)``. ``end`` is the goal when found, the
+        expanded node nearest the goal (least closeness, then least ``g``) when
+        the budget ran out, ``start`` otherwise. ``g[end]`` is its cost and
+        ``parent`` links lead back to ``start``.
     """
-    node_of, _, pos = heap
+    node_of, key, pos = heap
     gx = goal % width
     gy = goal // width
     hw = h_scale * weight
@@ -73,27 +94,28 @@ def astar(
     stamp[start] = gen
     g[start] = 0.0
     parent[start] = NO_PARENT
-    size = push(
-        heap,
-        0,
-        start,
-        hw * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy)),
-        0.0,
-        tie_break,
-    )
+    f_start = hw * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
+    size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
     best_d = closeness(diagonal, abs(sx - gx), abs(sy - gy))
     best_g = 0.0
     expanded = 0
     reopened = 0
+    depth = 0  # cells on the equal-f stack; all have f == level
+    level = f_start
 
-    while size > 0:
-        n = node_of[0]
+    while size > 0 or depth > 0:
+        n = stack[depth - 1] if depth > 0 else node_of[0]
         if n == goal:
             return STATUS_FOUND, goal, expanded, reopened
         if expanded >= budget:
             return STATUS_PARTIAL, best, expanded, reopened
-        size = pop(heap, size, tie_break)
+        if depth > 0:
+            depth -= 1
+            pos[n] = CLOSED
+        else:
+            level = key[0, 0]
+            size = pop(heap, size, tie_break)
         expanded += 1
         gn = g[n]
         x = n % width
@@ -122,15 +144,20 @@ def astar(
                 continue
             g[m] = ng
             parent[m] = n
-            hx = abs(x + ddx - gx)
-            hy = abs(y + ddy - gy)
-            fm = ng + hw * heuristic_distance(heuristic, hx, hy)
+            fm = ng + hw * heuristic_distance(heuristic, abs(x + ddx - gx), abs(y + ddy - gy))
             if fresh:
                 stamp[m] = gen
-                size = push(heap, size, m, fm, ng, tie_break)
             elif pos[m] == CLOSED:
                 reopened += 1
-                size = push(heap, size, m, fm, ng, tie_break)
+            elif pos[m] == ON_STACK:
+                continue  # expanded from the stack with the g just stored
             else:
                 decrease(heap, m, fm, ng, tie_break)
+                continue
+            if equal_f_stack and fm - level <= IMPROVEMENT_EPSILON * level:
+                stack[depth] = m
+                depth += 1
+                pos[m] = ON_STACK
+            else:
+                size = push(heap, size, m, fm, ng, tie_break)
     return STATUS_NO_PATH, start, expanded, reopened

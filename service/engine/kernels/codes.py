@@ -25,8 +25,9 @@ HEURISTIC_EUCLIDEAN: Final = 3
 HEURISTIC_ZERO: Final = 4
 
 # Sentinels stored in per-cell scratch arrays.
-NO_PARENT: Final = -1  # parent of the start cell
 CLOSED: Final = -1  # heap position of a cell that is not in the open list
+ON_STACK: Final = -2  # heap position of an open cell kept on the equal-f stack
+NO_PARENT: Final = -1  # parent of the start cell
 
 # Island label of a blocked cell.
 NO_ISLAND: Final = 0
