@@ -4,9 +4,11 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+DATA   ?= ./data
 
-.PHONY: test lint pytest bench clean
+.PHONY: run test lint pytest bench clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -14,22 +16,31 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Runtime dependencies only (make run).
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
+
+# Runtime plus the dev extra: test tools, linters, benchmark peers (make test, make bench).
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	$(BIN)/python -m service --host $(HOST) --port $(PORT) --data-dir $(DATA)
 
 test: lint pytest
 
-lint: $(STAMP)
+lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check service tests loadtests
 	$(BIN)/ruff format --check service tests loadtests
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
 # Engine benchmark against pyastar2d and tcod; prints tables (see README).
-bench: $(STAMP)
+bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_engine $(BENCH_ARGS)
 
 clean:

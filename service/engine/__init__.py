@@ -17,12 +17,13 @@ from service.engine.errors import (
     InvalidMapError,
     InvalidQueryError,
     InvalidWeightError,
+    MapTooBigError,
     NotWalkableError,
     OutOfBoundsError,
     UnknownDiagonalError,
     UnknownHeuristicError,
 )
-from service.engine.grid import GridMap
+from service.engine.grid import GridMap, Islands
 from service.engine.options import (
     ADMISSIBLE,
     DEFAULT_DIAGONAL,
@@ -52,6 +53,8 @@ __all__ = [
     "InvalidMapError",
     "InvalidQueryError",
     "InvalidWeightError",
+    "Islands",
+    "MapTooBigError",
     "NotWalkableError",
     "OutOfBoundsError",
     "PathResult",

@@ -14,6 +14,10 @@ class InvalidMapError(EngineError):
     """A map could not be built: bad format, shape or cost value."""
 
 
+class MapTooBigError(InvalidMapError):
+    """A map is larger than the caller's cell limit (the API's ``TooBig``)."""
+
+
 class InvalidQueryError(EngineError):
     """A query parameter is outside its allowed range (the API's ``InvalidValue``)."""
 

@@ -1,6 +1,7 @@
 """``GridMap``: an immutable grid of movement costs with its precomputed tables."""
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -13,6 +14,15 @@ from service.engine.options import DIAGONALS, Diagonal
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class Islands(NamedTuple):
+    """Island labels of a padded grid: ``labels[0]`` under 4-adjacency, ``labels[1]``
+    under 8-adjacency, each ((height + 2) * (width + 2),) int32 with 0 = blocked."""
+
+    labels: npt.NDArray[np.int32]  # shape (2, padded cells)
+    count4: int
+    count8: int
 
 
 class GridMap:
@@ -34,18 +44,19 @@ class GridMap:
 
     __slots__ = (
         "_costs",
-        "_island_count4",
-        "_island_count8",
-        "_islands4",
-        "_islands8",
+        "_islands",
         "_max_cost",
         "_min_cost",
         "_padded",
         "_walkable_cells",
     )
 
-    def __init__(self, costs: npt.NDArray[np.float32]) -> None:
-        """Wrap a validated (height, width) float32 cost array; prefer the constructors."""
+    def __init__(self, costs: npt.NDArray[np.float32], *, islands: Islands | None = None) -> None:
+        """Wrap a validated (height, width) float32 cost array; prefer the constructors.
+
+        ``islands`` are tables computed earlier for this very grid (a store reloading
+        a map); by default they are computed here.
+        """
         height, width = costs.shape
         padded = np.zeros((height + 2, width + 2), dtype=np.float32)
         padded[1:-1, 1:-1] = costs
@@ -59,8 +70,17 @@ class GridMap:
         self._walkable_cells = int(walkable.size)
         self._min_cost = float(walkable.min()) if walkable.size else 1.0
         self._max_cost = float(walkable.max()) if walkable.size else 1.0
-        self._islands4, self._island_count4 = _labels(flat, width + 2, eight_connected=False)
-        self._islands8, self._island_count8 = _labels(flat, width + 2, eight_connected=True)
+        if islands is None:
+            labels4, count4 = label_islands(flat, width + 2, False)
+            labels8, count8 = label_islands(flat, width + 2, True)
+            islands = Islands(np.stack([labels4, labels8]), int(count4), int(count8))
+        if islands.labels.shape != (2, flat.size) or islands.labels.dtype != np.int32:
+            raise InvalidMapError(
+                f"island tables have shape {islands.labels.shape} and dtype "
+                f"{islands.labels.dtype}; this grid needs (2, {flat.size}) int32"
+            )
+        islands.labels.flags.writeable = False
+        self._islands = islands
 
     # -- constructors -------------------------------------------------------------
 
@@ -167,22 +187,25 @@ class GridMap:
     @property
     def nbytes(self) -> int:
         """Bytes held by the grid and its tables (for cache accounting)."""
-        return int(
-            self._costs.nbytes + self._padded.nbytes + self._islands4.nbytes + self._islands8.nbytes
-        )
+        return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes)
+
+    @property
+    def island_tables(self) -> Islands:
+        """The island labels, for persisting next to the grid."""
+        return self._islands
 
     def island_count(self, diagonal: Diagonal = "no_corner_cutting") -> int:
         """Number of connected components under a diagonal policy."""
-        return self._island_count8 if _eight(diagonal) else self._island_count4
+        return self._islands.count8 if _eight(diagonal) else self._islands.count4
 
     def islands(self, diagonal: Diagonal = "no_corner_cutting") -> npt.NDArray[np.int32]:
         """(height, width) int32 island labels ``1..count``; 0 on blocked cells. Read-only."""
-        flat = self._islands8 if _eight(diagonal) else self._islands4
+        flat: npt.NDArray[np.int32] = self._islands.labels[1 if _eight(diagonal) else 0]
         return flat.reshape(self.height + 2, self.width + 2)[1:-1, 1:-1]
 
     def same_island(self, a: int, b: int, diagonal_code: int) -> bool:
         """Whether padded flat cells ``a`` and ``b`` are connected under a policy code."""
-        labels = self._islands8 if diagonal_code == DIAGONAL_ALWAYS else self._islands4
+        labels = self._islands.labels[1 if diagonal_code == DIAGONAL_ALWAYS else 0]
         return bool(labels[a] == labels[b] != NO_ISLAND)
 
     def walkable(self, x: int, y: int) -> bool:
@@ -202,11 +225,3 @@ class GridMap:
 
 def _eight(diagonal: str) -> bool:
     return DIAGONALS.get(diagonal) == DIAGONAL_ALWAYS
-
-
-def _labels(
-    flat: npt.NDArray[np.float32], width: int, *, eight_connected: bool
-) -> tuple[npt.NDArray[np.int32], int]:
-    labels, count = label_islands(flat, width, eight_connected)
-    labels.flags.writeable = False
-    return labels, int(count)

@@ -8,7 +8,7 @@ characters; ``.``, ``G`` and ``S`` are passable, everything else is blocked.
 from dataclasses import dataclass
 from typing import Final
 
-from service.engine.errors import InvalidMapError
+from service.engine.errors import InvalidMapError, MapTooBigError
 
 PASSABLE: Final = frozenset(".GS")
 _HEADER_KEYS: Final = ("type", "height", "width")
@@ -27,12 +27,14 @@ class Scenario:
     optimal_length: float
 
 
-def parse_map(text: str) -> list[str]:
+def parse_map(text: str, *, max_cells: int | None = None) -> list[str]:
     """Return the rows of a Moving AI ``.map`` file, validated against its header.
 
     Tolerates CRLF line endings and trailing blank lines.
 
     Raises:
+        MapTooBigError: the header declares more than ``max_cells`` cells (checked
+            before the rows are looked at).
         InvalidMapError: the header is missing or malformed, or the rows do not
             match the declared height and width.
     """
@@ -43,7 +45,7 @@ def parse_map(text: str) -> list[str]:
         if not words:
             continue
         if words == ["map"]:
-            return _rows_after_header(header, lines[index + 1 :])
+            return _rows_after_header(header, lines[index + 1 :], max_cells)
         if len(words) != 2 or words[0] not in _HEADER_KEYS:
             raise InvalidMapError(
                 f"Moving AI map: unexpected header line {index + 1}: {line[:40]!r}; "
@@ -53,11 +55,16 @@ def parse_map(text: str) -> list[str]:
     raise InvalidMapError("Moving AI map: no 'map' line; expected a 'type/height/width/map' header")
 
 
-def _rows_after_header(header: dict[str, str], body: list[str]) -> list[str]:
+def _rows_after_header(header: dict[str, str], body: list[str], max_cells: int | None) -> list[str]:
     if header.get("type") != "octile":
         raise InvalidMapError(f"Moving AI map: type must be 'octile', got {header.get('type')!r}")
     height = _header_int(header, "height")
     width = _header_int(header, "width")
+    if max_cells is not None and width * height > max_cells:
+        raise MapTooBigError(
+            f"map of {width}x{height} = {width * height} cells exceeds the limit of "
+            f"{max_cells} cells"
+        )
     while body and not body[-1].strip():
         body.pop()
     if len(body) != height:

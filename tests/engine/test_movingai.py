@@ -2,7 +2,7 @@
 
 import pytest
 
-from service.engine import InvalidMapError
+from service.engine import InvalidMapError, MapTooBigError
 from service.engine.movingai import parse_map, parse_scenarios
 
 MAP = "type octile\nheight 2\nwidth 3\nmap\n.@T\nGS.\n"
@@ -41,3 +41,10 @@ def test_parse_scenarios() -> None:
 def test_parse_scenarios_rejects_short_rows() -> None:
     with pytest.raises(ValueError, match="scenario line 1: expected 9 columns, got 3"):
         parse_scenarios("0 a 1\n")
+
+
+def test_parse_map_checks_the_declared_size_before_the_rows() -> None:
+    huge = "type octile\nheight 100000\nwidth 100000\nmap\n.\n"
+    with pytest.raises(MapTooBigError, match=r"100000x100000 = 10000000000 cells exceeds .* 1000"):
+        parse_map(huge, max_cells=1000)
+    assert parse_map(MAP, max_cells=6) == [".@T", "GS."]

@@ -1,0 +1,59 @@
+"""The FastAPI application factory."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from service import __version__
+from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
+from service.api.metrics import Metrics
+from service.api.middleware import AccessLog, BodyLimit
+from service.api.routes import health, maps, paths
+from service.api.runtime import Runtime
+from service.config import Settings, get_settings
+
+
+def _description() -> str:
+    rows = "\n".join(
+        f"| `{code.value}` | {STATUS[code]} | {text} |" for code, text in DESCRIPTIONS.items()
+    )
+    return (
+        "Grid pathfinding for game servers. Coordinates are `[x, y]` = [column, row].\n\n"
+        'Every error is `{"code", "message"}`; the codes:\n\n'
+        "| code | status | meaning |\n|---|---|---|\n" + rows
+    )
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; the store opens and the kernels warm up in its lifespan."""
+    settings = settings or get_settings()
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime(settings, metrics)
+        app.state.runtime = runtime
+        warming = asyncio.create_task(runtime.warm_up())
+        try:
+            yield
+        finally:
+            warming.cancel()
+            runtime.close()
+
+    app = FastAPI(
+        title="gridpath",
+        version=__version__,
+        description=_description(),
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(maps.router)
+    app.include_router(paths.router)
+    # Starlette runs the middleware added last first: the access log sees everything,
+    # including bodies rejected for size.
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(AccessLog, metrics=metrics)
+    return app

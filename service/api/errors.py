@@ -1,0 +1,167 @@
+"""The one error vocabulary of the API and its one renderer.
+
+Every error response is ``{"code": str, "message": str}``. The codes form a
+closed set (:class:`ErrorCode`), each with one HTTP status; messages name the
+offending value and the limit it broke.
+"""
+
+import logging
+from enum import StrEnum
+from typing import Any, Final
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from service.engine import EngineError, MapTooBigError, NotWalkableError
+
+log = logging.getLogger("gridpath.api")
+
+
+class ErrorCode(StrEnum):
+    """Every code the API can answer with."""
+
+    INVALID_QUERY = "InvalidQuery"
+    INVALID_VALUE = "InvalidValue"
+    NOT_WALKABLE = "NotWalkable"
+    MAP_NOT_FOUND = "MapNotFound"
+    TOO_BIG = "TooBig"
+    UNAUTHORIZED = "Unauthorized"
+    UNSUPPORTED_MEDIA_TYPE = "UnsupportedMediaType"
+    NOT_FOUND = "NotFound"
+    METHOD_NOT_ALLOWED = "MethodNotAllowed"
+    NOT_READY = "NotReady"
+    INTERNAL = "Internal"
+
+
+STATUS: Final[dict[ErrorCode, int]] = {
+    ErrorCode.INVALID_QUERY: 422,
+    ErrorCode.INVALID_VALUE: 400,
+    ErrorCode.NOT_WALKABLE: 400,
+    ErrorCode.MAP_NOT_FOUND: 404,
+    ErrorCode.TOO_BIG: 413,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: 415,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.NOT_READY: 503,
+    ErrorCode.INTERNAL: 500,
+}
+
+DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
+    ErrorCode.INVALID_QUERY: "The body or parameters do not match the schema.",
+    ErrorCode.INVALID_VALUE: "A value is out of range: coordinates outside the map, "
+    "weight < 1, a budget above the server cap, a malformed map.",
+    ErrorCode.NOT_WALKABLE: "The start or goal is on a blocked cell.",
+    ErrorCode.MAP_NOT_FOUND: "No map has this id.",
+    ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes or batch size.",
+    ErrorCode.UNAUTHORIZED: "A valid 'Authorization: Bearer <key>' header is required.",
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",
+    ErrorCode.NOT_FOUND: "No such route.",
+    ErrorCode.METHOD_NOT_ALLOWED: "The route does not accept this method.",
+    ErrorCode.NOT_READY: "The service is starting (kernels compiling) or its store is closed.",
+    ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
+}
+
+
+class ApiError(Exception):
+    """An expected failure, rendered as ``{"code", "message"}`` with the code's status."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_body(code: ErrorCode, message: str) -> dict[str, str]:
+    return {"code": code.value, "message": message}
+
+
+def render(code: ErrorCode, message: str, headers: dict[str, str] | None = None) -> Response:
+    """The one renderer: every error response in the service is made here."""
+    return Response(
+        content=orjson.dumps(error_body(code, message)),
+        status_code=STATUS[code],
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def engine_error_code(exc: EngineError) -> ErrorCode:
+    """Engine exceptions map onto three API codes."""
+    if isinstance(exc, NotWalkableError):
+        return ErrorCode.NOT_WALKABLE
+    if isinstance(exc, MapTooBigError):
+        return ErrorCode.TOO_BIG
+    return ErrorCode.INVALID_VALUE
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """One readable line from pydantic's errors: where, what, and the value given."""
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        given = error.get("input")
+        shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}{shown}")
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+async def _api_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.code is ErrorCode.UNAUTHORIZED else None
+    return render(exc.code, exc.message, headers)
+
+
+async def _engine_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, EngineError)
+    return render(engine_error_code(exc), str(exc))
+
+
+async def _validation_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    return render(ErrorCode.INVALID_QUERY, validation_message(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 405:
+        return render(
+            ErrorCode.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.url.path}"
+        )
+    if exc.status_code == 404:
+        return render(ErrorCode.NOT_FOUND, f"no route {request.method} {request.url.path}")
+    log.error("unexpected HTTP error %s: %s", exc.status_code, exc.detail)
+    return render(ErrorCode.INTERNAL, "internal error")
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return render(ErrorCode.INTERNAL, "internal error")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(EngineError, _engine_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _internal_error)
+
+
+def error_responses(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for a route: each status with the codes it may carry."""
+    from service.api.schemas import ErrorBody
+
+    by_status: dict[int, list[ErrorCode]] = {}
+    for code in (*codes, ErrorCode.INTERNAL):
+        by_status.setdefault(STATUS[code], []).append(code)
+    return {
+        status: {
+            "model": ErrorBody,
+            "description": " ".join(f"`{c.value}`: {DESCRIPTIONS[c]}" for c in group),
+        }
+        for status, group in sorted(by_status.items())
+    }

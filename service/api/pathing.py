@@ -1,0 +1,150 @@
+"""Turning validated path requests into engine calls and answers (no HTTP here).
+
+Order of checks (as in OSRM): schema (pydantic, before this module), server
+limits (:func:`resolve`), then bounds and walkability (the engine), then search.
+"""
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import ValidationError
+
+from service.api.errors import ApiError, ErrorCode, engine_error_code, error_body
+from service.api.schemas import PathFormat, PathOptions, PathRequest
+from service.config import Settings
+from service.engine import (
+    DEFAULT_DIAGONAL,
+    DEFAULT_HEURISTIC,
+    EngineError,
+    GridMap,
+    PathResult,
+    find_path,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A path query with every option resolved."""
+
+    start: tuple[int, int]
+    goal: tuple[int, int]
+    heuristic: str
+    diagonal: str
+    weight: float
+    max_expansions: int
+    format: PathFormat
+
+
+def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
+            defaults: PathOptions | None, settings: Settings) -> Query:  # fmt: skip
+    """Fill options from ``defaults`` then server defaults; check the node budget cap."""
+
+    def pick(name: str) -> Any:
+        value = getattr(request, name)
+        if value is None and defaults is not None:
+            value = getattr(defaults, name)
+        return value
+
+    budget = pick("max_expansions")
+    if budget is None:
+        budget = settings.max_expansions
+    elif budget < 1:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"max_expansions {budget} is out of range: "
+                       "must be >= 1")  # fmt: skip
+    elif budget > settings.max_expansions:
+        raise ApiError(
+            ErrorCode.INVALID_VALUE,
+            f"max_expansions {budget} exceeds the server cap {settings.max_expansions} "
+            "(GRIDPATH_MAX_EXPANSIONS); a request may lower the cap, not raise it",
+        )
+    weight = pick("weight")
+    return Query(
+        start=start,
+        goal=goal,
+        heuristic=pick("heuristic") or DEFAULT_HEURISTIC,
+        diagonal=pick("diagonal") or DEFAULT_DIAGONAL,
+        weight=1.0 if weight is None else weight,
+        max_expansions=budget,
+        format=pick("format") or "waypoints",
+    )
+
+
+def resolve_item(item: Any, defaults: PathOptions | None, settings: Settings
+                 ) -> Query | dict[str, str]:  # fmt: skip
+    """Validate one raw batch item; a bad item becomes its error body."""
+    try:
+        request = PathRequest.model_validate(item)
+        return resolve(request, request.start, request.goal, defaults, settings)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "query"
+        return error_body(ErrorCode.INVALID_QUERY, f"{where}: {first.get('msg', 'invalid')}")
+    except ApiError as exc:
+        return error_body(exc.code, exc.message)
+
+
+def search(grid: GridMap, query: Query, *, budget: int | None = None) -> PathResult:
+    """Run the engine; ``budget`` lowers the query's own (for bounded inline attempts)."""
+    return find_path(
+        grid,
+        query.start,
+        query.goal,
+        heuristic=query.heuristic,
+        diagonal=query.diagonal,
+        weight=query.weight,
+        max_expansions=query.max_expansions if budget is None else budget,
+    )
+
+
+def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
+    """The JSON answer of one search (numpy arrays are serialised by orjson)."""
+    points: npt.NDArray[np.int32]
+    if query.format == "cells":
+        points = result.cells
+        length = _polyline_length(points)
+    elif query.format == "smoothed":
+        smooth = result.smoothed()
+        points, length = smooth.points, smooth.length
+    else:
+        points = result.waypoints
+        length = _polyline_length(points)
+    return {
+        "status": result.status,
+        "cost": result.cost,
+        "length": length,
+        "path": points,
+        "format": query.format,
+        "expanded": result.expanded,
+        "elapsed_us": elapsed_ns // 1000,
+    }
+
+
+def run(grid: GridMap, query: Query) -> dict[str, Any]:
+    """Search and answer; engine errors propagate (rendered by the error handlers)."""
+    began = time.perf_counter_ns()
+    result = search(grid, query)
+    return answer(result, query, time.perf_counter_ns() - began)
+
+
+def run_batch(grid: GridMap, items: list[Query | dict[str, str]]) -> list[dict[str, Any]]:
+    """Answer every query in order; a failing query yields its error body in its slot."""
+    results: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, Query):
+            try:
+                results.append(run(grid, item))
+            except EngineError as exc:
+                results.append(error_body(engine_error_code(exc), str(exc)))
+        else:
+            results.append(item)
+    return results
+
+
+def _polyline_length(points: npt.NDArray[np.int32]) -> float:
+    """Euclidean length; for grid steps and waypoint segments (which run along the
+    eight grid directions) it equals the unweighted grid length."""
+    steps = np.diff(points, axis=0).astype(np.float64)
+    return float(np.hypot(steps[:, 0], steps[:, 1]).sum())

@@ -1,0 +1,117 @@
+"""``/v1/maps/{map_id}/path`` and ``/paths``: single and batch path queries."""
+
+import time
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from service.api.deps import MapDep, RuntimeDep, require_reader
+from service.api.errors import ApiError, ErrorCode, error_responses
+from service.api.pathing import Query, answer, resolve, resolve_item, run, run_batch, search
+from service.api.runtime import Runtime
+from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
+
+router = APIRouter(prefix="/v1/maps", tags=["paths"], dependencies=[Depends(require_reader)])
+
+_JSON_NUMPY = orjson.OPT_SERIALIZE_NUMPY
+
+
+def _respond(payload: Any) -> Response:
+    return Response(orjson.dumps(payload, option=_JSON_NUMPY), media_type="application/json")
+
+
+def _note(request: Request, runtime: Runtime, answers: list[dict[str, Any]]) -> None:
+    """Record expansions for the access log and metrics."""
+    outcomes = [(a["status"], a["expanded"]) for a in answers if "status" in a]
+    request.state.expansions = sum(expanded for _, expanded in outcomes)
+    runtime.metrics.searches(outcomes)
+
+
+def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] | None:
+    """Answer on the event loop if the map is cached and the search is short.
+
+    The search gets at most ``inline_expansions`` nodes (tens of microseconds), so
+    short paths skip the thread hop; one that needs more returns None and is run
+    again on the search threads with its full budget.
+    """
+    cap = runtime.settings.inline_expansions
+    if cap <= 0:
+        return None
+    with runtime.cache.acquire_cached(map_id) as grid:
+        if grid is None:
+            return None
+        began = time.perf_counter_ns()
+        budget = min(cap, query.max_expansions)
+        result = search(grid, query, budget=budget)
+        if result.status == "partial" and budget < query.max_expansions:
+            return None
+        return answer(result, query, time.perf_counter_ns() - began)
+
+
+def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
+    with runtime.cache.acquire(map_id) as grid:
+        return run(grid, query)
+
+
+@router.post(
+    "/{map_id}/path",
+    response_model=PathResponse,
+    summary="Find one path",
+    description="Checks run in a fixed order: schema (InvalidQuery), server limits "
+    "(InvalidValue), coordinates within the map (InvalidValue), start and goal walkable "
+    "(NotWalkable), then the search.",
+    responses=error_responses(
+        ErrorCode.INVALID_QUERY,
+        ErrorCode.INVALID_VALUE,
+        ErrorCode.NOT_WALKABLE,
+        ErrorCode.MAP_NOT_FOUND,
+        ErrorCode.TOO_BIG,
+        ErrorCode.UNAUTHORIZED,
+    ),
+)
+async def find_one(
+    record: MapDep, body: PathRequest, runtime: RuntimeDep, request: Request
+) -> Response:
+    query = resolve(body, body.start, body.goal, None, runtime.settings)
+    payload = _try_inline(runtime, record.id, query)
+    if payload is None:
+        payload = await runtime.run(_run_cached, runtime, record.id, query)
+    _note(request, runtime, [payload])
+    return _respond(payload)
+
+
+def _batch(runtime: Runtime, map_id: str, body: BatchRequest) -> list[dict[str, Any]]:
+    items = [resolve_item(q, body.defaults, runtime.settings) for q in body.queries]
+    with runtime.cache.acquire(map_id) as grid:
+        return run_batch(grid, items)
+
+
+@router.post(
+    "/{map_id}/paths",
+    response_model=BatchResponse,
+    summary="Find many paths on one map",
+    description="One request per game tick: every query is answered in order, on one "
+    "thread, with one map lookup. A bad query gets an error object (`code`, `message`) in "
+    "its slot; the batch still succeeds.",
+    responses=error_responses(
+        ErrorCode.INVALID_QUERY,
+        ErrorCode.MAP_NOT_FOUND,
+        ErrorCode.TOO_BIG,
+        ErrorCode.UNAUTHORIZED,
+    ),
+)
+async def find_many(
+    record: MapDep, body: BatchRequest, runtime: RuntimeDep, request: Request
+) -> Response:
+    limit = runtime.settings.max_batch
+    if len(body.queries) > limit:
+        raise ApiError(
+            ErrorCode.TOO_BIG,
+            f"batch of {len(body.queries)} queries exceeds the limit of {limit} "
+            "(GRIDPATH_MAX_BATCH)",
+        )
+    results = await runtime.run(_batch, runtime, record.id, body)
+    _note(request, runtime, results)
+    return _respond({"results": results})

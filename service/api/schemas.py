@@ -1,0 +1,157 @@
+"""Request and response schemas (pydantic v2), grouped by resource.
+
+Coordinates are ``[x, y]`` = [column, row] everywhere, as in Moving AI files.
+Schemas check shape and types only (``InvalidQuery``); ranges that depend on the
+map or on server limits are checked after, in a fixed order (``InvalidValue``,
+``NotWalkable``, ``TooBig``).
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.engine import DEFAULT_DIAGONAL, DEFAULT_HEURISTIC, Diagonal, Heuristic, Status
+
+Coordinate = Annotated[int, Field(strict=True)]
+Point = Annotated[
+    tuple[Coordinate, Coordinate],
+    Field(description="A cell as [x, y] = [column, row], zero-based.", examples=[[3, 7]]),
+]
+PathFormat = Literal["waypoints", "cells", "smoothed"]
+
+
+# -- maps ------------------------------------------------------------------------------
+
+
+class MapCreate(BaseModel):
+    """JSON upload: exactly one of ``costs`` or ``rows``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, description="Free text, up to the server's limit.")
+    costs: list[list[float]] | None = Field(
+        default=None,
+        description="Rows of cell costs: 0 = blocked, positive finite = cost of entering.",
+        examples=[[[1, 1, 0], [1, 2, 1]]],
+    )
+    rows: list[str] | None = Field(
+        default=None,
+        description="Rows in Moving AI characters: '.', 'G', 'S' walkable (cost 1), others "
+        "blocked.",
+        examples=[["..@", "..."]],
+    )
+
+
+class TableStatus(BaseModel):
+    status: Literal["building", "ready", "failed"]
+    bytes: int = Field(description="Size of the table in memory and on disk.")
+
+
+class MapPublic(BaseModel):
+    """A stored map's metadata."""
+
+    id: str = Field(description="Server-generated id (16 hex digits).")
+    name: str | None
+    width: int
+    height: int
+    walkable_cells: int
+    islands: int = Field(
+        description="Connected components under the default policy (no_corner_cutting; the "
+        "same as never and one_obstacle)."
+    )
+    islands_8: int = Field(description="Connected components under 'always' (8-adjacency).")
+    min_cost: float
+    max_cost: float
+    version: int = Field(description="Storage format version of the map's files.")
+    created_at: str = Field(description="ISO 8601 UTC.")
+    tables: dict[str, TableStatus] = Field(description="Precomputed tables and their status.")
+
+
+class MapList(BaseModel):
+    maps: list[MapPublic]
+
+
+# -- paths -----------------------------------------------------------------------------
+
+
+class PathOptions(BaseModel):
+    """Search options shared by single and batch queries; all optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    heuristic: Heuristic | None = Field(
+        default=None,
+        description=f"Default {DEFAULT_HEURISTIC!r}. 'manhattan' is admissible only with "
+        "diagonal 'never'; with diagonals it trades optimality for speed.",
+    )
+    diagonal: Diagonal | None = Field(
+        default=None,
+        description=f"Default {DEFAULT_DIAGONAL!r}: a diagonal needs both orthogonal "
+        "neighbours walkable. 'one_obstacle': at least one. 'always': none. 'never': 4-connected.",
+    )
+    weight: float | None = Field(
+        default=None,
+        description="Default 1. f = g + weight * h; at least 1 (InvalidValue otherwise). The "
+        "cost is then at most weight x optimal for admissible heuristics.",
+    )
+    max_expansions: int | None = Field(
+        default=None,
+        description="Node budget; default and maximum: the server cap (GRIDPATH_MAX_EXPANSIONS). "
+        "When it runs out the answer is 'partial': the path to the node nearest the goal.",
+    )
+    format: PathFormat | None = Field(
+        default=None,
+        description="Default 'waypoints' (start, every turn, end). 'cells': every cell. "
+        "'smoothed': any-angle corners by line of sight.",
+    )
+
+
+class PathRequest(PathOptions):
+    """One path query."""
+
+    start: Point
+    goal: Point
+
+
+class PathResponse(BaseModel):
+    """One answer. ``partial`` and ``no_path`` are answers, not errors."""
+
+    status: Status
+    cost: float | None = Field(description="Grid cost of the path; null for no_path.")
+    length: float = Field(description="Geometric length of the returned polyline, in cells.")
+    path: list[Point] = Field(description="Points in the requested format; empty for no_path.")
+    format: PathFormat
+    expanded: int = Field(description="Nodes expanded by the search.")
+    elapsed_us: int = Field(description="Time spent searching, in microseconds.")
+
+
+class ErrorBody(BaseModel):
+    """Every error, and a failed query's slot in a batch."""
+
+    code: str
+    message: str
+
+
+class BatchRequest(BaseModel):
+    """Many queries on one map: one map lookup, one thread hop, one serialisation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[dict[str, Any]] = Field(
+        description="Each item is a PathRequest; a bad item gets an error in its slot.",
+        json_schema_extra={"items": {"$ref": "#/components/schemas/PathRequest"}},
+    )
+    defaults: PathOptions | None = Field(
+        default=None, description="Options applied to every query that does not set them."
+    )
+
+
+class BatchResponse(BaseModel):
+    results: list[PathResponse | ErrorBody] = Field(description="In the order of the queries.")
+
+
+# -- health ----------------------------------------------------------------------------
+
+
+class Health(BaseModel):
+    status: Literal["ok", "starting"]

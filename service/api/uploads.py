@@ -1,0 +1,129 @@
+"""Decoding map uploads (Moving AI text, JSON, ``.npy``) with size limits first.
+
+Limits are checked before anything proportional to the claimed size is
+allocated: a ``.npy`` header or a Moving AI header claiming a huge grid is
+rejected as ``TooBig`` from its header alone.
+"""
+
+import io
+from typing import Any, Final
+
+import numpy as np
+import orjson
+
+from service.api.errors import ApiError, ErrorCode
+from service.config import Settings
+from service.engine import GridMap
+from service.engine.movingai import parse_map
+
+TEXT: Final = "text/plain"
+JSON: Final = "application/json"
+NPY: Final = "application/x-npy"
+CONTENT_TYPES: Final = (TEXT, JSON, NPY)
+_NUMERIC_KINDS: Final = "biuf"
+
+
+def media_type(header: str | None) -> str:
+    """The bare media type of a Content-Type header (parameters dropped)."""
+    return (header or "").split(";", 1)[0].strip().lower()
+
+
+def decode_map(content_type: str, body: bytes, settings: Settings) -> tuple[GridMap, str | None]:
+    """Build the uploaded grid; return it with the name given in a JSON body (if any).
+
+    Raises:
+        ApiError: UnsupportedMediaType, InvalidQuery (JSON shape), InvalidValue
+            (malformed map), TooBig (over ``max_map_cells``).
+    """
+    if not body:
+        raise ApiError(ErrorCode.INVALID_VALUE, "empty body: send a map")
+    if content_type == TEXT:
+        return _from_text(body, settings), None
+    if content_type == JSON:
+        return _from_json(body, settings)
+    if content_type == NPY:
+        return _from_npy(body, settings), None
+    raise ApiError(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        f"Content-Type {content_type or '(none)'!r} is not accepted; use one of: "
+        + ", ".join(CONTENT_TYPES),
+    )
+
+
+def check_cells(width: int, height: int, settings: Settings) -> None:
+    cells = width * height
+    if cells > settings.max_map_cells:
+        raise ApiError(
+            ErrorCode.TOO_BIG,
+            f"map of {width}x{height} = {cells} cells exceeds the limit of "
+            f"{settings.max_map_cells} cells",
+        )
+
+
+def check_name(name: str | None, settings: Settings) -> str | None:
+    if name is not None and len(name) > settings.max_name_length:
+        raise ApiError(
+            ErrorCode.INVALID_VALUE,
+            f"name has {len(name)} characters; the limit is {settings.max_name_length}",
+        )
+    return name
+
+
+def _from_text(body: bytes, settings: Settings) -> GridMap:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"map text is not UTF-8: {exc}") from None
+    # The header's size is checked before the rows: MapTooBigError -> TooBig.
+    rows = parse_map(text, max_cells=settings.max_map_cells)
+    return GridMap.from_rows(rows)
+
+
+def _from_json(body: bytes, settings: Settings) -> tuple[GridMap, str | None]:
+    try:
+        data: Any = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(ErrorCode.INVALID_QUERY, f"body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ApiError(ErrorCode.INVALID_QUERY, "body must be a JSON object")
+    unknown = set(data) - {"name", "costs", "rows"}
+    if unknown:
+        raise ApiError(ErrorCode.INVALID_QUERY, f"unknown fields: {', '.join(sorted(unknown))}")
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ApiError(ErrorCode.INVALID_QUERY, "name: must be a string")
+    if ("costs" in data) == ("rows" in data):
+        raise ApiError(ErrorCode.INVALID_QUERY, "send exactly one of 'costs' or 'rows'")
+    grid_rows = data.get("rows", data.get("costs"))
+    if not isinstance(grid_rows, list) or not all(isinstance(r, list | str) for r in grid_rows):
+        raise ApiError(ErrorCode.INVALID_QUERY, "costs/rows: must be a list of rows")
+    width = max((len(r) for r in grid_rows), default=0)
+    check_cells(width, len(grid_rows), settings)
+    if "rows" in data:
+        if not all(isinstance(r, str) for r in grid_rows):
+            raise ApiError(ErrorCode.INVALID_QUERY, "rows: must be a list of strings")
+        return GridMap.from_rows(grid_rows), check_name(name, settings)
+    return GridMap.from_costs(grid_rows), check_name(name, settings)
+
+
+def _from_npy(body: bytes, settings: Settings) -> GridMap:
+    buffer = io.BytesIO(body)
+    try:
+        version = np.lib.format.read_magic(buffer)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(buffer)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(buffer)
+    except (ValueError, OSError, SyntaxError) as exc:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"body is not a valid .npy file: {exc}") from None
+    if len(shape) != 2 or dtype.kind not in _NUMERIC_KINDS:
+        raise ApiError(
+            ErrorCode.INVALID_VALUE,
+            f".npy must hold a 2-D numeric array, got shape {shape} of dtype {dtype}",
+        )
+    check_cells(shape[1], shape[0], settings)
+    try:
+        costs = np.load(io.BytesIO(body), allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"body is not a valid .npy file: {exc}") from None
+    return GridMap.from_costs(costs)

@@ -1,0 +1,148 @@
+"""``MapCache``: maps loaded on demand, kept in memory up to a byte budget (LRU).
+
+A map in use is *pinned*: eviction passes it over, so a running query never has
+its map freed under it (the budget may be exceeded until it is released). Loads
+happen outside the cache lock, one at a time per map id.
+"""
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from service.engine import GridMap
+from service.store.store import MapStore
+
+
+@dataclass(slots=True)
+class _Entry:
+    grid: GridMap
+    nbytes: int
+    pins: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    hits: int
+    misses: int
+    evictions: int
+    maps: int
+    bytes: int
+
+
+class MapCache:
+    """LRU cache of :class:`GridMap` by bytes in front of a :class:`MapStore`."""
+
+    def __init__(self, store: MapStore, max_bytes: int) -> None:
+        self._store = store
+        self._max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._loading: dict[str, threading.Lock] = {}
+        self._bytes = 0
+        self._hits = 0
+        self._misses = 0
+        self._evictions = 0
+
+    @contextmanager
+    def acquire(self, map_id: str) -> Iterator[GridMap]:
+        """Pin a map for the duration of the block, loading it if needed.
+
+        Raises:
+            KeyError: no such map. StoreError: its files are corrupt.
+        """
+        grid = self._pin_cached(map_id) or self._load_and_pin(map_id)
+        try:
+            yield grid
+        finally:
+            self._unpin(map_id)
+
+    @contextmanager
+    def acquire_cached(self, map_id: str) -> Iterator[GridMap | None]:
+        """Like :meth:`acquire` but never loads: yields None on a miss (no disk I/O,
+        so the event loop may call it)."""
+        grid = self._pin_cached(map_id)
+        try:
+            yield grid
+        finally:
+            if grid is not None:
+                self._unpin(map_id)
+
+    def put(self, map_id: str, grid: GridMap) -> None:
+        """Insert a freshly created map (saves reading back what was just written)."""
+        with self._lock:
+            if map_id not in self._entries:
+                self._insert(map_id, grid)
+                self._evict()
+
+    def discard(self, map_id: str) -> None:
+        """Forget a deleted map (running queries keep their reference)."""
+        with self._lock:
+            entry = self._entries.pop(map_id, None)
+            if entry is not None:
+                self._bytes -= entry.nbytes
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            return CacheStats(
+                self._hits, self._misses, self._evictions, len(self._entries), self._bytes
+            )
+
+    # -- internals (``_lock`` held where noted) -------------------------------------
+
+    def _pin_cached(self, map_id: str) -> GridMap | None:
+        with self._lock:
+            entry = self._entries.get(map_id)
+            if entry is None:
+                return None
+            self._entries.move_to_end(map_id)
+            entry.pins += 1
+            self._hits += 1
+            return entry.grid
+
+    def _load_and_pin(self, map_id: str) -> GridMap:
+        with self._lock:
+            loading = self._loading.setdefault(map_id, threading.Lock())
+        with loading:  # one load per map; later callers find it cached
+            grid = self._pin_cached(map_id)
+            if grid is not None:
+                return grid
+            try:
+                grid = self._store.load(map_id)
+            finally:
+                with self._lock:
+                    self._misses += 1
+                    self._loading.pop(map_id, None)
+            with self._lock:
+                if self._store.record(map_id) is None:  # deleted while loading
+                    raise KeyError(map_id)
+                entry = self._insert(map_id, grid)
+                entry.pins += 1
+                self._evict()
+                return grid
+
+    def _unpin(self, map_id: str) -> None:
+        with self._lock:
+            entry = self._entries.get(map_id)
+            if entry is not None:
+                entry.pins -= 1
+                self._evict()
+
+    def _insert(self, map_id: str, grid: GridMap) -> _Entry:  # _lock held
+        entry = _Entry(grid, grid.nbytes)
+        self._entries[map_id] = entry
+        self._bytes += entry.nbytes
+        return entry
+
+    def _evict(self) -> None:  # _lock held
+        if self._bytes <= self._max_bytes:
+            return
+        for map_id in list(self._entries):
+            entry = self._entries[map_id]
+            if entry.pins == 0:
+                del self._entries[map_id]
+                self._bytes -= entry.nbytes
+                self._evictions += 1
+                if self._bytes <= self._max_bytes:
+                    return

@@ -1,0 +1,46 @@
+"""Durable file writes: write to a temporary name, fsync, rename, fsync the folder."""
+
+import io
+import os
+import zlib
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or unlink inside ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` and fsync it (the caller renames the folder after)."""
+    with path.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, whole."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    write_durably(temporary, data)
+    temporary.replace(path)
+    fsync_dir(path.parent)
+
+
+def npy_bytes(array: npt.NDArray[np.generic]) -> bytes:
+    """The ``.npy`` serialisation of ``array`` (no pickles)."""
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def checksum(data: bytes | memoryview) -> str:
+    """CRC-32 of ``data`` as 8 hex digits: cheap, and catches torn or corrupt files."""
+    return f"{zlib.crc32(data) & 0xFFFFFFFF:08x}"

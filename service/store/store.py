@@ -1,0 +1,196 @@
+"""``MapStore``: one folder per map under ``<data_dir>/maps``.
+
+Layout of ``maps/<id>/``: ``grid.npy`` (the (height, width) float32 costs),
+``islands.npy`` (the padded island labels, (2, cells) int32) and ``meta.json``
+(a :class:`MapRecord` with the format version and file checksums).
+
+A map is written into ``maps/.incoming-<id>``, every file fsynced, then the folder
+is renamed to ``maps/<id>`` and ``maps/`` fsynced: the rename is atomic, so after
+a crash a map either exists whole or not at all, and every map acknowledged to a
+client (after the rename) survives a restart. Leftover ``.incoming-*`` and
+``.deleting-*`` folders are removed on open.
+"""
+
+import io
+import logging
+import re
+import secrets
+import shutil
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import orjson
+
+from service.engine import GridMap, Islands
+from service.store.files import atomic_write, checksum, fsync_dir, npy_bytes, write_durably
+from service.store.records import FORMAT_VERSION, MapRecord
+
+log = logging.getLogger("gridpath.store")
+
+ID_PATTERN: Final = re.compile(r"^[0-9a-f]{16}$")
+GRID_FILE: Final = "grid.npy"
+ISLANDS_FILE: Final = "islands.npy"
+META_FILE: Final = "meta.json"
+_INCOMING: Final = ".incoming-"
+_DELETING: Final = ".deleting-"
+
+
+class StoreError(RuntimeError):
+    """A stored map could not be read back (corrupt or from an unknown format)."""
+
+
+def new_map_id() -> str:
+    """A fresh server-side id: 16 lowercase hex digits, never a path."""
+    return secrets.token_hex(8)
+
+
+def valid_map_id(map_id: str) -> bool:
+    return ID_PATTERN.fullmatch(map_id) is not None
+
+
+class MapStore:
+    """Maps persisted under ``data_dir``; records are kept in memory, grids are not."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = data_dir / "maps"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._records: dict[str, MapRecord] = {}
+        self._remove_leftovers()
+        for folder in sorted(self.root.iterdir()):
+            if valid_map_id(folder.name):
+                record = self._read_record(folder)
+                if record is not None:
+                    self._records[record.id] = record
+
+    # -- reads ------------------------------------------------------------------
+
+    def records(self) -> list[MapRecord]:
+        """Every stored map, oldest first."""
+        with self._lock:
+            return sorted(self._records.values(), key=lambda r: (r.created_at, r.id))
+
+    def record(self, map_id: str) -> MapRecord | None:
+        with self._lock:
+            return self._records.get(map_id)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def load(self, map_id: str) -> GridMap:
+        """Read a map's grid and tables back; raises KeyError if unknown.
+
+        Raises:
+            StoreError: the grid file fails its checksum. (A bad island table is
+                recomputed from the grid and rewritten instead: it is derived data.)
+        """
+        record = self.record(map_id)
+        if record is None:
+            raise KeyError(map_id)
+        folder = self.root / map_id
+        grid_data = (folder / GRID_FILE).read_bytes()
+        if checksum(grid_data) != record.grid_crc32:
+            raise StoreError(f"map {map_id}: {GRID_FILE} fails its checksum")
+        costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
+        islands = self._load_islands(folder, record)
+        grid = GridMap(costs, islands=islands)
+        if islands is None:
+            log.warning("map %s: island table failed its check; rebuilt", map_id)
+            self._rewrite_islands(folder, record, grid)
+        return grid
+
+    # -- writes -----------------------------------------------------------------
+
+    def create(self, grid: GridMap, name: str | None) -> MapRecord:
+        """Persist ``grid`` durably under a new id and return its record."""
+        map_id = new_map_id()
+        grid_data = npy_bytes(grid.costs)
+        islands_data = npy_bytes(grid.island_tables.labels)
+        record = MapRecord(
+            id=map_id,
+            name=name,
+            width=grid.width,
+            height=grid.height,
+            walkable_cells=grid.walkable_cells,
+            islands=grid.island_count("no_corner_cutting"),
+            islands_8=grid.island_count("always"),
+            min_cost=grid.min_cost,
+            max_cost=grid.max_cost,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            grid_bytes=len(grid_data),
+            grid_crc32=checksum(grid_data),
+            islands_bytes=len(islands_data),
+            islands_crc32=checksum(islands_data),
+        )
+        incoming = self.root / f"{_INCOMING}{map_id}"
+        incoming.mkdir()
+        write_durably(incoming / GRID_FILE, grid_data)
+        write_durably(incoming / ISLANDS_FILE, islands_data)
+        write_durably(incoming / META_FILE, orjson.dumps(record.to_json()))
+        fsync_dir(incoming)
+        incoming.rename(self.root / map_id)
+        fsync_dir(self.root)
+        with self._lock:
+            self._records[map_id] = record
+        return record
+
+    def delete(self, map_id: str) -> bool:
+        """Remove a map; False if there was none."""
+        with self._lock:
+            if self._records.pop(map_id, None) is None:
+                return False
+        doomed = self.root / f"{_DELETING}{map_id}"
+        (self.root / map_id).rename(doomed)
+        fsync_dir(self.root)
+        shutil.rmtree(doomed, ignore_errors=True)
+        return True
+
+    # -- internals --------------------------------------------------------------
+
+    def _remove_leftovers(self) -> None:
+        for folder in self.root.iterdir():
+            if folder.name.startswith((_INCOMING, _DELETING)):
+                log.warning("removing unfinished %s", folder.name)
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def _read_record(self, folder: Path) -> MapRecord | None:
+        try:
+            data = orjson.loads((folder / META_FILE).read_bytes())
+            if data.get("format_version") != FORMAT_VERSION:
+                log.error(
+                    "map %s: format version %r, this server reads %d; skipped",
+                    folder.name,
+                    data.get("format_version"),
+                    FORMAT_VERSION,
+                )
+                return None
+            return MapRecord.from_json(data)
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            log.error("map %s: unreadable %s (%s); skipped", folder.name, META_FILE, exc)
+            return None
+
+    def _load_islands(self, folder: Path, record: MapRecord) -> Islands | None:
+        try:
+            data = (folder / ISLANDS_FILE).read_bytes()
+        except OSError:
+            return None
+        if checksum(data) != record.islands_crc32:
+            return None
+        labels = np.load(io.BytesIO(data), allow_pickle=False)
+        if labels.shape != (2, (record.width + 2) * (record.height + 2)):
+            return None
+        return Islands(labels, record.islands, record.islands_8)
+
+    def _rewrite_islands(self, folder: Path, record: MapRecord, grid: GridMap) -> None:
+        data = npy_bytes(grid.island_tables.labels)
+        fixed = MapRecord.from_json(
+            record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
+        )
+        atomic_write(folder / ISLANDS_FILE, data)
+        atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
+        with self._lock:
+            if record.id in self._records:
+                self._records[record.id] = fixed

@@ -1,0 +1,1 @@
+"""HTTP API tests (httpx against the ASGI app through TestClient)."""

@@ -1,0 +1,60 @@
+"""Fixtures: an app on a temporary data dir, and a client that waits until ready."""
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.api import create_app
+from service.config import Settings
+
+ARENA_LIKE = "type octile\nheight 4\nwidth 6\nmap\n......\n.@@@@.\n......\n@@@..@\n"
+
+ClientFactory = Callable[..., TestClient]
+
+
+def wait_ready(client: TestClient, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while client.get("/readyz").status_code != 200:
+        assert time.monotonic() < deadline, "service never became ready"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def make_client(tmp_path: Path) -> Iterator[ClientFactory]:
+    """Build clients on one data dir; ``make_client(max_batch=3)`` overrides settings."""
+    clients: list[TestClient] = []
+
+    def factory(**overrides: object) -> TestClient:
+        settings = Settings(data_dir=tmp_path / "data", **overrides)  # type: ignore[arg-type]
+        client = TestClient(create_app(settings), raise_server_exceptions=False)
+        client.__enter__()
+        clients.append(client)
+        wait_ready(client)
+        return client
+
+    yield factory
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def client(make_client: ClientFactory) -> TestClient:
+    return make_client()
+
+
+@pytest.fixture
+def map_id(client: TestClient) -> str:
+    """A small uploaded map:
+
+    ......
+    .@@@@.
+    ......
+    @@@..@
+    """
+    response = client.post("/v1/maps", content=ARENA_LIKE, headers={"content-type": "text/plain"})
+    assert response.status_code == 201, response.text
+    identifier: str = response.json()["id"]
+    return identifier

@@ -1,0 +1,44 @@
+"""The one error renderer: unknown routes, methods, and unhandled exceptions."""
+
+import logging
+
+import pytest
+from fastapi.testclient import TestClient
+
+import service.api.routes.paths as paths_routes
+from service.api.errors import DESCRIPTIONS, STATUS, ErrorCode, render
+
+
+def test_every_code_has_a_status_and_a_description() -> None:
+    assert set(STATUS) == set(ErrorCode) == set(DESCRIPTIONS)
+
+
+def test_render_is_code_and_message_only() -> None:
+    response = render(ErrorCode.TOO_BIG, "too big")
+    assert response.status_code == 413
+    assert response.body == b'{"code":"TooBig","message":"too big"}'
+
+
+def test_unknown_route_and_method(client: TestClient) -> None:
+    missing = client.get("/v2/anything")
+    assert missing.status_code == 404
+    assert missing.json() == {"code": "NotFound", "message": "no route GET /v2/anything"}
+    wrong = client.put("/v1/maps")
+    assert wrong.status_code == 405
+    assert wrong.json() == {"code": "MethodNotAllowed", "message": "PUT is not allowed on /v1/maps"}
+
+
+def test_unhandled_exceptions_are_500_internal_and_logged_without_leaking(
+    client: TestClient, map_id: str, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(paths_routes, "_try_inline", explode)
+    with caplog.at_level(logging.ERROR, logger="gridpath.api"):
+        response = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [4, 3]})
+    assert response.status_code == 500
+    assert response.json() == {"code": "Internal", "message": "internal error"}
+    assert "secret detail" not in response.text
+    assert "secret detail" in caplog.text

@@ -1,0 +1,73 @@
+"""Liveness, readiness (kernels compiled) and Prometheus metrics."""
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+import service.api.runtime as runtime_module
+from service.api import create_app
+from service.config import Settings
+from tests.api.conftest import wait_ready
+
+
+def test_healthz(client: TestClient) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+@pytest.fixture
+def slow_warmup(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    release = threading.Event()
+    monkeypatch.setattr(runtime_module, "warmup", lambda: release.wait(30))
+    yield release
+    release.set()
+
+
+def test_readyz_waits_for_the_kernels(tmp_path: Path, slow_warmup: threading.Event) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        starting = client.get("/readyz")
+        assert starting.status_code == 503
+        assert starting.json() == {"code": "NotReady", "message": "starting: kernels are compiling"}
+        assert client.get("/healthz").status_code == 200  # alive while starting
+        slow_warmup.set()
+        wait_ready(client)
+        assert client.get("/readyz").json() == {"status": "ok"}
+
+
+def test_metrics_count_requests_expansions_and_cache(client: TestClient, map_id: str) -> None:
+    client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [4, 3]})
+    client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [9, 9]})
+    text = client.get("/metrics").text
+    assert (
+        'gridpath_requests_total{route="/v1/maps/{map_id}/path",method="POST",status="200"} 1'
+        in (text)
+    )
+    assert 'route="/v1/maps/{map_id}/path",method="POST",status="400"} 1' in text
+    assert 'gridpath_request_seconds_bucket{route="/v1/maps/{map_id}/path",le="+Inf"} 2' in text
+    assert 'gridpath_path_queries_total{status="found"} 1' in text
+    assert "gridpath_expansions_count{} 1" in text
+    assert "gridpath_maps_loaded 1" in text
+    assert "gridpath_maps_stored 1" in text
+    assert "gridpath_cache_hits_total" in text
+
+
+def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    assert set(spec["paths"]) >= {
+        "/v1/maps", "/v1/maps/{map_id}", "/v1/maps/{map_id}/path", "/v1/maps/{map_id}/paths",
+        "/healthz", "/readyz", "/metrics",
+    }  # fmt: skip
+    path_post = spec["paths"]["/v1/maps/{map_id}/path"]["post"]
+    assert {"200", "400", "404", "413", "422", "500"} <= set(path_post["responses"])
+    assert "NotWalkable" in path_post["responses"]["400"]["description"]
+    request = spec["components"]["schemas"]["PathRequest"]["properties"]
+    assert "no_corner_cutting" in str(request["diagonal"])
+    assert "GRIDPATH_MAX_EXPANSIONS" in request["max_expansions"]["description"]
+    upload = spec["paths"]["/v1/maps"]["post"]["requestBody"]["content"]
+    assert set(upload) == {"text/plain", "application/json", "application/x-npy"}
+    for code in ("InvalidQuery", "InvalidValue", "NotWalkable", "MapNotFound", "TooBig",
+                 "Unauthorized", "Internal"):  # fmt: skip
+        assert f"`{code}`" in spec["info"]["description"]
+    assert client.get("/docs").status_code == 200

@@ -1,0 +1,159 @@
+"""``/v1/maps``: uploads in every format, metadata, listing, deletion and their errors."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from service.config import get_settings
+from tests.api.conftest import ARENA_LIKE, ClientFactory
+
+TEXT = {"content-type": "text/plain"}
+NPY = {"content-type": "application/x-npy"}
+
+
+def npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def test_text_upload_answers_201_with_location_and_metadata(client: TestClient) -> None:
+    response = client.post("/v1/maps?name=arena", content=ARENA_LIKE, headers=TEXT)
+    assert response.status_code == 201
+    body = response.json()
+    assert response.headers["location"] == f"/v1/maps/{body['id']}"
+    assert body["name"] == "arena"
+    assert (body["width"], body["height"], body["walkable_cells"]) == (6, 4, 16)
+    assert (body["islands"], body["islands_8"]) == (1, 1)
+    assert body["version"] == 1
+    assert body["created_at"].endswith("+00:00")
+    assert body["tables"]["islands"]["status"] == "ready"
+    assert client.get(f"/v1/maps/{body['id']}").json() == body
+
+
+def test_json_costs_and_rows_and_npy_uploads(client: TestClient) -> None:
+    costs = client.post("/v1/maps", json={"name": "w", "costs": [[1, 2, 0], [1, 1, 5]]})
+    assert costs.status_code == 201, costs.text
+    assert (costs.json()["min_cost"], costs.json()["max_cost"]) == (1.0, 5.0)
+    assert costs.json()["name"] == "w"
+    rows = client.post("/v1/maps", json={"rows": ["..@", "..."]})
+    assert rows.status_code == 201
+    assert rows.json()["walkable_cells"] == 5
+    array = client.post("/v1/maps", content=npy(np.array([[1, 0], [3, 1]], np.int16)), headers=NPY)
+    assert array.status_code == 201
+    assert array.json()["walkable_cells"] == 3
+
+
+def test_list_and_delete(client: TestClient, map_id: str) -> None:
+    other = client.post("/v1/maps", json={"rows": ["..."]}).json()["id"]
+    listed = [m["id"] for m in client.get("/v1/maps").json()["maps"]]
+    assert listed == [map_id, other]
+    assert client.delete(f"/v1/maps/{map_id}").status_code == 204
+    assert [m["id"] for m in client.get("/v1/maps").json()["maps"]] == [other]
+    missing = client.get(f"/v1/maps/{map_id}")
+    assert missing.status_code == 404
+    assert missing.json() == {"code": "MapNotFound", "message": f"no map with id {map_id!r}"}
+    assert client.delete(f"/v1/maps/{map_id}").json()["code"] == "MapNotFound"
+
+
+@pytest.mark.parametrize(
+    ("content", "headers", "status", "code", "message"),
+    [
+        (b"", TEXT, 400, "InvalidValue", r"^empty body: send a map$"),
+        (b"hello", {"content-type": "image/png"}, 415, "UnsupportedMediaType",
+         r"^Content-Type 'image/png' is not accepted; use one of: text/plain, application/json"),
+        (b"hello", {}, 415, "UnsupportedMediaType", r"Content-Type '\(none\)'"),
+        (b"type octile\nheight 2\nwidth 3\nmap\n...\n", TEXT, 400, "InvalidValue",
+         r"header says height 2, but 1 rows follow"),
+        (b"\xff\xfe", TEXT, 400, "InvalidValue", r"^map text is not UTF-8"),
+        (b"garbage, not numpy", NPY, 400, "InvalidValue", r"^body is not a valid \.npy file"),
+        (npy(np.ones((2, 2, 2))), NPY, 400, "InvalidValue",
+         r"^\.npy must hold a 2-D numeric array, got shape \(2, 2, 2\)"),
+        (npy(np.array([["a"]])), NPY, 400, "InvalidValue", r"2-D numeric array.*dtype <U1"),
+        (npy(np.array([[1.0, np.nan]])), NPY, 400, "InvalidValue",
+         r"^cost at \(x=1, y=0\) is nan; costs must be 0 \(blocked\) or positive and finite"),
+        (b'{"costs": [[1, -1]]}', {"content-type": "application/json"}, 400, "InvalidValue",
+         r"^cost at \(x=1, y=0\) is -1\.0"),
+        (b'{"costs": [[1]], "rows": ["."]}', {"content-type": "application/json"}, 422,
+         "InvalidQuery", r"^send exactly one of 'costs' or 'rows'$"),
+        (b'{"rows": ["."], "colour": 1}', {"content-type": "application/json"}, 422,
+         "InvalidQuery", r"^unknown fields: colour$"),
+        (b"[1, 2]", {"content-type": "application/json"}, 422, "InvalidQuery",
+         r"^body must be a JSON object$"),
+        (b"{nope", {"content-type": "application/json"}, 422, "InvalidQuery",
+         r"^body is not valid JSON"),
+    ],
+)  # fmt: skip
+def test_bad_uploads_are_rejected_with_specific_codes(
+    client: TestClient, content: bytes, headers: dict[str, str], status: int, code: str,
+    message: str,
+) -> None:  # fmt: skip
+    response = client.post("/v1/maps", content=content, headers=headers)
+    assert response.status_code == status, response.text
+    assert response.json()["code"] == code
+    assert set(response.json()) == {"code", "message"}
+    assert __import__("re").search(message, response.json()["message"]), response.json()
+
+
+def test_huge_dimensions_are_too_big_from_the_header_alone(make_client: ClientFactory) -> None:
+    client = make_client(max_map_cells=100)
+    text = "type octile\nheight 100000\nwidth 100000\nmap\n.\n"
+    response = client.post("/v1/maps", content=text, headers=TEXT)
+    assert response.status_code == 413
+    assert response.json()["code"] == "TooBig"
+    assert (
+        "100000x100000 = 10000000000 cells exceeds the limit of 100 cells"
+        in (response.json()["message"])
+    )
+    # A .npy header claiming a huge array is refused before any data is read.
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (100000, 100000)}
+    )
+    fake = header.getvalue() + b"\0" * 16  # the header (with its magic), almost no data
+    response = client.post("/v1/maps", content=fake, headers=NPY)
+    assert response.status_code == 413
+    assert response.json()["message"] == (
+        "map of 100000x100000 = 10000000000 cells exceeds the limit of 100 cells"
+    )
+    json_map = client.post("/v1/maps", json={"costs": [[1] * 11] * 10})
+    assert json_map.status_code == 413
+
+
+def test_name_length_is_limited(make_client: ClientFactory) -> None:
+    client = make_client(max_name_length=5)
+    response = client.post("/v1/maps", json={"name": "abcdef", "rows": ["."]})
+    assert response.status_code == 400
+    assert response.json() == {
+        "code": "InvalidValue",
+        "message": "name has 6 characters; the limit is 5",
+    }
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/maps/..", "/v1/maps/%2e%2e", "/v1/maps/..%2F..%2Fetc", "/v1/maps/ABC"]
+)
+def test_ids_with_path_characters_never_reach_the_disk(client: TestClient, path: str) -> None:
+    for method in ("GET", "DELETE"):
+        response = client.request(method, path)
+        assert response.status_code in (404, 405), (method, path, response.text)
+        assert response.json()["code"] in ("MapNotFound", "NotFound", "MethodNotAllowed")
+
+
+def test_maps_survive_a_restart_of_the_app(make_client: ClientFactory, tmp_path: Path) -> None:
+    first = make_client()
+    created = first.post("/v1/maps", content=ARENA_LIKE, headers=TEXT).json()
+    answer = first.post(f"/v1/maps/{created['id']}/path", json={"start": [0, 0], "goal": [4, 3]})
+    first.__exit__(None, None, None)
+    second = make_client()
+    assert second.get(f"/v1/maps/{created['id']}").json() == created
+    again = second.post(f"/v1/maps/{created['id']}/path", json={"start": [0, 0], "goal": [4, 3]})
+    assert again.json()["cost"] == answer.json()["cost"]
+    assert again.json()["path"] == answer.json()["path"]
+
+
+def test_settings_are_read_once() -> None:
+    assert get_settings() is get_settings()

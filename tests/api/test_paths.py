@@ -1,0 +1,155 @@
+"""Path queries: answers, formats, options, limits, batches."""
+
+import math
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import ClientFactory
+
+SQRT2 = math.sqrt(2)
+
+
+def path(client: TestClient, map_id: str, **body: object) -> dict[str, object]:
+    response = client.post(f"/v1/maps/{map_id}/path", json=body)
+    assert response.status_code == 200, response.text
+    result: dict[str, object] = response.json()
+    return result
+
+
+def test_found_path_in_every_format(client: TestClient, map_id: str) -> None:
+    waypoints = path(client, map_id, start=[0, 0], goal=[4, 3])
+    assert waypoints["status"] == "found"
+    assert waypoints["format"] == "waypoints"
+    # Down the left column, along row 2, one diagonal into (4, 3).
+    assert math.isclose(waypoints["cost"], 5 + SQRT2)  # type: ignore[arg-type]
+    cells = path(client, map_id, start=[0, 0], goal=[4, 3], format="cells")
+    assert cells["path"][0] == [0, 0]  # type: ignore[index]
+    assert cells["path"][-1] == [4, 3]  # type: ignore[index]
+    assert cells["cost"] == waypoints["cost"]
+    assert len(cells["path"]) > len(waypoints["path"])  # type: ignore[arg-type]
+    smoothed = path(client, map_id, start=[0, 0], goal=[4, 3], format="smoothed")
+    assert smoothed["length"] <= cells["length"]  # type: ignore[operator]
+    assert isinstance(waypoints["elapsed_us"], int)
+    assert waypoints["expanded"] == cells["expanded"]
+
+
+def test_partial_and_no_path_are_answers(client: TestClient) -> None:
+    rows = ["....@....", "....@....", ".........", "....@.@@@", "....@.@.."]
+    walled = client.post("/v1/maps", json={"rows": rows}).json()["id"]
+    partial = path(client, walled, start=[0, 0], goal=[8, 0], max_expansions=2)
+    assert partial["status"] == "partial"
+    assert partial["expanded"] == 2
+    assert partial["path"][0] == [0, 0]  # type: ignore[index]
+    no_path = path(client, walled, start=[0, 0], goal=[8, 4])
+    assert no_path == {**no_path, "status": "no_path", "cost": None, "path": [], "expanded": 0}
+
+
+def test_options_change_the_search(client: TestClient, map_id: str) -> None:
+    never = path(client, map_id, start=[0, 0], goal=[4, 3], diagonal="never")
+    assert never["cost"] == 7  # down 2, right 4, down 1
+    weighted = path(client, map_id, start=[0, 0], goal=[4, 3], weight=2.0, heuristic="euclidean")
+    assert weighted["status"] == "found"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code", "message"),
+    [
+        ({"start": [0, 0]}, 422, "InvalidQuery", r"^goal: Field required"),
+        ({"start": "a", "goal": [0, 0]}, 422, "InvalidQuery", r"^start: "),
+        ({"start": [0.5, 0], "goal": [0, 0]}, 422, "InvalidQuery", r"^start\.0: "),
+        ({"start": [0, 0], "goal": [1, 0], "heuristic": "astar"}, 422, "InvalidQuery",
+         r"^heuristic: Input should be 'octile', 'manhattan'"),
+        ({"start": [0, 0], "goal": [1, 0], "speed": 3}, 422, "InvalidQuery",
+         r"^speed: Extra inputs are not permitted"),
+        ({"start": [9, 0], "goal": [1, 0]}, 400, "InvalidValue",
+         r"^start \(x=9, y=0\) is outside the map: x must be in \[0, 5\] and y in \[0, 3\]"),
+        ({"start": [0, 0], "goal": [1, 0], "weight": 0.5}, 400, "InvalidValue",
+         r"^weight 0\.5 is out of range: must be finite and >= 1$"),
+        ({"start": [0, 0], "goal": [1, 0], "max_expansions": 0}, 400, "InvalidValue",
+         r"^max_expansions 0 is out of range: must be >= 1$"),
+        ({"start": [0, 0], "goal": [1, 0], "max_expansions": 10**9}, 400, "InvalidValue",
+         r"^max_expansions 1000000000 exceeds the server cap 2000000 \(GRIDPATH_MAX_EXPANSIONS\)"),
+        ({"start": [1, 1], "goal": [1, 0]}, 400, "NotWalkable",
+         r"^start \(x=1, y=1\) is on a blocked cell$"),
+    ],
+)  # fmt: skip
+def test_query_errors_follow_the_validation_order(
+    client: TestClient, map_id: str, body: dict[str, object], status: int, code: str,
+    message: str,
+) -> None:  # fmt: skip
+    response = client.post(f"/v1/maps/{map_id}/path", json=body)
+    assert response.status_code == status, response.text
+    assert response.json()["code"] == code
+    assert __import__("re").search(message, response.json()["message"]), response.json()
+
+
+def test_empty_body_is_an_invalid_query(client: TestClient, map_id: str) -> None:
+    response = client.post(f"/v1/maps/{map_id}/path", content=b"")
+    assert response.status_code == 422
+    assert response.json()["code"] == "InvalidQuery"
+
+
+def test_unknown_map(client: TestClient) -> None:
+    response = client.post("/v1/maps/0123456789abcdef/path", json={"start": [0, 0], "goal": [0, 0]})
+    assert response.status_code == 404
+    assert response.json()["code"] == "MapNotFound"
+
+
+def test_inline_and_threaded_searches_agree(make_client: ClientFactory) -> None:
+    inline = make_client(inline_expansions=1_000_000)
+    map_id = inline.post("/v1/maps", json={"rows": ["." * 40] * 30}).json()["id"]
+    body = {"start": [0, 0], "goal": [39, 29], "diagonal": "never", "format": "cells"}
+    first = inline.post(f"/v1/maps/{map_id}/path", json=body).json()
+    threaded = make_client(inline_expansions=0)
+    second = threaded.post(f"/v1/maps/{map_id}/path", json=body).json()
+    cut = make_client(inline_expansions=1)  # too small: re-run on the search threads
+    third = cut.post(f"/v1/maps/{map_id}/path", json=body | {"heuristic": "zero"}).json()
+    assert first["cost"] == second["cost"] == third["cost"] == 39 + 29
+    assert first["path"] == second["path"]
+    assert third["status"] == "found"
+
+
+def test_batch_answers_in_order_with_errors_in_their_slots(client: TestClient, map_id: str) -> None:
+    response = client.post(
+        f"/v1/maps/{map_id}/paths",
+        json={
+            "queries": [
+                {"start": [0, 0], "goal": [4, 3]},
+                {"start": [1, 1], "goal": [0, 0]},
+                {"start": [0, 0]},
+                {"start": [0, 0], "goal": [5, 0], "format": "waypoints"},
+                {"start": [0, 0], "goal": [9, 9]},
+            ],
+            "defaults": {"format": "cells", "diagonal": "never"},
+        },
+    )
+    assert response.status_code == 200, response.text
+    results = response.json()["results"]
+    assert len(results) == 5
+    assert results[0]["status"] == "found"
+    assert results[0]["format"] == "cells"  # from the defaults
+    assert results[0]["cost"] == 7  # diagonal never, from the defaults
+    assert results[1] == {"code": "NotWalkable", "message": "start (x=1, y=1) is on a blocked cell"}
+    assert results[2]["code"] == "InvalidQuery"
+    assert results[2]["message"].startswith("goal: Field required")
+    assert results[3]["format"] == "waypoints"  # a query's own option wins
+    assert results[3]["path"] == [[0, 0], [5, 0]]
+    assert results[4]["code"] == "InvalidValue"
+
+
+def test_batch_limit_and_shape(make_client: ClientFactory) -> None:
+    client = make_client(max_batch=2)
+    map_id = client.post("/v1/maps", json={"rows": ["...."]}).json()["id"]
+    query = {"start": [0, 0], "goal": [3, 0]}
+    ok = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query, query]})
+    assert ok.status_code == 200
+    too_many = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query] * 3})
+    assert too_many.status_code == 413
+    assert too_many.json() == {
+        "code": "TooBig",
+        "message": "batch of 3 queries exceeds the limit of 2 (GRIDPATH_MAX_BATCH)",
+    }
+    bad = client.post(f"/v1/maps/{map_id}/paths", json={"queries": "all"})
+    assert bad.status_code == 422
+    assert bad.json()["code"] == "InvalidQuery"

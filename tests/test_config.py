@@ -1,0 +1,21 @@
+"""Settings: every limit from GRIDPATH_* variables."""
+
+import pytest
+
+from service.config import Settings
+
+
+def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRIDPATH_MAX_BATCH", "7")
+    monkeypatch.setenv("GRIDPATH_API_KEY", "s3cret-key")
+    settings = Settings()
+    assert settings.max_batch == 7
+    assert settings.api_key is not None
+    assert settings.api_key.get_secret_value() == "s3cret-key"
+    assert "s3cret-key" not in repr(settings)
+
+
+def test_limits_must_be_positive(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRIDPATH_MAX_BATCH", "0")
+    with pytest.raises(ValueError, match="max_batch"):
+        Settings()

@@ -1,0 +1,89 @@
+"""The real server: ``python -m service`` on a free loopback port, restarted on its data."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.__main__ import parse_args
+from service.config import get_settings
+
+STARTUP_SECONDS = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def running_server(data_dir: Path) -> Iterator[httpx.Client]:
+    port = free_port()
+    log = data_dir.parent / f"server-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "service", "--host", "127.0.0.1", "--port", str(port),
+             "--data-dir", str(data_dir)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=os.environ | {"GRIDPATH_LOG_LEVEL": "warning"},
+        )  # fmt: skip
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while True:
+                assert process.poll() is None, log.read_text()
+                try:
+                    if client.get("/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "server did not become ready"
+                time.sleep(0.1)
+            yield client
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_command_line_defaults_come_from_settings() -> None:
+    args = parse_args(["--port", "9999"])
+    assert args.port == 9999
+    assert args.host == get_settings().host
+
+
+def test_restart_serves_the_same_answer(tmp_path: Path) -> None:
+    maps = sorted(get_settings().bench_data.glob("dao/arena.map"))
+    if maps:
+        text = maps[0].read_text()
+        query = {"start": [1, 11], "goal": [40, 40]}
+    else:  # no benchmark data: a drawn map in the same format
+        text = "type octile\nheight 3\nwidth 5\nmap\n.....\n.@@@.\n.....\n"
+        query = {"start": [0, 0], "goal": [4, 2]}
+    data_dir = tmp_path / "data"
+    with running_server(data_dir) as client:
+        created = client.post("/v1/maps", content=text, headers={"content-type": "text/plain"})
+        assert created.status_code == 201, created.text
+        map_id = created.json()["id"]
+        first = client.post(f"/v1/maps/{map_id}/path", json=query).json()
+        assert first["status"] == "found"
+    with running_server(data_dir) as client:
+        assert client.get(f"/v1/maps/{map_id}").json() == created.json()
+        again = client.post(f"/v1/maps/{map_id}/path", json=query).json()
+    assert (again["cost"], again["path"]) == (first["cost"], first["path"])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_module_help_runs() -> None:
+    out = subprocess.run([sys.executable, "-m", "service", "--help"], capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    assert "--data-dir" in out.stdout
