@@ -40,7 +40,10 @@ class Query:
 
 def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
             defaults: PathOptions | None, settings: Settings) -> Query:  # fmt: skip
-    """Fill options from ``defaults`` then server defaults; check the node budget cap."""
+    """Fill options from ``defaults`` then server defaults; check the node budget cap.
+
+    Values the engine validates itself (weight, budget >= 1, coordinates) pass through.
+    """
 
     def pick(name: str) -> Any:
         value = getattr(request, name)
@@ -51,10 +54,7 @@ def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
     budget = pick("max_expansions")
     if budget is None:
         budget = settings.max_expansions
-    elif budget < 1:
-        raise ApiError(ErrorCode.INVALID_VALUE, f"max_expansions {budget} is out of range: "
-                       "must be >= 1")  # fmt: skip
-    elif budget > settings.max_expansions:
+    elif budget > settings.max_expansions:  # budgets below 1 are the engine's to reject
         raise ApiError(
             ErrorCode.INVALID_VALUE,
             f"max_expansions {budget} exceeds the server cap {settings.max_expansions} "

@@ -52,22 +52,22 @@ class MapCache:
         Raises:
             KeyError: no such map. StoreError: its files are corrupt.
         """
-        grid = self._pin_cached(map_id) or self._load_and_pin(map_id)
+        entry = self._pin_cached(map_id) or self._load_and_pin(map_id)
         try:
-            yield grid
+            yield entry.grid
         finally:
-            self._unpin(map_id)
+            self._unpin(entry)
 
     @contextmanager
     def acquire_cached(self, map_id: str) -> Iterator[GridMap | None]:
         """Like :meth:`acquire` but never loads: yields None on a miss (no disk I/O,
         so the event loop may call it)."""
-        grid = self._pin_cached(map_id)
+        entry = self._pin_cached(map_id)
         try:
-            yield grid
+            yield None if entry is None else entry.grid
         finally:
-            if grid is not None:
-                self._unpin(map_id)
+            if entry is not None:
+                self._unpin(entry)
 
     def put(self, map_id: str, grid: GridMap) -> None:
         """Insert a freshly created map (saves reading back what was just written)."""
@@ -91,7 +91,7 @@ class MapCache:
 
     # -- internals (``_lock`` held where noted) -------------------------------------
 
-    def _pin_cached(self, map_id: str) -> GridMap | None:
+    def _pin_cached(self, map_id: str) -> _Entry | None:
         with self._lock:
             entry = self._entries.get(map_id)
             if entry is None:
@@ -99,37 +99,42 @@ class MapCache:
             self._entries.move_to_end(map_id)
             entry.pins += 1
             self._hits += 1
-            return entry.grid
+            return entry
 
-    def _load_and_pin(self, map_id: str) -> GridMap:
+    def _load_and_pin(self, map_id: str) -> _Entry:
         with self._lock:
             loading = self._loading.setdefault(map_id, threading.Lock())
         with loading:  # one load per map; later callers find it cached
-            grid = self._pin_cached(map_id)
-            if grid is not None:
-                return grid
             try:
+                entry = self._pin_cached(map_id)
+                if entry is not None:
+                    return entry
                 grid = self._store.load(map_id)
-            finally:
                 with self._lock:
                     self._misses += 1
-                    self._loading.pop(map_id, None)
-            with self._lock:
-                if self._store.record(map_id) is None:  # deleted while loading
-                    raise KeyError(map_id)
-                entry = self._insert(map_id, grid)
-                entry.pins += 1
-                self._evict()
-                return grid
+                    if self._store.record(map_id) is None:  # deleted while loading
+                        raise KeyError(map_id)
+                    entry = self._insert(map_id, grid)
+                    entry.pins += 1
+                    self._evict()
+                    return entry
+            finally:
+                # Only now: a caller arriving before the insert waits on this lock
+                # and then finds the map cached instead of loading it again.
+                with self._lock:
+                    if self._loading.get(map_id) is loading:
+                        del self._loading[map_id]
 
-    def _unpin(self, map_id: str) -> None:
+    def _unpin(self, entry: _Entry) -> None:
+        """Release a pin on the very entry pinned (it may have been discarded since)."""
         with self._lock:
-            entry = self._entries.get(map_id)
-            if entry is not None:
-                entry.pins -= 1
-                self._evict()
+            entry.pins -= 1
+            self._evict()
 
     def _insert(self, map_id: str, grid: GridMap) -> _Entry:  # _lock held
+        replaced = self._entries.pop(map_id, None)
+        if replaced is not None:  # keep the byte count honest; holders keep their entry
+            self._bytes -= replaced.nbytes
         entry = _Entry(grid, grid.nbytes)
         self._entries[map_id] = entry
         self._bytes += entry.nbytes

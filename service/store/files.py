@@ -2,6 +2,7 @@
 
 import io
 import os
+import secrets
 import zlib
 from pathlib import Path
 
@@ -28,7 +29,8 @@ def write_durably(path: Path, data: bytes) -> None:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, whole."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    # A unique temporary name: two writers of one file never share a temporary.
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     write_durably(temporary, data)
     temporary.replace(path)
     fsync_dir(path.parent)

@@ -91,7 +91,12 @@ class MapStore:
         if record is None:
             raise KeyError(map_id)
         folder = self.root / map_id
-        grid_data = (folder / GRID_FILE).read_bytes()
+        try:
+            grid_data = (folder / GRID_FILE).read_bytes()
+        except FileNotFoundError:
+            if self.record(map_id) is None:  # deleted while we were reading
+                raise KeyError(map_id) from None
+            raise StoreError(f"map {map_id}: {GRID_FILE} is missing") from None
         if checksum(grid_data) != record.grid_crc32:
             raise StoreError(f"map {map_id}: {GRID_FILE} fails its checksum")
         costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
@@ -119,7 +124,7 @@ class MapStore:
             islands_8=grid.island_count("always"),
             min_cost=grid.min_cost,
             max_cost=grid.max_cost,
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
             grid_bytes=len(grid_data),
             grid_crc32=checksum(grid_data),
             islands_bytes=len(islands_data),
@@ -151,14 +156,20 @@ class MapStore:
     # -- internals --------------------------------------------------------------
 
     def _remove_leftovers(self) -> None:
+        """Remove what a crash can leave: unfinished folders and stale temporaries."""
         for folder in self.root.iterdir():
             if folder.name.startswith((_INCOMING, _DELETING)):
                 log.warning("removing unfinished %s", folder.name)
                 shutil.rmtree(folder, ignore_errors=True)
+            elif folder.is_dir():
+                for stale in folder.glob(".*.tmp"):
+                    stale.unlink(missing_ok=True)
 
     def _read_record(self, folder: Path) -> MapRecord | None:
         try:
             data = orjson.loads((folder / META_FILE).read_bytes())
+            if not isinstance(data, dict):
+                raise TypeError(f"{META_FILE} holds a {type(data).__name__}, not an object")
             if data.get("format_version") != FORMAT_VERSION:
                 log.error(
                     "map %s: format version %r, this server reads %d; skipped",
@@ -167,8 +178,11 @@ class MapStore:
                     FORMAT_VERSION,
                 )
                 return None
-            return MapRecord.from_json(data)
-        except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            record = MapRecord.from_json(data)
+            if record.id != folder.name:
+                raise ValueError(f"{META_FILE} names map {record.id!r}")
+            return record
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             log.error("map %s: unreadable %s (%s); skipped", folder.name, META_FILE, exc)
             return None
 
