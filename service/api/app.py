@@ -49,9 +49,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    app.include_router(health.router)
-    app.include_router(maps.router)
+    # Routes match in order: the hot path routes first.
     app.include_router(paths.router)
+    app.include_router(maps.router)
+    app.include_router(health.router)
     # Starlette runs the middleware added last first: the access log sees everything,
     # including bodies rejected for size.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)

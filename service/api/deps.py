@@ -1,4 +1,9 @@
-"""Dependencies shared by the routes, as ``Annotated`` aliases."""
+"""Dependencies shared by the routes, as ``Annotated`` aliases.
+
+All are ``async def`` and read the request directly, on purpose: FastAPI runs a
+plain ``def`` dependency on its thread pool (a thread hop per dependency per
+request), and every level of nesting costs a dependency solve on the hot path.
+"""
 
 import secrets
 from typing import Annotated
@@ -12,35 +17,44 @@ from service.store import MapRecord, MapStore
 from service.store.store import valid_map_id
 
 
-def get_runtime(request: Request) -> Runtime:
+def runtime_of(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
 
+_runtime = runtime_of
+
+
+async def get_runtime(request: Request) -> Runtime:
+    return _runtime(request)
+
+
+async def get_settings(request: Request) -> Settings:
+    return _runtime(request).settings
+
+
+async def get_store(request: Request) -> MapStore:
+    return _runtime(request).store
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-
-
-def get_settings(runtime: RuntimeDep) -> Settings:
-    return runtime.settings
-
-
-def get_store(runtime: RuntimeDep) -> MapStore:
-    return runtime.store
-
-
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[MapStore, Depends(get_store)]
 
 
-def get_map(
-    store: StoreDep,
-    map_id: Annotated[str, Path(description="Map id from the upload answer.")],
-) -> MapRecord:
+def lookup_map(store: MapStore, map_id: str) -> MapRecord:
     """The stored map's record; ``MapNotFound`` for unknown or malformed ids."""
     record = store.record(map_id) if valid_map_id(map_id) else None
     if record is None:
         raise ApiError(ErrorCode.MAP_NOT_FOUND, f"no map with id {map_id[:64]!r}")
     return record
+
+
+async def get_map(
+    request: Request,
+    map_id: Annotated[str, Path(description="Map id from the upload answer.")],
+) -> MapRecord:
+    return lookup_map(_runtime(request).store, map_id)
 
 
 MapDep = Annotated[MapRecord, Depends(get_map)]
@@ -59,12 +73,16 @@ def _check_key(request: Request, settings: Settings) -> None:
         )
 
 
-def require_writer(request: Request, settings: SettingsDep) -> None:
+async def require_writer(request: Request) -> None:
     """Uploads and deletes need the key whenever one is configured."""
-    _check_key(request, settings)
+    _check_key(request, _runtime(request).settings)
 
 
-def require_reader(request: Request, settings: SettingsDep) -> None:
+def check_reader(request: Request, settings: Settings) -> None:
     """Reads need the key only with ``GRIDPATH_API_KEY_READS=true``."""
     if settings.api_key_reads:
         _check_key(request, settings)
+
+
+async def require_reader(request: Request) -> None:
+    check_reader(request, _runtime(request).settings)

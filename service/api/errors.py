@@ -12,6 +12,7 @@ from typing import Any, Final
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -98,15 +99,16 @@ def engine_error_code(exc: EngineError) -> ErrorCode:
     return ErrorCode.INVALID_VALUE
 
 
-def validation_message(exc: RequestValidationError) -> str:
+def validation_message(exc: RequestValidationError | ValidationError) -> str:
     """One readable line from pydantic's errors: where, what, and the value given."""
+    errors = exc.errors()
     parts = []
-    for error in exc.errors()[:3]:
+    for error in errors[:3]:
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
         given = error.get("input")
         shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
         parts.append(f"{where}: {error.get('msg', 'invalid')}{shown}")
-    more = len(exc.errors()) - 3
+    more = len(errors) - 3
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 

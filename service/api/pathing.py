@@ -102,15 +102,12 @@ def search(grid: GridMap, query: Query, *, budget: int | None = None) -> PathRes
 def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     """The JSON answer of one search (numpy arrays are serialised by orjson)."""
     points: npt.NDArray[np.int32]
-    if query.format == "cells":
-        points = result.cells
-        length = _polyline_length(points)
-    elif query.format == "smoothed":
+    if query.format == "smoothed":
         smooth = result.smoothed()
         points, length = smooth.points, smooth.length
     else:
-        points = result.waypoints
-        length = _polyline_length(points)
+        points = result.cells if query.format == "cells" else result.waypoints
+        length = result.length  # waypoint segments run along grid directions: same length
     return {
         "status": result.status,
         "cost": result.cost,
@@ -141,10 +138,3 @@ def run_batch(grid: GridMap, items: list[Query | dict[str, str]]) -> list[dict[s
         else:
             results.append(item)
     return results
-
-
-def _polyline_length(points: npt.NDArray[np.int32]) -> float:
-    """Euclidean length; for grid steps and waypoint segments (which run along the
-    eight grid directions) it equals the unweighted grid length."""
-    steps = np.diff(points, axis=0).astype(np.float64)
-    return float(np.hypot(steps[:, 0], steps[:, 1]).sum())

@@ -137,9 +137,11 @@ class BatchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # Items are validated one by one (one bad item cannot fail the batch), but the
+    # schema documents them as PathRequest.
     queries: list[dict[str, Any]] = Field(
         description="Each item is a PathRequest; a bad item gets an error in its slot.",
-        json_schema_extra={"items": {"$ref": "#/components/schemas/PathRequest"}},
+        json_schema_extra={"items": PathRequest.model_json_schema()},
     )
     defaults: PathOptions | None = Field(
         default=None, description="Options applied to every query that does not set them."

@@ -44,11 +44,13 @@ class GridMap:
 
     __slots__ = (
         "_costs",
+        "_height",
         "_islands",
         "_max_cost",
         "_min_cost",
         "_padded",
         "_walkable_cells",
+        "_width",
     )
 
     def __init__(self, costs: npt.NDArray[np.float32], *, islands: Islands | None = None) -> None:
@@ -67,6 +69,8 @@ class GridMap:
         walkable = costs[costs > 0]
         self._costs = costs
         self._padded = flat
+        self._width = int(width)
+        self._height = int(height)
         self._walkable_cells = int(walkable.size)
         self._min_cost = float(walkable.min()) if walkable.size else 1.0
         self._max_cost = float(walkable.max()) if walkable.size else 1.0
@@ -156,15 +160,15 @@ class GridMap:
 
     @property
     def width(self) -> int:
-        return int(self._costs.shape[1])
+        return self._width
 
     @property
     def height(self) -> int:
-        return int(self._costs.shape[0])
+        return self._height
 
     @property
     def padded_width(self) -> int:
-        return self.width + 2
+        return self._width + 2
 
     @property
     def walkable_cells(self) -> int:
@@ -213,7 +217,7 @@ class GridMap:
 
     def flat_index(self, x: int, y: int) -> int:
         """Padded flat index of the in-bounds cell ``(x, y)``."""
-        return (y + 1) * (self.width + 2) + (x + 1)
+        return (y + 1) * (self._width + 2) + (x + 1)
 
     def __repr__(self) -> str:
         return (

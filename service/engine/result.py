@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 from service.engine.grid import GridMap
 from service.engine.kernels.lines import string_pull
-from service.engine.kernels.paths import turning_points
+from service.engine.kernels.paths import polyline_length, turning_points
 from service.engine.options import Status
 
 EMPTY_CELLS: npt.NDArray[np.int32] = np.empty((0, 2), dtype=np.int32)
@@ -55,6 +55,12 @@ class PathResult:
         turns: npt.NDArray[np.int64] = turning_points(self.cells)
         return self.cells[turns]
 
+    @property
+    def length(self) -> float:
+        """Geometric length of ``cells`` in cells (1 per straight step, sqrt(2) per
+        diagonal), whatever the cell costs; 0 for no_path."""
+        return float(polyline_length(self.cells))
+
     def smoothed(self) -> SmoothedPath:
         """String-pull the waypoints by line of sight (see ``kernels.lines.string_pull``).
 
@@ -73,5 +79,4 @@ class PathResult:
             grid.uniform,
         )
         points = self.cells[kept]
-        steps = np.diff(points, axis=0).astype(np.float64)
-        return SmoothedPath(points=points, length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()))
+        return SmoothedPath(points=points, length=float(polyline_length(points)))

@@ -210,7 +210,8 @@ def _checked_budget(max_expansions: int | None) -> int:
 
 def _checked_cell(grid: GridMap, point: Point, name: str) -> tuple[int, int]:
     try:
-        x, y = (operator.index(v) for v in point)
+        px, py = point
+        x, y = operator.index(px), operator.index(py)
     except (TypeError, ValueError):
         raise OutOfBoundsError(f"{name} must be two integers [x, y], got {point!r}") from None
     if not (0 <= x < grid.width and 0 <= y < grid.height):

@@ -62,7 +62,13 @@ def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -
     path_post = spec["paths"]["/v1/maps/{map_id}/path"]["post"]
     assert {"200", "400", "404", "413", "422", "500"} <= set(path_post["responses"])
     assert "NotWalkable" in path_post["responses"]["400"]["description"]
-    request = spec["components"]["schemas"]["PathRequest"]["properties"]
+    body = path_post["requestBody"]["content"]["application/json"]["schema"]
+    request = body["properties"]
+    assert set(body["required"]) == {"start", "goal"}
+    batch_post = spec["paths"]["/v1/maps/{map_id}/paths"]["post"]
+    batch_body = batch_post["requestBody"]["content"]["application/json"]["schema"]
+    batch = batch_body["properties"]["queries"]
+    assert batch["items"]["properties"] == request
     assert "no_corner_cutting" in str(request["diagonal"])
     assert "GRIDPATH_MAX_EXPANSIONS" in request["max_expansions"]["description"]
     upload = spec["paths"]["/v1/maps"]["post"]["requestBody"]["content"]

@@ -122,3 +122,15 @@ def test_no_path_smooths_to_nothing() -> None:
     smooth = find_path(grid, start, goal).smoothed()
     assert smooth.points.shape == (0, 2)
     assert smooth.length == 0.0
+
+
+def test_length_counts_straight_and_diagonal_steps_whatever_the_costs() -> None:
+    grid = weighted_art("""
+        1115
+    """)
+    result = find_path(grid, (0, 0), (3, 0), diagonal="never")
+    assert result.length == 3.0
+    assert result.cost == 1 + 1 + 5  # costs are weighted, length is not
+    diagonal = find_path(GridMap.from_rows(["...", "...", "..."]), (0, 0), (2, 2))
+    assert math.isclose(diagonal.length, 2 * math.sqrt(2))
+    assert find_path(GridMap.from_rows([".@."]), (0, 0), (2, 0)).length == 0.0

@@ -4,16 +4,36 @@ import time
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
+from pydantic import ValidationError
 from starlette.responses import Response
 
-from service.api.deps import MapDep, RuntimeDep, require_reader
-from service.api.errors import ApiError, ErrorCode, error_responses
+from service.api.deps import (
+    check_reader,
+    lookup_map,
+    runtime_of,
+)
+from service.api.errors import ApiError, ErrorCode, error_responses, validation_message
 from service.api.pathing import Query, answer, resolve, resolve_item, run, run_batch, search
 from service.api.runtime import Runtime
 from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
 
-router = APIRouter(prefix="/v1/maps", tags=["paths"], dependencies=[Depends(require_reader)])
+router = APIRouter(prefix="/v1/maps", tags=["paths"])
+
+
+# The path routes are the hottest in the service and a short search costs tens of
+# microseconds, so they parse their bodies with pydantic-core's JSON parser and
+# check access with the same helpers the dependencies use, called directly:
+# FastAPI's per-parameter dependency solving and its stdlib-JSON body validation
+# would otherwise cost more than the search. (A batch is parsed on its search
+# thread, not on the event loop.) The schemas are documented all the same.
+def _json_body(model: type[PathRequest] | type[BatchRequest]) -> dict[str, Any]:
+    schema = {"application/json": {"schema": model.model_json_schema()}}
+    return {"requestBody": {"required": True, "content": schema}}
+
+
+_PATH_BODY = _json_body(PathRequest)
+_BATCH_BODY = _json_body(BatchRequest)
 
 _JSON_NUMPY = orjson.OPT_SERIALIZE_NUMPY
 
@@ -62,6 +82,7 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
     description="Checks run in a fixed order: schema (InvalidQuery), server limits "
     "(InvalidValue), coordinates within the map (InvalidValue), start and goal walkable "
     "(NotWalkable), then the search.",
+    openapi_extra=_PATH_BODY,
     responses=error_responses(
         ErrorCode.INVALID_QUERY,
         ErrorCode.INVALID_VALUE,
@@ -71,9 +92,14 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
         ErrorCode.UNAUTHORIZED,
     ),
 )
-async def find_one(
-    record: MapDep, body: PathRequest, runtime: RuntimeDep, request: Request
-) -> Response:
+async def find_one(map_id: str, request: Request) -> Response:
+    runtime = runtime_of(request)
+    check_reader(request, runtime.settings)
+    record = lookup_map(runtime.store, map_id)
+    try:
+        body = PathRequest.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     query = resolve(body, body.start, body.goal, None, runtime.settings)
     payload = _try_inline(runtime, record.id, query)
     if payload is None:
@@ -82,7 +108,19 @@ async def find_one(
     return _respond(payload)
 
 
-def _batch(runtime: Runtime, map_id: str, body: BatchRequest) -> list[dict[str, Any]]:
+def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
+    """Parse, validate and answer a whole batch: all of it on one search thread."""
+    try:
+        body = BatchRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
+    limit = runtime.settings.max_batch
+    if len(body.queries) > limit:
+        raise ApiError(
+            ErrorCode.TOO_BIG,
+            f"batch of {len(body.queries)} queries exceeds the limit of {limit} "
+            "(GRIDPATH_MAX_BATCH)",
+        )
     items = [resolve_item(q, body.defaults, runtime.settings) for q in body.queries]
     with runtime.cache.acquire(map_id) as grid:
         return run_batch(grid, items)
@@ -95,6 +133,7 @@ def _batch(runtime: Runtime, map_id: str, body: BatchRequest) -> list[dict[str, 
     description="One request per game tick: every query is answered in order, on one "
     "thread, with one map lookup. A bad query gets an error object (`code`, `message`) in "
     "its slot; the batch still succeeds.",
+    openapi_extra=_BATCH_BODY,
     responses=error_responses(
         ErrorCode.INVALID_QUERY,
         ErrorCode.MAP_NOT_FOUND,
@@ -102,16 +141,10 @@ def _batch(runtime: Runtime, map_id: str, body: BatchRequest) -> list[dict[str, 
         ErrorCode.UNAUTHORIZED,
     ),
 )
-async def find_many(
-    record: MapDep, body: BatchRequest, runtime: RuntimeDep, request: Request
-) -> Response:
-    limit = runtime.settings.max_batch
-    if len(body.queries) > limit:
-        raise ApiError(
-            ErrorCode.TOO_BIG,
-            f"batch of {len(body.queries)} queries exceeds the limit of {limit} "
-            "(GRIDPATH_MAX_BATCH)",
-        )
-    results = await runtime.run(_batch, runtime, record.id, body)
+async def find_many(map_id: str, request: Request) -> Response:
+    runtime = runtime_of(request)
+    check_reader(request, runtime.settings)
+    record = lookup_map(runtime.store, map_id)
+    results = await runtime.run(_batch, runtime, record.id, await request.body())
     _note(request, runtime, results)
     return _respond({"results": results})

@@ -59,3 +59,19 @@ def turning_points(cells):
         out[k] = n - 1
         k += 1
     return out[:k]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def polyline_length(points):
+    """Euclidean length of a polyline of (k, 2) integer points, in cells.
+
+    For a grid path, or its waypoints (whose segments run along the eight grid
+    directions), this is the unweighted grid length: 1 per orthogonal step,
+    sqrt(2) per diagonal one.
+    """
+    total = 0.0
+    for i in range(1, points.shape[0]):
+        dx = float(points[i, 0] - points[i - 1, 0])
+        dy = float(points[i, 1] - points[i - 1, 1])
+        total += np.sqrt(dx * dx + dy * dy)
+    return total
