@@ -36,7 +36,7 @@ from service.engine.options import (
 )
 from service.engine.result import PathResult, SmoothedPath
 from service.engine.scratch import Scratch
-from service.engine.search import find_path
+from service.engine.search import PathQuery, find_path, find_paths
 from service.engine.warmup import warmup
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "MapTooBigError",
     "NotWalkableError",
     "OutOfBoundsError",
+    "PathQuery",
     "PathResult",
     "Scratch",
     "SmoothedPath",
@@ -64,5 +65,6 @@ __all__ = [
     "UnknownDiagonalError",
     "UnknownHeuristicError",
     "find_path",
+    "find_paths",
     "warmup",
 ]

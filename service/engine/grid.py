@@ -46,6 +46,7 @@ class GridMap:
         "_costs",
         "_height",
         "_islands",
+        "_kernel_view",
         "_max_cost",
         "_min_cost",
         "_padded",
@@ -85,6 +86,7 @@ class GridMap:
             )
         islands.labels.flags.writeable = False
         self._islands = islands
+        self._kernel_view = (flat, width + 2, islands.labels, self.uniform, self._min_cost)
 
     # -- constructors -------------------------------------------------------------
 
@@ -165,6 +167,11 @@ class GridMap:
     @property
     def height(self) -> int:
         return self._height
+
+    @property
+    def kernel_view(self) -> tuple[object, ...]:
+        """``(cost, width, islands, uniform, min_cost)`` as ``search_batch`` reads them."""
+        return self._kernel_view
 
     @property
     def padded_width(self) -> int:

@@ -10,9 +10,6 @@ from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
 from service.engine.options import Status
 
-EMPTY_CELLS: npt.NDArray[np.int32] = np.empty((0, 2), dtype=np.int32)
-EMPTY_CELLS.flags.writeable = False
-
 
 @dataclass(frozen=True, slots=True)
 class SmoothedPath:
@@ -27,9 +24,12 @@ class SmoothedPath:
     length: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PathResult:
-    """The outcome of one search.
+    """The outcome of one search. Treat it as read-only.
+
+    (Not ``frozen``: a frozen dataclass sets each field through
+    ``object.__setattr__``, which costs more than a short search.)
 
     Attributes:
         status: ``found`` (a path to the goal), ``partial`` (the node budget ran
@@ -37,6 +37,10 @@ class PathResult:
         cost: grid cost of ``cells`` (sum over steps of step length times the cost
             of the cell entered); ``None`` for ``no_path``.
         cells: (n, 2) int32 ``(x, y)``, start to end inclusive; (0, 2) for no_path.
+        waypoints: (k, 2) int32: the start, every cell where the direction
+            changes, and the end.
+        length: geometric length of ``cells`` in cells (1 per straight step,
+            sqrt(2) per diagonal), whatever the cell costs; 0 for no_path.
         expanded: nodes expanded by the search (0 for answers found without one).
         reopened: closed nodes reopened because a cheaper route was found.
     """
@@ -44,22 +48,12 @@ class PathResult:
     status: Status
     cost: float | None
     cells: npt.NDArray[np.int32]
+    waypoints: npt.NDArray[np.int32]
+    length: float
     expanded: int
     reopened: int = 0
     grid: GridMap | None = field(default=None, repr=False, compare=False)
     diagonal_code: int = field(default=1, repr=False, compare=False)
-
-    @property
-    def waypoints(self) -> npt.NDArray[np.int32]:
-        """(k, 2) int32: the start, every cell where the direction changes, the end."""
-        turns: npt.NDArray[np.int64] = turning_points(self.cells)
-        return self.cells[turns]
-
-    @property
-    def length(self) -> float:
-        """Geometric length of ``cells`` in cells (1 per straight step, sqrt(2) per
-        diagonal), whatever the cell costs; 0 for no_path."""
-        return float(polyline_length(self.cells))
 
     def smoothed(self) -> SmoothedPath:
         """String-pull the waypoints by line of sight (see ``kernels.lines.string_pull``).

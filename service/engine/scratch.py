@@ -1,10 +1,12 @@
-"""Preallocated per-thread search memory (a node pool in Detour's terms).
+"""Preallocated per-thread search memory (a node pool and result buffers, Detour-style).
 
 A search touches per-cell arrays (``g``, ``parent``, heap positions). Rather than
 allocate or clear them per query, each worker thread owns one :class:`Scratch`
 sized to the largest map it has served, and every query takes a fresh
 *generation*: a cell whose ``stamp`` is not the current generation is untouched,
-so nothing is reset between queries and a query allocates only its result.
+so nothing is reset between queries. Query parameters and answers travel through
+reusable per-query arrays and flat path buffers, so a query allocates only the
+copies of its own path that it returns.
 """
 
 import threading
@@ -14,11 +16,84 @@ import numpy as np
 import numpy.typing as npt
 
 # Stamps are int32; when the counter would overflow, stamps are cleared once.
-_LAST_GENERATION: Final = np.iinfo(np.int32).max
+_LAST_GENERATION: Final = int(np.iinfo(np.int32).max)
+#: Initial room in the path buffers, in cells; they double when a batch needs more.
+INITIAL_PATH_CELLS: Final = 1 << 14
 
 _local = threading.local()
 
 HeapArrays = tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.int32]]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+CellArray = npt.NDArray[np.int32]
+
+
+class QueryArrays:
+    """One entry per query: the kernel's inputs and outputs (see ``search_batch``)."""
+
+    __slots__ = (
+        "budget",
+        "cost",
+        "diagonal",
+        "equal_f_stack",
+        "expanded",
+        "heuristic",
+        "inputs",
+        "length",
+        "outputs",
+        "reopened",
+        "source",
+        "status",
+        "target",
+        "tie_break",
+        "weight",
+    )
+
+    def __init__(self, capacity: int) -> None:
+        self.source: IntArray = np.empty(capacity, np.int64)
+        self.target: IntArray = np.empty(capacity, np.int64)
+        self.diagonal: IntArray = np.empty(capacity, np.int64)
+        self.heuristic: IntArray = np.empty(capacity, np.int64)
+        self.weight: FloatArray = np.empty(capacity, np.float64)
+        self.budget: IntArray = np.empty(capacity, np.int64)
+        self.tie_break: BoolArray = np.empty(capacity, np.bool_)
+        self.equal_f_stack: BoolArray = np.empty(capacity, np.bool_)
+        self.status: IntArray = np.empty(capacity, np.int64)
+        self.cost: FloatArray = np.empty(capacity, np.float64)
+        self.length: FloatArray = np.empty(capacity, np.float64)
+        self.expanded: IntArray = np.empty(capacity, np.int64)
+        self.reopened: IntArray = np.empty(capacity, np.int64)
+        # Built once: the kernel's argument tuples (no per-call slicing or packing).
+        self.inputs = (self.source, self.target, self.diagonal, self.heuristic, self.weight,
+                       self.budget, self.tie_break, self.equal_f_stack)  # fmt: skip
+        self.outputs = (self.status, self.cost, self.length, self.expanded, self.reopened)
+
+    @property
+    def capacity(self) -> int:
+        return int(self.source.shape[0])
+
+
+class PathBuffers:
+    """Flat ``(x, y)`` buffers for paths and waypoints, with per-query offsets."""
+
+    __slots__ = ("arrays", "cells", "offsets", "turn_offsets", "turns")
+
+    def __init__(self, queries: int, cells: int) -> None:
+        self.offsets: IntArray = np.zeros(queries + 1, np.int64)
+        self.turn_offsets: IntArray = np.zeros(queries + 1, np.int64)
+        self.cells: CellArray = np.empty((cells, 2), np.int32)
+        self.turns: CellArray = np.empty((cells, 2), np.int32)
+        self.arrays = (self.cells, self.offsets, self.turns, self.turn_offsets)
+
+    def grow_cells(self, used: int, turns_used: int) -> None:
+        """Double the room for cells, keeping what is written."""
+        for name, keep in (("cells", used), ("turns", turns_used)):
+            old: CellArray = getattr(self, name)
+            new = np.empty((2 * old.shape[0], 2), np.int32)
+            new[:keep] = old[:keep]
+            setattr(self, name, new)
+        self.arrays = (self.cells, self.offsets, self.turns, self.turn_offsets)
 
 
 class Scratch:
@@ -27,44 +102,51 @@ class Scratch:
     Not thread-safe: one per thread (see :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("capacity", "g", "generation", "heap", "parent", "stack", "stamp")
+    __slots__ = ("capacity", "g", "generation", "heap", "kernel_args", "parent", "paths",
+                 "queries", "stack", "stamp")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.stamp: npt.NDArray[np.int32] = np.zeros(capacity, dtype=np.int32)
         self.g: npt.NDArray[np.float64] = np.empty(capacity, dtype=np.float64)
         self.parent: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
-        self.heap: HeapArrays = _heap_arrays(capacity)
+        self.heap: HeapArrays = (
+            np.empty(capacity, dtype=np.int32),  # cell
+            np.empty((capacity, 2), dtype=np.float64),  # key: f, g
+            np.empty(capacity, dtype=np.int32),  # each cell's slot
+        )
         self.stack: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
+        #: ``(stamp, g, parent, heap, stack)`` as ``search_batch`` takes them.
+        self.kernel_args = (self.stamp, self.g, self.parent, self.heap, self.stack)
+        self.queries = QueryArrays(1)
+        self.paths = PathBuffers(1, INITIAL_PATH_CELLS)
         self.generation = 0
+
+    def take_generations(self, count: int) -> int:
+        """Reserve ``count`` consecutive fresh generations; return the first."""
+        if self.generation + count > _LAST_GENERATION:
+            self.stamp.fill(0)
+            self.generation = 0
+        first = self.generation + 1
+        self.generation += count
+        return first
 
     def next_generation(self) -> int:
         """Start a query: return a generation no stamp holds yet."""
-        if self.generation == _LAST_GENERATION:
-            self.stamp.fill(0)
-            self.generation = 0
-        self.generation += 1
-        return self.generation
+        return self.take_generations(1)
+
+    def for_queries(self, count: int) -> tuple[QueryArrays, PathBuffers]:
+        """Per-query arrays and path buffers with room for ``count`` queries."""
+        if self.queries.capacity < count:
+            self.queries = QueryArrays(max(count, 2 * self.queries.capacity))
+            self.paths = PathBuffers(self.queries.capacity, self.paths.cells.shape[0])
+        return self.queries, self.paths
 
     @property
     def nbytes(self) -> int:
-        return int(
-            self.stamp.nbytes
-            + self.g.nbytes
-            + self.parent.nbytes
-            + self.stack.nbytes
-            + sum(a.nbytes for a in self.heap)
-        )
-
-
-def _heap_arrays(capacity: int) -> HeapArrays:
-    """Heap storage: cell (int32) and key ``(f, g)`` (float64) per slot, and each
-    cell's slot (int32) — every open cell is in the heap at most once."""
-    return (
-        np.empty(capacity, dtype=np.int32),
-        np.empty((capacity, 2), dtype=np.float64),
-        np.empty(capacity, dtype=np.int32),
-    )
+        heap = sum(int(a.nbytes) for a in self.heap)
+        return int(self.stamp.nbytes + self.g.nbytes + self.parent.nbytes
+                   + self.stack.nbytes + heap)  # fmt: skip
 
 
 def thread_scratch(cells: int) -> Scratch:

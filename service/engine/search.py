@@ -1,20 +1,23 @@
-"""``find_path``: the engine's facade over the A* kernel.
+"""``find_path`` and ``find_paths``: the engine's facade over the search kernels.
 
 Validation order (as in OSRM): option names and ranges, then coordinates within
-bounds, then walkability, then the search. Trivial answers are returned before
-any search: start == goal, start and goal on different islands (``no_path`` with
-zero expansions), and, on uniform-cost maps, a walkable straight line (optimal).
+bounds, then walkability, then the search. Trivial answers come before any
+search, inside the kernel: start == goal, start and goal on different islands
+(``no_path`` with zero expansions), and, on uniform-cost maps, a walkable
+straight line (optimal). A single query is a batch of one: one code path.
 """
 
 import math
 import operator
 from collections.abc import Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.errors import (
+    EngineError,
     InvalidBudgetError,
     InvalidWeightError,
     NotWalkableError,
@@ -23,16 +26,8 @@ from service.engine.errors import (
     UnknownHeuristicError,
 )
 from service.engine.grid import GridMap
-from service.engine.kernels.astar import astar
-from service.engine.kernels.codes import (
-    DIAGONAL_NEVER,
-    SQRT2,
-    STATUS_FOUND,
-    STATUS_NO_PATH,
-    STATUS_PARTIAL,
-)
-from service.engine.kernels.lines import straight_line
-from service.engine.kernels.paths import reconstruct
+from service.engine.kernels.batch import search_batch
+from service.engine.kernels.codes import STATUS_FOUND, STATUS_NO_PATH, STATUS_PARTIAL
 from service.engine.options import (
     CONSISTENT,
     DEFAULT_DIAGONAL,
@@ -43,7 +38,7 @@ from service.engine.options import (
     Heuristic,
     Status,
 )
-from service.engine.result import EMPTY_CELLS, PathResult
+from service.engine.result import PathResult
 from service.engine.scratch import Scratch, thread_scratch
 
 #: Budget used when the caller sets none: more than any grid has cells.
@@ -56,6 +51,32 @@ _STATUS: Final[dict[int, Status]] = {
 }
 
 Point = Sequence[int] | npt.NDArray[np.integer]
+
+
+@dataclass(frozen=True, slots=True)
+class PathQuery:
+    """One query for :func:`find_paths`; the fields are :func:`find_path`'s arguments."""
+
+    start: Point
+    goal: Point
+    heuristic: Heuristic | str = DEFAULT_HEURISTIC
+    diagonal: Diagonal | str = DEFAULT_DIAGONAL
+    weight: float = 1.0
+    max_expansions: int | None = None
+    tie_break: bool = True
+
+
+class _Checked(NamedTuple):
+    """A validated query in the kernel's terms."""
+
+    source: int
+    target: int
+    diagonal: int
+    heuristic: int
+    weight: float
+    budget: int
+    tie_break: bool
+    equal_f_stack: bool
 
 
 def find_path(
@@ -92,89 +113,90 @@ def find_path(
         UnknownHeuristicError, UnknownDiagonalError, InvalidWeightError,
         InvalidBudgetError, OutOfBoundsError, NotWalkableError.
     """
-    heuristic_code = _option(HEURISTICS, heuristic, "heuristic", UnknownHeuristicError)
-    diagonal_code = _option(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
-    weight = _checked_weight(weight)
-    budget = _checked_budget(max_expansions)
-    sx, sy = _checked_cell(grid, start, "start")
-    gx, gy = _checked_cell(grid, goal, "goal")
-    for name, (x, y) in (("start", (sx, sy)), ("goal", (gx, gy))):
+    query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break)
+    return _search(grid, [_check(grid, query)], scratch)[0]
+
+
+def find_paths(
+    grid: GridMap, queries: Sequence[PathQuery], *, scratch: Scratch | None = None
+) -> list[PathResult | EngineError]:
+    """Answer many queries on one map in one kernel call (one release of the GIL).
+
+    Returns, in order, each query's result, or the error :func:`find_path` would
+    have raised for it: one bad query never fails the others.
+    """
+    checked: list[_Checked] = []
+    answers: list[PathResult | EngineError | None] = []
+    for query in queries:
+        try:
+            checked.append(_check(grid, query))
+            answers.append(None)
+        except EngineError as exc:
+            answers.append(exc)
+    found = iter(_search(grid, checked, scratch))
+    return [next(found) if answer is None else answer for answer in answers]
+
+
+def _check(grid: GridMap, query: PathQuery) -> _Checked:
+    """Validate in a fixed order: options, bounds, walkability."""
+    heuristic = _option(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError)
+    diagonal = _option(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError)
+    weight = _checked_weight(query.weight)
+    budget = _checked_budget(query.max_expansions)
+    sx, sy = _checked_cell(grid, query.start, "start")
+    gx, gy = _checked_cell(grid, query.goal, "goal")
+    for name, x, y in (("start", sx, sy), ("goal", gx, gy)):
         if not grid.walkable(x, y):
             raise NotWalkableError(f"{name} (x={x}, y={y}) is on a blocked cell")
+    tie_break = bool(query.tie_break)
+    # The equal-f stack is itself a larger-g tie-break, sound only when consistent.
+    stack = tie_break and weight == 1.0 and query.heuristic in CONSISTENT[str(query.diagonal)]
+    return _Checked(grid.flat_index(sx, sy), grid.flat_index(gx, gy), diagonal, heuristic,
+                    weight, budget, tie_break, stack)  # fmt: skip
 
-    source = grid.flat_index(sx, sy)
-    target = grid.flat_index(gx, gy)
-    if source == target:
-        return _answer(grid, diagonal_code, "found", 0.0, np.array([[sx, sy]], dtype=np.int32))
-    if not grid.same_island(source, target, diagonal_code):
-        return _answer(grid, diagonal_code, "no_path", None, EMPTY_CELLS)
-    if grid.uniform:
-        line = straight_line(grid.padded, grid.padded_width, sx, sy, gx, gy, diagonal_code)
-        if line.shape[0]:
-            return _answer(
-                grid,
-                diagonal_code,
-                "found",
-                _line_cost(grid, abs(gx - sx), abs(gy - sy), diagonal_code),
-                line,
-            )
 
+def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
+            ) -> list[PathResult]:  # fmt: skip
+    """Run validated queries through ``search_batch`` and copy out their answers."""
+    count = len(checked)
+    if count == 0:
+        return []
     scratch = scratch or thread_scratch(grid.padded.size)
-    # The stack is itself a larger-g tie-break, sound only for consistent heuristics.
-    equal_f_stack = tie_break and weight == 1.0 and heuristic in CONSISTENT[diagonal]
-    status, end, expanded, reopened = astar(
-        grid.padded,
-        grid.padded_width,
-        source,
-        target,
-        diagonal_code,
-        heuristic_code,
-        grid.min_cost,
-        weight,
-        budget,
-        tie_break,
-        equal_f_stack,
-        scratch.next_generation(),
-        scratch.stamp,
-        scratch.g,
-        scratch.parent,
-        scratch.heap,
-        scratch.stack,
-    )
-    if status == STATUS_NO_PATH:  # unreachable goal inside one island: cannot happen
-        return _answer(grid, diagonal_code, "no_path", None, EMPTY_CELLS, expanded, reopened)
-    cells = reconstruct(scratch.parent, grid.padded_width, end)
-    return _answer(
-        grid, diagonal_code, _STATUS[status], float(scratch.g[end]), cells, expanded, reopened
-    )
-
-
-def _answer(
-    grid: GridMap,
-    diagonal_code: int,
-    status: Status,
-    cost: float | None,
-    cells: npt.NDArray[np.int32],
-    expanded: int = 0,
-    reopened: int = 0,
-) -> PathResult:
-    return PathResult(
-        status=status,
-        cost=cost,
-        cells=cells,
-        expanded=int(expanded),
-        reopened=int(reopened),
-        grid=grid,
-        diagonal_code=diagonal_code,
-    )
-
-
-def _line_cost(grid: GridMap, dx: int, dy: int, diagonal_code: int) -> float:
-    """Cost of the straight line on a uniform map: octile (or Manhattan) times the cost."""
-    if diagonal_code == DIAGONAL_NEVER:
-        return grid.min_cost * (dx + dy)
-    diagonals = min(dx, dy)
-    return grid.min_cost * ((max(dx, dy) - diagonals) + SQRT2 * diagonals)
+    arrays, paths = scratch.for_queries(count)
+    for i, query in enumerate(checked):
+        arrays.source[i], arrays.target[i] = query.source, query.target
+        arrays.diagonal[i], arrays.heuristic[i] = query.diagonal, query.heuristic
+        arrays.weight[i], arrays.budget[i] = query.weight, query.budget
+        arrays.tie_break[i], arrays.equal_f_stack[i] = query.tie_break, query.equal_f_stack
+    first_generation = scratch.take_generations(count)
+    done = 0
+    while True:
+        done = search_batch(grid.kernel_view, arrays.inputs, done, count, first_generation,
+                            scratch.kernel_args, arrays.outputs, paths.arrays)  # fmt: skip
+        if done == count:
+            break
+        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]))
+    # One conversion per array for the whole batch, not one per element.
+    status, cost, length, expanded, reopened = (a[:count].tolist() for a in arrays.outputs)
+    offsets = paths.offsets[: count + 1].tolist()
+    turn_offsets = paths.turn_offsets[: count + 1].tolist()
+    results = []
+    for i, query in enumerate(checked):
+        code = _STATUS[status[i]]
+        results.append(
+            PathResult(
+                status=code,
+                cost=None if code == "no_path" else cost[i],
+                cells=paths.cells[offsets[i] : offsets[i + 1]].copy(),
+                waypoints=paths.turns[turn_offsets[i] : turn_offsets[i + 1]].copy(),
+                length=length[i],
+                expanded=expanded[i],
+                reopened=reopened[i],
+                grid=grid,
+                diagonal_code=query.diagonal,
+            )
+        )
+    return results
 
 
 def _option(codes: dict[str, int], name: object, what: str, error: type[Exception]) -> int:

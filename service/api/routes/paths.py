@@ -63,9 +63,10 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         if grid is None:
             return None
         began = time.perf_counter_ns()
-        budget = min(cap, query.max_expansions)
+        wanted = query.spec.max_expansions
+        budget = cap if wanted is None else min(cap, wanted)
         result = search(grid, query, budget=budget)
-        if result.status == "partial" and budget < query.max_expansions:
+        if result.status == "partial" and (wanted is None or budget < wanted):
             return None
         return answer(result, query, time.perf_counter_ns() - began)
 

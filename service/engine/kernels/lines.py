@@ -3,13 +3,21 @@
 import numpy as np
 from numba import njit
 
-from service.engine.kernels.codes import DIAGONAL_ALWAYS, DIAGONAL_NEVER
+from service.engine.kernels.codes import DIAGONAL_ALWAYS, DIAGONAL_NEVER, SQRT2
 from service.engine.kernels.moves import corner_allows
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def straight_line(cost, width, x0, y0, x1, y1, diagonal):
-    """The straight grid line from ``(x0, y0)`` to ``(x1, y1)`` if every step is legal.
+def line_length(x0, y0, x1, y1, diagonal):
+    """Cells on the straight grid line between two cells, both ends included."""
+    dx = abs(x1 - x0)
+    dy = abs(y1 - y0)
+    return dx + dy + 1 if diagonal == DIAGONAL_NEVER else max(dx, dy) + 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def trace_line(cost, width, x0, y0, x1, y1, diagonal, out, at):
+    """Write the straight grid line from ``(x0, y0)`` to ``(x1, y1)`` into ``out[at:]``.
 
     With diagonal moves this is Bresenham's line: ``max(dx, dy)`` steps of which
     ``min(dx, dy)`` are diagonal, i.e. exactly the octile distance, so on a uniform
@@ -20,21 +28,21 @@ def straight_line(cost, width, x0, y0, x1, y1, diagonal):
         cost: (cells,) float32 padded row-major grid; width: padded width.
         x0, y0, x1, y1: unpadded cell coordinates.
         diagonal: policy code; each diagonal step must satisfy its corner rule.
+        out: (m, 2) int32 ``(x, y)`` buffer with room for ``line_length`` cells at ``at``.
 
     Returns:
-        (n, 2) int32 ``(x, y)`` cells, start to end; (0, 2) when a step is illegal.
+        True if every step is legal (the line is then in ``out``), else False.
     """
     dx = abs(x1 - x0)
     dy = abs(y1 - y0)
     sx = 1 if x1 >= x0 else -1
     sy = 1 if y1 >= y0 else -1
     four = diagonal == DIAGONAL_NEVER
-    n = dx + dy + 1 if four else max(dx, dy) + 1
-    cells = np.empty((n, 2), dtype=np.int32)
+    n = line_length(x0, y0, x1, y1, diagonal)
     x = x0
     y = y0
-    cells[0, 0] = x
-    cells[0, 1] = y
+    out[at, 0] = x
+    out[at, 1] = y
     err = dx - dy  # Bresenham's error term, doubled on use
     ix = 0
     iy = 0
@@ -57,17 +65,28 @@ def straight_line(cost, width, x0, y0, x1, y1, diagonal):
             if e2 < dx:
                 err += dx
                 y += sy
-        here = (y + 1) * width + (x + 1)
-        if cost[here] <= 0.0:
-            return cells[:0]
+        if cost[(y + 1) * width + (x + 1)] <= 0.0:
+            return False
         if x != px and y != py:
             side_a = cost[(py + 1) * width + (x + 1)] > 0.0
             side_b = cost[(y + 1) * width + (px + 1)] > 0.0
             if not corner_allows(diagonal, side_a, side_b):
-                return cells[:0]
-        cells[i, 0] = x
-        cells[i, 1] = y
-    return cells
+                return False
+        out[at + i, 0] = x
+        out[at + i, 1] = y
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def line_cost(x0, y0, x1, y1, diagonal, unit_cost):
+    """Cost of the straight line on a map where every cell costs ``unit_cost``:
+    octile distance (Manhattan when 4-connected) times the cost."""
+    dx = abs(x1 - x0)
+    dy = abs(y1 - y0)
+    if diagonal == DIAGONAL_NEVER:
+        return unit_cost * (dx + dy)
+    lo = min(dx, dy)
+    return unit_cost * ((max(dx, dy) - lo) + SQRT2 * lo)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

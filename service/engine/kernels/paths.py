@@ -7,29 +7,58 @@ from service.engine.kernels.codes import NO_PARENT
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def reconstruct(parent, width, end):
-    """Follow ``parent`` links from ``end`` back to the start.
-
-    Args:
-        parent: (cells,) int32 padded flat parent links, ``NO_PARENT`` at the start.
-        width: padded width.
-        end: padded flat index of the last cell.
-
-    Returns:
-        (n, 2) int32 array of unpadded ``(x, y)``, start first, end last.
-    """
+def chain_length(parent, end):
+    """Cells on the ``parent`` chain from ``end`` back to the start, both included."""
     n = 1
     c = end
     while parent[c] != NO_PARENT:
         c = parent[c]
         n += 1
-    cells = np.empty((n, 2), dtype=np.int32)
+    return n
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def write_chain(parent, width, end, n, out, at):
+    """Write the ``n`` cells of the chain ending at ``end`` into ``out[at:at + n]``,
+    start first, as unpadded ``(x, y)``."""
     c = end
-    for i in range(n - 1, -1, -1):
-        cells[i, 0] = c % width - 1
-        cells[i, 1] = c // width - 1
+    for i in range(at + n - 1, at - 1, -1):
+        out[i, 0] = c % width - 1
+        out[i, 1] = c // width - 1
         c = parent[c]
-    return cells
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def is_turn(cells, i):
+    """Whether the direction into ``cells[i]`` differs from the direction out of it."""
+    return (
+        cells[i, 0] - cells[i - 1, 0] != cells[i + 1, 0] - cells[i, 0]
+        or cells[i, 1] - cells[i - 1, 1] != cells[i + 1, 1] - cells[i, 1]
+    )
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def write_turns(cells, at, n, out, wat):
+    """Write the waypoints of ``cells[at:at + n]`` (start, every turn, end) into
+    ``out[wat:]``; return how many. ``out`` needs room for ``n``."""
+    if n == 0:
+        return 0
+    out[wat, 0] = cells[at, 0]
+    out[wat, 1] = cells[at, 1]
+    k = 1
+    for i in range(at + 1, at + n - 1):
+        if (
+            cells[i, 0] - cells[i - 1, 0] != cells[i + 1, 0] - cells[i, 0]
+            or cells[i, 1] - cells[i - 1, 1] != cells[i + 1, 1] - cells[i, 1]
+        ):
+            out[wat + k, 0] = cells[i, 0]
+            out[wat + k, 1] = cells[i, 1]
+            k += 1
+    if n > 1:
+        out[wat + k, 0] = cells[at + n - 1, 0]
+        out[wat + k, 1] = cells[at + n - 1, 1]
+        k += 1
+    return k
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -69,8 +98,14 @@ def polyline_length(points):
     directions), this is the unweighted grid length: 1 per orthogonal step,
     sqrt(2) per diagonal one.
     """
+    return segment_lengths(points, 0, points.shape[0])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def segment_lengths(points, at, n):
+    """:func:`polyline_length` of ``points[at:at + n]``."""
     total = 0.0
-    for i in range(1, points.shape[0]):
+    for i in range(at + 1, at + n):
         dx = float(points[i, 0] - points[i - 1, 0])
         dy = float(points[i, 1] - points[i - 1, 1])
         total += np.sqrt(dx * dx + dy * dy)

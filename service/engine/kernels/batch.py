@@ -1,0 +1,105 @@
+"""``search_batch``: answer a list of queries in one call, writing into caller buffers.
+
+One kernel call per batch (and per single query) means one release of the GIL:
+many small ``nogil`` calls from threads that also run Python make the threads
+hand the GIL back and forth at every call, which costs more than short searches.
+
+For each query, in order: start == goal; different islands (``no_path``, no
+search); on a uniform map a walkable straight line (optimal, no search); else A*.
+Paths, their waypoints and their lengths are written into flat buffers with
+offsets, Detour-style; a query whose path does not fit stops the batch and the
+caller grows the buffers and resumes from it.
+"""
+
+import numpy as np
+from numba import njit
+
+from service.engine.kernels.astar import astar
+from service.engine.kernels.codes import (
+    DIAGONAL_ALWAYS,
+    STATUS_FOUND,
+    STATUS_NO_PATH,
+)
+from service.engine.kernels.lines import line_cost, line_length, trace_line
+from service.engine.kernels.paths import chain_length, segment_lengths, write_chain, write_turns
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
+    """Answer ``queries[first:count]``; return the index of the first one not answered.
+
+    Args:
+        grid: ``(cost, width, islands, uniform, min_cost)``: padded flat float32
+            costs, padded width, (2, cells) int32 island labels (4-adjacency,
+            8-adjacency), whether all walkable cells cost the same, least cost.
+        queries: ``(source, target, diagonal, heuristic, weight, budget, tie_break,
+            equal_f_stack)``, arrays of one entry per query; cells as padded flat
+            indices, already validated (in bounds, walkable).
+        first, count: the queries to answer (the arrays may be longer).
+        gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
+        scratch: ``(stamp, g, parent, heap, stack)`` as for ``astar``.
+        results: ``(status, cost, length, expanded, reopened)``: per-query outputs.
+        paths: ``(cells, offsets, turns, turn_offsets)``: query ``i``'s cells are
+            ``cells[offsets[i]:offsets[i + 1]]`` and its waypoints
+            ``turns[turn_offsets[i]:turn_offsets[i + 1]]``, both (m, 2) int32 (x, y).
+
+    Returns:
+        ``count`` when every query is answered; otherwise the index of the
+        query whose path did not fit (``offsets[i]`` and ``turn_offsets[i]`` hold).
+    """
+    cost, width, islands, uniform, min_cost = grid
+    source, target, diagonal, heuristic, weight, budget, tie_break, equal_f_stack = queries
+    stamp, g, parent, heap, stack = scratch
+    status, path_cost, length, expanded, reopened = results
+    cells, offsets, turns, turn_offsets = paths
+    room = cells.shape[0]
+    for i in range(first, count):
+        s = source[i]
+        t = target[i]
+        d = diagonal[i]
+        at = offsets[i]
+        expanded[i] = 0
+        reopened[i] = 0
+        n = 0
+        labels = islands[1] if d == DIAGONAL_ALWAYS else islands[0]
+        if s == t:
+            if at + 1 > room:
+                return i
+            cells[at, 0] = s % width - 1
+            cells[at, 1] = s // width - 1
+            n = 1
+            status[i] = STATUS_FOUND
+            path_cost[i] = 0.0
+        elif labels[s] != labels[t]:
+            status[i] = STATUS_NO_PATH
+            path_cost[i] = np.nan
+        else:
+            x0, y0, x1, y1 = s % width - 1, s // width - 1, t % width - 1, t // width - 1
+            if uniform:
+                n = line_length(x0, y0, x1, y1, d)
+                if at + n > room:
+                    return i
+                if trace_line(cost, width, x0, y0, x1, y1, d, cells, at):
+                    status[i] = STATUS_FOUND
+                    path_cost[i] = line_cost(x0, y0, x1, y1, d, min_cost)
+                else:
+                    n = 0
+            if n == 0:
+                st, end, ex, ro = astar(cost, width, s, t, d, heuristic[i], min_cost, weight[i],
+                                        budget[i], tie_break[i], equal_f_stack[i], gen0 + i,
+                                        stamp, g, parent, heap, stack)  # fmt: skip
+                status[i] = st
+                expanded[i] = ex
+                reopened[i] = ro
+                if st == STATUS_NO_PATH:
+                    path_cost[i] = np.nan
+                else:
+                    n = chain_length(parent, end)
+                    if at + n > room:
+                        return i
+                    write_chain(parent, width, end, n, cells, at)
+                    path_cost[i] = g[end]
+        offsets[i + 1] = at + n
+        length[i] = segment_lengths(cells, at, n)
+        turn_offsets[i + 1] = turn_offsets[i] + write_turns(cells, at, n, turns, turn_offsets[i])
+    return count
