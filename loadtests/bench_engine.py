@@ -47,6 +47,7 @@ import numpy.typing as npt
 import pyastar2d
 import tcod.path
 
+from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
 from service.config import REPO_ROOT, get_settings
 from service.engine import GridMap, PathResult, find_path
 from service.engine.movingai import Scenario, parse_scenarios
@@ -64,6 +65,7 @@ COLD_PROBE: Final = """
 import json, sys, time
 t0 = time.perf_counter()
 from service.engine import GridMap, find_path
+from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
 t1 = time.perf_counter()
 with open(sys.argv[1], encoding="ascii") as f:
     grid = GridMap.from_movingai(f.read())
@@ -332,40 +334,6 @@ def tcod_excess(run: MapRun) -> float:
 # -- tables -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
-    """A titled table of preformatted cells; the first column is left-aligned."""
-
-    title: str
-    columns: tuple[str, ...]
-    rows: Sequence[tuple[str, ...]]
-    note: str = ""
-
-
-def render_text(table: Table) -> str:
-    """Aligned plain-text form."""
-    widths = [
-        max([len(col), *(len(row[i]) for row in table.rows)]) for i, col in enumerate(table.columns)
-    ]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    body = [line(table.columns), line(["-" * w for w in widths]), *map(line, table.rows)]
-    return "\n".join([table.title, *body, *([table.note] if table.note else [])])
-
-
-def render_markdown(table: Table) -> str:
-    """GitHub-flavoured markdown form."""
-    align = ["---", *("---:" for _ in table.columns[1:])]
-    rows = [table.columns, tuple(align), *table.rows]
-    lines = ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join([f"**{table.title}**", "", *lines, *(["", table.note] if table.note else [])])
-
-
 def us(value: float) -> str:
     """Microseconds, one decimal, thousands separated."""
     return f"{value:,.1f}"
@@ -558,24 +526,6 @@ def cold_table(entry: MapFile, probes: Sequence[Probe]) -> Table:
 # -- report -------------------------------------------------------------------------
 
 
-def cpu_model() -> str:
-    """The CPU model name from /proc/cpuinfo, else what ``platform`` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def nproc() -> int:
-    """CPUs this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def header(root: Path, args: argparse.Namespace) -> str:
     """Date, machine and versions, one line each."""
     versions = "  ".join(
@@ -652,14 +602,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--no-cold-start", action="store_true", help="skip the cold-start subprocess probes"
     )
     return parser.parse_args(argv)
-
-
-def positive(text: str) -> int:
-    """An argparse type: an integer >= 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def measure(selected: Sequence[MapFile], args: argparse.Namespace) -> list[MapRun]:

@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
 from service.config import REPO_ROOT, get_settings
 from service.engine.movingai import Scenario, parse_scenarios
 
@@ -330,40 +331,6 @@ def wrk(
 # -- report -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
-    """A titled table of preformatted cells; the first column is left-aligned."""
-
-    title: str
-    columns: tuple[str, ...]
-    rows: Sequence[tuple[str, ...]]
-    note: str = ""
-
-
-def render_text(table: Table) -> str:
-    """Aligned plain-text form."""
-    widths = [
-        max([len(col), *(len(row[i]) for row in table.rows)]) for i, col in enumerate(table.columns)
-    ]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    body = [line(table.columns), line(["-" * w for w in widths]), *map(line, table.rows)]
-    return "\n".join([table.title, *body, *([table.note] if table.note else [])])
-
-
-def render_markdown(table: Table) -> str:
-    """GitHub-flavoured markdown form."""
-    align = ["---", *("---:" for _ in table.columns[1:])]
-    rows = [table.columns, tuple(align), *table.rows]
-    lines = ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join([f"**{table.title}**", "", *lines, *(["", table.note] if table.note else [])])
-
-
 def results_table(runs: Sequence[WrkRun], args: argparse.Namespace) -> Table:
     """One row per wrk run."""
     rows = [
@@ -415,24 +382,6 @@ def ratios(healthz: WrkRun, single: WrkRun, batch: WrkRun) -> str:
     )
 
 
-def cpu_model() -> str:
-    """The CPU model name from /proc/cpuinfo, else what ``platform`` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def nproc() -> int:
-    """CPUs this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def wrk_version() -> str:
     """The first words of ``wrk -v`` (which exits 1)."""
     done = subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
@@ -459,14 +408,6 @@ def header(args: argparse.Namespace, rows: int, batches: int) -> str:
 
 
 # -- main ---------------------------------------------------------------------------
-
-
-def positive(text: str) -> int:
-    """An argparse type: an integer >= 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -22,23 +22,15 @@ def runtime_of(request: Request) -> Runtime:
     return runtime
 
 
-_runtime = runtime_of
-
-
 async def get_runtime(request: Request) -> Runtime:
-    return _runtime(request)
-
-
-async def get_settings(request: Request) -> Settings:
-    return _runtime(request).settings
+    return runtime_of(request)
 
 
 async def get_store(request: Request) -> MapStore:
-    return _runtime(request).store
+    return runtime_of(request).store
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[MapStore, Depends(get_store)]
 
 
@@ -54,7 +46,7 @@ async def get_map(
     request: Request,
     map_id: Annotated[str, Path(description="Map id from the upload answer.")],
 ) -> MapRecord:
-    return lookup_map(_runtime(request).store, map_id)
+    return lookup_map(runtime_of(request).store, map_id)
 
 
 MapDep = Annotated[MapRecord, Depends(get_map)]
@@ -73,9 +65,16 @@ def _check_key(request: Request, settings: Settings) -> None:
         )
 
 
+def readable_map(request: Request, map_id: str) -> tuple[Runtime, MapRecord]:
+    """Access check and map lookup for the hot path routes, without dependency solving."""
+    runtime = runtime_of(request)
+    check_reader(request, runtime.settings)
+    return runtime, lookup_map(runtime.store, map_id)
+
+
 async def require_writer(request: Request) -> None:
     """Uploads and deletes need the key whenever one is configured."""
-    _check_key(request, _runtime(request).settings)
+    _check_key(request, runtime_of(request).settings)
 
 
 def check_reader(request: Request, settings: Settings) -> None:
@@ -85,4 +84,4 @@ def check_reader(request: Request, settings: Settings) -> None:
 
 
 async def require_reader(request: Request) -> None:
-    check_reader(request, _runtime(request).settings)
+    check_reader(request, runtime_of(request).settings)

@@ -131,10 +131,6 @@ class Scratch:
         self.generation += count
         return first
 
-    def next_generation(self) -> int:
-        """Start a query: return a generation no stamp holds yet."""
-        return self.take_generations(1)
-
     def for_queries(self, count: int) -> tuple[QueryArrays, PathBuffers]:
         """Per-query arrays and path buffers with room for ``count`` queries."""
         if self.queries.capacity < count:

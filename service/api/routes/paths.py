@@ -8,11 +8,7 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.responses import Response
 
-from service.api.deps import (
-    check_reader,
-    lookup_map,
-    runtime_of,
-)
+from service.api.deps import readable_map
 from service.api.errors import ApiError, ErrorCode, error_responses, validation_message
 from service.api.pathing import Query, answer, resolve, resolve_item, run, run_batch, search
 from service.api.runtime import Runtime
@@ -94,9 +90,7 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
     ),
 )
 async def find_one(map_id: str, request: Request) -> Response:
-    runtime = runtime_of(request)
-    check_reader(request, runtime.settings)
-    record = lookup_map(runtime.store, map_id)
+    runtime, record = readable_map(request, map_id)
     try:
         body = PathRequest.model_validate_json(await request.body())
     except ValidationError as exc:
@@ -143,9 +137,7 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
     ),
 )
 async def find_many(map_id: str, request: Request) -> Response:
-    runtime = runtime_of(request)
-    check_reader(request, runtime.settings)
-    record = lookup_map(runtime.store, map_id)
+    runtime, record = readable_map(request, map_id)
     results = await runtime.run(_batch, runtime, record.id, await request.body())
     _note(request, runtime, results)
     return _respond({"results": results})
