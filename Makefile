@@ -7,8 +7,12 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 DATA   ?= ./data
+# make loadtest USERS=20 SPAWN_RATE=10 DURATION=15s
+USERS      ?= 20
+SPAWN_RATE ?= 10
+DURATION   ?= 60s
 
-.PHONY: run test lint pytest bench clean
+.PHONY: run test lint pytest bench loadtest clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -42,6 +46,11 @@ pytest: $(VENV)/.installed-dev
 # Engine benchmark against pyastar2d and tcod; prints tables (see README).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_engine $(BENCH_ARGS)
+
+# Starts the service on loopback, runs locust headless, writes loadtests/results/*.csv,
+# fails on any failed request or a p99 above the threshold (see loadtests/loadtest.py).
+loadtest: $(VENV)/.installed-dev
+	$(BIN)/python -m loadtests.loadtest --users $(USERS) --spawn-rate $(SPAWN_RATE) --duration $(DURATION)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
