@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[1]
@@ -60,6 +60,12 @@ class Settings(BaseSettings):
         default=None, description="When set, uploads and deletes need 'Authorization: Bearer'."
     )
     api_key_reads: bool = Field(default=False, description="Require the key for reads too.")
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _empty_key_is_no_key(cls, value: object) -> object:
+        """``GRIDPATH_API_KEY=`` (as compose passes an unset variable) means no key."""
+        return None if value in ("", None) else value
 
     bench_data: Path = Field(
         default=REPO_ROOT.parent / "shared" / "benchmarks" / "movingai",

@@ -19,3 +19,10 @@ def test_limits_must_be_positive(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRIDPATH_MAX_BATCH", "0")
     with pytest.raises(ValueError, match="max_batch"):
         Settings()
+
+
+def test_an_empty_api_key_means_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Regression: docker compose passes GRIDPATH_API_KEY="" for an unset variable,
+    # and every upload was refused as Unauthorized.
+    monkeypatch.setenv("GRIDPATH_API_KEY", "")
+    assert Settings().api_key is None
