@@ -7,4 +7,12 @@ Grids reach the kernels *padded*: a one-cell border of blocked cells surrounds t
 map, and the padded grid is flattened row-major, so a cell's neighbours are fixed
 offsets (``±1``, ``±width``) and no kernel ever tests bounds in its inner loop.
 A padded flat index is ``(y + 1) * padded_width + (x + 1)``.
+
+numba's cache is keyed on each function's own source file, but kernels compile the
+kernels they call into themselves: stale cache files are dropped here, before any
+kernel module loads (see ``cache``).
 """
+
+from service.engine.kernels.cache import drop_stale_cache
+
+drop_stale_cache()
