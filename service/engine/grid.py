@@ -45,6 +45,7 @@ class GridMap:
     __slots__ = (
         "_costs",
         "_height",
+        "_integral",
         "_islands",
         "_kernel_view",
         "_max_cost",
@@ -75,6 +76,7 @@ class GridMap:
         self._walkable_cells = int(walkable.size)
         self._min_cost = float(walkable.min()) if walkable.size else 1.0
         self._max_cost = float(walkable.max()) if walkable.size else 1.0
+        self._integral = bool(np.all(walkable == np.floor(walkable)))
         if islands is None:
             labels4, count4 = label_islands(flat, width + 2, False)
             labels8, count8 = label_islands(flat, width + 2, True)
@@ -189,6 +191,11 @@ class GridMap:
     @property
     def max_cost(self) -> float:
         return self._max_cost
+
+    @property
+    def integer_costs(self) -> bool:
+        """Whether every walkable cost is a whole number (so 4-connected f are too)."""
+        return self._integral
 
     @property
     def uniform(self) -> bool:

@@ -19,6 +19,9 @@ import numpy.typing as npt
 _LAST_GENERATION: Final = int(np.iinfo(np.int32).max)
 #: Initial room in the path buffers, in cells; they double when a batch needs more.
 INITIAL_PATH_CELLS: Final = 1 << 14
+#: Most buckets a bucket-queue search may use (max cost + min cost + 1); beyond it,
+#: the heap. Uniform maps need 3.
+MAX_BUCKETS: Final = 1 << 12
 
 _local = threading.local()
 
@@ -33,6 +36,7 @@ class QueryArrays:
     """One entry per query: the kernel's inputs and outputs (see ``search_batch``)."""
 
     __slots__ = (
+        "buckets",
         "budget",
         "cost",
         "diagonal",
@@ -59,6 +63,7 @@ class QueryArrays:
         self.budget: IntArray = np.empty(capacity, np.int64)
         self.tie_break: BoolArray = np.empty(capacity, np.bool_)
         self.equal_f_stack: BoolArray = np.empty(capacity, np.bool_)
+        self.buckets: IntArray = np.empty(capacity, np.int64)
         self.status: IntArray = np.empty(capacity, np.int64)
         self.cost: FloatArray = np.empty(capacity, np.float64)
         self.length: FloatArray = np.empty(capacity, np.float64)
@@ -66,7 +71,7 @@ class QueryArrays:
         self.reopened: IntArray = np.empty(capacity, np.int64)
         # Built once: the kernel's argument tuples (no per-call slicing or packing).
         self.inputs = (self.source, self.target, self.diagonal, self.heuristic, self.weight,
-                       self.budget, self.tie_break, self.equal_f_stack)  # fmt: skip
+                       self.budget, self.tie_break, self.equal_f_stack, self.buckets)  # fmt: skip
         self.outputs = (self.status, self.cost, self.length, self.expanded, self.reopened)
 
     @property
@@ -97,13 +102,13 @@ class PathBuffers:
 
 
 class Scratch:
-    """Search buffers for grids of up to ``capacity`` padded cells (44 bytes a cell).
+    """Search buffers for grids of up to ``capacity`` padded cells (52 bytes a cell).
 
     Not thread-safe: one per thread (see :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("capacity", "g", "generation", "heap", "kernel_args", "parent", "paths",
-                 "queries", "stack", "stamp")  # fmt: skip
+    __slots__ = ("buckets", "capacity", "g", "generation", "heap", "kernel_args", "parent",
+                 "paths", "queries", "stack", "stamp")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -116,8 +121,14 @@ class Scratch:
             np.empty(capacity, dtype=np.int32),  # each cell's slot
         )
         self.stack: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
-        #: ``(stamp, g, parent, heap, stack)`` as ``search_batch`` takes them.
-        self.kernel_args = (self.stamp, self.g, self.parent, self.heap, self.stack)
+        self.buckets = (
+            np.empty(MAX_BUCKETS, dtype=np.int32),  # head of each bucket
+            np.empty(capacity, dtype=np.int32),  # next cell in its bucket
+            np.empty(capacity, dtype=np.int32),  # previous cell in its bucket
+        )
+        #: ``(stamp, g, parent, heap, stack, buckets)`` as ``search_batch`` takes them.
+        self.kernel_args = (self.stamp, self.g, self.parent, self.heap, self.stack,
+                            self.buckets)  # fmt: skip
         self.queries = QueryArrays(1)
         self.paths = PathBuffers(1, INITIAL_PATH_CELLS)
         self.generation = 0

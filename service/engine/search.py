@@ -27,7 +27,12 @@ from service.engine.errors import (
 )
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import search_batch
-from service.engine.kernels.codes import STATUS_FOUND, STATUS_NO_PATH, STATUS_PARTIAL
+from service.engine.kernels.codes import (
+    DIAGONAL_NEVER,
+    STATUS_FOUND,
+    STATUS_NO_PATH,
+    STATUS_PARTIAL,
+)
 from service.engine.options import (
     CONSISTENT,
     DEFAULT_DIAGONAL,
@@ -39,10 +44,13 @@ from service.engine.options import (
     Status,
 )
 from service.engine.result import PathResult
-from service.engine.scratch import Scratch, thread_scratch
+from service.engine.scratch import MAX_BUCKETS, Scratch, thread_scratch
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
+
+#: Heuristics whose values are whole numbers of cells (times the integer min cost).
+INTEGER_HEURISTICS: Final = frozenset({"manhattan", "chebyshev", "zero"})
 
 _STATUS: Final[dict[int, Status]] = {
     STATUS_FOUND: "found",
@@ -77,6 +85,7 @@ class _Checked(NamedTuple):
     budget: int
     tie_break: bool
     equal_f_stack: bool
+    buckets: int
 
 
 def find_path(
@@ -151,8 +160,20 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
     tie_break = bool(query.tie_break)
     # The equal-f stack is itself a larger-g tie-break, sound only when consistent.
     stack = tie_break and weight == 1.0 and query.heuristic in CONSISTENT[str(query.diagonal)]
+    buckets = _bucket_count(grid, query.heuristic, diagonal) if stack else 0
     return _Checked(grid.flat_index(sx, sy), grid.flat_index(gx, gy), diagonal, heuristic,
-                    weight, budget, tie_break, stack)  # fmt: skip
+                    weight, budget, tie_break, stack and not buckets, buckets)  # fmt: skip
+
+
+def _bucket_count(grid: GridMap, heuristic: object, diagonal: int) -> int:
+    """Buckets for a bucket-queue search, or 0 for the heap: f must be an integer,
+    which needs 4-connected moves, integer costs and an integer heuristic."""
+    if diagonal != DIAGONAL_NEVER or heuristic not in INTEGER_HEURISTICS:
+        return 0
+    if not grid.integer_costs:
+        return 0
+    count = int(grid.max_cost + grid.min_cost) + 1
+    return count if count <= MAX_BUCKETS else 0
 
 
 def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
@@ -168,6 +189,7 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
         arrays.diagonal[i], arrays.heuristic[i] = query.diagonal, query.heuristic
         arrays.weight[i], arrays.budget[i] = query.weight, query.budget
         arrays.tie_break[i], arrays.equal_f_stack[i] = query.tie_break, query.equal_f_stack
+        arrays.buckets[i] = query.buckets
     first_generation = scratch.take_generations(count)
     done = 0
     while True:

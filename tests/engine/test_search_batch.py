@@ -85,3 +85,23 @@ def test_path_buffers_grow_mid_batch_and_keep_earlier_paths() -> None:
     before = results[1].cells.copy()  # type: ignore[union-attr]
     find_paths(grid, [PathQuery((299, 0), (0, 0))], scratch=scratch)
     assert results[1].cells.tolist() == before.tolist()  # type: ignore[union-attr]
+
+
+def test_bucket_queue_only_where_every_f_is_an_integer() -> None:
+    from service.engine.search import _check
+
+    uniform = GridMap.from_rows(["....", "...."])
+    weighted = GridMap.from_costs([[1, 2, 3], [1, 1, 1]])
+    fractional = GridMap.from_costs([[1.0, 2.5, 3.0], [1.0, 1.0, 1.0]])
+
+    def buckets(grid: GridMap, **options: object) -> int:
+        return _check(grid, PathQuery((0, 0), (2, 1), **options)).buckets  # type: ignore[arg-type]
+
+    never = {"diagonal": "never"}
+    assert buckets(uniform, heuristic="manhattan", **never) == 1 + 1 + 1  # max + min + 1
+    assert buckets(weighted, heuristic="zero", **never) == 3 + 1 + 1
+    assert buckets(weighted, heuristic="octile", **never) == 0  # sqrt(2) in octile
+    assert buckets(uniform, heuristic="manhattan") == 0  # diagonal steps cost sqrt(2)
+    assert buckets(fractional, heuristic="manhattan", **never) == 0
+    assert buckets(uniform, heuristic="manhattan", weight=2.0, **never) == 0
+    assert buckets(uniform, heuristic="manhattan", tie_break=False, **never) == 0

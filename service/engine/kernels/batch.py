@@ -33,11 +33,12 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
             costs, padded width, (2, cells) int32 island labels (4-adjacency,
             8-adjacency), whether all walkable cells cost the same, least cost.
         queries: ``(source, target, diagonal, heuristic, weight, budget, tie_break,
-            equal_f_stack)``, arrays of one entry per query; cells as padded flat
-            indices, already validated (in bounds, walkable).
+            equal_f_stack, buckets)``, arrays of one entry per query; cells as padded
+            flat indices, already validated (in bounds, walkable); ``buckets`` is
+            the bucket count when f is integral (see ``buckets``), else 0.
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
-        scratch: ``(stamp, g, parent, heap, stack)`` as for ``astar``.
+        scratch: ``(stamp, g, parent, heap, stack, buckets)`` as for ``astar``.
         results: ``(status, cost, length, expanded, reopened)``: per-query outputs.
         paths: ``(cells, offsets, turns, turn_offsets)``: query ``i``'s cells are
             ``cells[offsets[i]:offsets[i + 1]]`` and its waypoints
@@ -48,8 +49,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         query whose path did not fit (``offsets[i]`` and ``turn_offsets[i]`` hold).
     """
     cost, width, islands, uniform, min_cost = grid
-    source, target, diagonal, heuristic, weight, budget, tie_break, equal_f_stack = queries
-    stamp, g, parent, heap, stack = scratch
+    source, target, diagonal, heuristic, weight, budget, tie_break, equal_f_stack, buckets = queries
+    stamp, g, parent, heap, stack, bucket_lists = scratch
     status, path_cost, length, expanded, reopened = results
     cells, offsets, turns, turn_offsets = paths
     room = cells.shape[0]
@@ -87,7 +88,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
             if n == 0:
                 st, end, ex, ro = astar(cost, width, s, t, d, heuristic[i], min_cost, weight[i],
                                         budget[i], tie_break[i], equal_f_stack[i], gen0 + i,
-                                        stamp, g, parent, heap, stack)  # fmt: skip
+                                        stamp, g, parent, heap, stack, bucket_lists,
+                                        buckets[i])  # fmt: skip
                 status[i] = st
                 expanded[i] = ex
                 reopened[i] = ro
