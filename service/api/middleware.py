@@ -16,8 +16,9 @@ access_log = logging.getLogger("gridpath.access")
 class BodyLimit:
     """Reject bodies over ``limit`` bytes with ``TooBig`` before the app reads them.
 
-    The body is read here (so chunked uploads are counted too) and replayed to
-    the app in one message.
+    A declared ``Content-Length`` is checked as it stands (the HTTP server holds
+    the client to it); a body without one (chunked) is read here, counted, and
+    replayed to the app in one message.
     """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
@@ -29,8 +30,11 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = _header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._reject(int(declared), scope, receive, send)
+        if declared is not None and declared.isdigit():
+            if int(declared) > self.limit:
+                await self._reject(int(declared), scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
             return
         chunks, total = [], 0
         while True:

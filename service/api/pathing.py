@@ -24,6 +24,8 @@ from service.engine import (
     find_paths,
 )
 
+_NO_DEFAULTS = PathOptions()
+
 
 @dataclass(frozen=True, slots=True)
 class Query:
@@ -40,13 +42,8 @@ def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
     Values the engine validates itself (weight, budget >= 1, coordinates) pass through.
     """
 
-    def pick(name: str) -> Any:
-        value = getattr(request, name)
-        if value is None and defaults is not None:
-            value = getattr(defaults, name)
-        return value
-
-    budget = pick("max_expansions")
+    d = defaults or _NO_DEFAULTS
+    budget = request.max_expansions if request.max_expansions is not None else d.max_expansions
     if budget is None:
         budget = settings.max_expansions
     elif budget > settings.max_expansions:  # budgets below 1 are the engine's to reject
@@ -55,16 +52,16 @@ def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
             f"max_expansions {budget} exceeds the server cap {settings.max_expansions} "
             "(GRIDPATH_MAX_EXPANSIONS); a request may lower the cap, not raise it",
         )
-    weight = pick("weight")
+    weight = request.weight if request.weight is not None else d.weight
     spec = PathQuery(
         start=start,
         goal=goal,
-        heuristic=pick("heuristic") or DEFAULT_HEURISTIC,
-        diagonal=pick("diagonal") or DEFAULT_DIAGONAL,
+        heuristic=request.heuristic or d.heuristic or DEFAULT_HEURISTIC,
+        diagonal=request.diagonal or d.diagonal or DEFAULT_DIAGONAL,
         weight=1.0 if weight is None else weight,
         max_expansions=budget,
     )
-    return Query(spec=spec, format=pick("format") or "waypoints")
+    return Query(spec=spec, format=request.format or d.format or "waypoints")
 
 
 def resolve_item(item: Any, defaults: PathOptions | None, settings: Settings

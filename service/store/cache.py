@@ -58,16 +58,11 @@ class MapCache:
         finally:
             self._unpin(entry)
 
-    @contextmanager
-    def acquire_cached(self, map_id: str) -> Iterator[GridMap | None]:
+    def acquire_cached(self, map_id: str) -> "_CachedPin":
         """Like :meth:`acquire` but never loads: yields None on a miss (no disk I/O,
-        so the event loop may call it)."""
-        entry = self._pin_cached(map_id)
-        try:
-            yield None if entry is None else entry.grid
-        finally:
-            if entry is not None:
-                self._unpin(entry)
+        so the event loop may call it). A plain class, not a generator: this is on
+        the hot path of every inline query."""
+        return _CachedPin(self, self._pin_cached(map_id))
 
     def put(self, map_id: str, grid: GridMap) -> None:
         """Insert a freshly created map (saves reading back what was just written)."""
@@ -151,3 +146,20 @@ class MapCache:
                 self._evictions += 1
                 if self._bytes <= self._max_bytes:
                     return
+
+
+class _CachedPin:
+    """Context manager of :meth:`MapCache.acquire_cached`."""
+
+    __slots__ = ("_cache", "_entry")
+
+    def __init__(self, cache: MapCache, entry: _Entry | None) -> None:
+        self._cache = cache
+        self._entry = entry
+
+    def __enter__(self) -> GridMap | None:
+        return None if self._entry is None else self._entry.grid
+
+    def __exit__(self, *exc: object) -> None:
+        if self._entry is not None:
+            self._cache._unpin(self._entry)

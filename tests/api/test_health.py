@@ -62,6 +62,7 @@ def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -
     path_post = spec["paths"]["/v1/maps/{map_id}/path"]["post"]
     assert {"200", "400", "404", "413", "422", "500"} <= set(path_post["responses"])
     assert "NotWalkable" in path_post["responses"]["400"]["description"]
+    assert [p["name"] for p in path_post["parameters"]] == ["map_id"]
     body = path_post["requestBody"]["content"]["application/json"]["schema"]
     request = body["properties"]
     assert set(body["required"]) == {"start", "goal"}

@@ -25,7 +25,14 @@ router = APIRouter(prefix="/v1/maps", tags=["paths"])
 # thread, not on the event loop.) The schemas are documented all the same.
 def _json_body(model: type[PathRequest] | type[BatchRequest]) -> dict[str, Any]:
     schema = {"application/json": {"schema": model.model_json_schema()}}
-    return {"requestBody": {"required": True, "content": schema}}
+    map_id = {
+        "name": "map_id",
+        "in": "path",
+        "required": True,
+        "description": "Map id from the upload answer.",
+        "schema": {"type": "string"},
+    }
+    return {"parameters": [map_id], "requestBody": {"required": True, "content": schema}}
 
 
 _PATH_BODY = _json_body(PathRequest)
@@ -89,8 +96,8 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
         ErrorCode.UNAUTHORIZED,
     ),
 )
-async def find_one(map_id: str, request: Request) -> Response:
-    runtime, record = readable_map(request, map_id)
+async def find_one(request: Request) -> Response:
+    runtime, record = readable_map(request, request.path_params["map_id"])
     try:
         body = PathRequest.model_validate_json(await request.body())
     except ValidationError as exc:
@@ -136,8 +143,8 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
         ErrorCode.UNAUTHORIZED,
     ),
 )
-async def find_many(map_id: str, request: Request) -> Response:
-    runtime, record = readable_map(request, map_id)
+async def find_many(request: Request) -> Response:
+    runtime, record = readable_map(request, request.path_params["map_id"])
     results = await runtime.run(_batch, runtime, record.id, await request.body())
     _note(request, runtime, results)
     return _respond({"results": results})
