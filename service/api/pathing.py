@@ -10,7 +10,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from service.api.errors import ApiError, ErrorCode, engine_error_code, error_body
+from service.api.errors import (
+    ApiError,
+    ErrorCode,
+    engine_error_code,
+    error_body,
+    validation_message,
+)
 from service.api.schemas import PathFormat, PathOptions, PathRequest
 from service.config import Settings
 from service.engine import (
@@ -71,9 +77,7 @@ def resolve_item(item: Any, defaults: PathOptions | None, settings: Settings
         request = PathRequest.model_validate(item)
         return resolve(request, request.start, request.goal, defaults, settings)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "query"
-        return error_body(ErrorCode.INVALID_QUERY, f"{where}: {first.get('msg', 'invalid')}")
+        return error_body(ErrorCode.INVALID_QUERY, validation_message(exc))
     except ApiError as exc:
         return error_body(exc.code, exc.message)
 

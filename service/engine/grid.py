@@ -7,7 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.errors import InvalidMapError
-from service.engine.kernels.codes import DIAGONAL_ALWAYS, NO_ISLAND
+from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
 from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
@@ -220,11 +220,6 @@ class GridMap:
         """(height, width) int32 island labels ``1..count``; 0 on blocked cells. Read-only."""
         flat: npt.NDArray[np.int32] = self._islands.labels[1 if _eight(diagonal) else 0]
         return flat.reshape(self.height + 2, self.width + 2)[1:-1, 1:-1]
-
-    def same_island(self, a: int, b: int, diagonal_code: int) -> bool:
-        """Whether padded flat cells ``a`` and ``b`` are connected under a policy code."""
-        labels = self._islands.labels[1 if diagonal_code == DIAGONAL_ALWAYS else 0]
-        return bool(labels[a] == labels[b] != NO_ISLAND)
 
     def walkable(self, x: int, y: int) -> bool:
         return bool(self._costs[y, x] > 0)

@@ -149,12 +149,6 @@ class Scratch:
             self.paths = PathBuffers(self.queries.capacity, self.paths.cells.shape[0])
         return self.queries, self.paths
 
-    @property
-    def nbytes(self) -> int:
-        heap = sum(int(a.nbytes) for a in self.heap)
-        return int(self.stamp.nbytes + self.g.nbytes + self.parent.nbytes
-                   + self.stack.nbytes + heap)  # fmt: skip
-
 
 def thread_scratch(cells: int) -> Scratch:
     """This thread's scratch, grown to hold at least ``cells`` padded cells."""
