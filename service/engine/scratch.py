@@ -1,6 +1,7 @@
 """Preallocated per-thread search memory (a node pool and result buffers, Detour-style).
 
-A search touches per-cell arrays (``g``, ``parent``, heap positions). Rather than
+A search touches per-cell arrays (``g``, ``parent``, heap positions, or the
+packed per-cell records of the 4-connected kernel ``dial``). Rather than
 allocate or clear them per query, each worker thread owns one :class:`Scratch`
 sized to the largest map it has served, and every query takes a fresh
 *generation*: a cell whose ``stamp`` is not the current generation is untouched,
@@ -15,6 +16,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.kernels.dial import RECORD_FIELDS, STAMP
+
 # Stamps are int32; when the counter would overflow, stamps are cleared once.
 _LAST_GENERATION: Final = int(np.iinfo(np.int32).max)
 #: Initial room in the path buffers, in cells; they double when a batch needs more.
@@ -22,8 +25,11 @@ INITIAL_PATH_CELLS: Final = 1 << 14
 #: Most buckets a bucket-queue search may use (max cost + min cost + 1); beyond it,
 #: the heap. Uniform maps need 3.
 MAX_BUCKETS: Final = 1 << 12
+#: ``dial`` keeps g in int32: it runs only when every g and f stays below this.
+MAX_INTEGER_COST: Final = int(np.iinfo(np.int32).max)
 
 _local = threading.local()
+_NO_RECORDS: Final[npt.NDArray[np.int32]] = np.zeros((0, RECORD_FIELDS), dtype=np.int32)
 
 HeapArrays = tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.int32]]
 IntArray = npt.NDArray[np.int64]
@@ -102,13 +108,15 @@ class PathBuffers:
 
 
 class Scratch:
-    """Search buffers for grids of up to ``capacity`` padded cells (52 bytes a cell).
+    """Search buffers for grids of up to ``capacity`` padded cells.
 
-    Not thread-safe: one per thread (see :func:`thread_scratch`), or owned by a caller.
+    44 bytes a cell for ``astar``; the 24-byte records of ``dial`` are allocated the
+    first time a query needs them. Not thread-safe: one per thread (see
+    :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("buckets", "capacity", "g", "generation", "heap", "kernel_args", "parent",
-                 "paths", "queries", "stack", "stamp")  # fmt: skip
+    __slots__ = ("capacity", "g", "generation", "heads", "heap", "parent", "paths", "queries",
+                 "records", "stack", "stamp")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -121,22 +129,27 @@ class Scratch:
             np.empty(capacity, dtype=np.int32),  # each cell's slot
         )
         self.stack: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
-        self.buckets = (
-            np.empty(MAX_BUCKETS, dtype=np.int32),  # head of each bucket
-            np.empty(capacity, dtype=np.int32),  # next cell in its bucket
-            np.empty(capacity, dtype=np.int32),  # previous cell in its bucket
-        )
-        #: ``(stamp, g, parent, heap, stack, buckets)`` as ``search_batch`` takes them.
-        self.kernel_args = (self.stamp, self.g, self.parent, self.heap, self.stack,
-                            self.buckets)  # fmt: skip
+        self.heads: npt.NDArray[np.int32] = np.empty(MAX_BUCKETS, dtype=np.int32)
+        self.records: npt.NDArray[np.int32] = _NO_RECORDS
         self.queries = QueryArrays(1)
         self.paths = PathBuffers(1, INITIAL_PATH_CELLS)
         self.generation = 0
+
+    def kernel_args(self, *, records: bool) -> tuple[object, ...]:
+        """``(stamp, g, parent, heap, stack, records, heads)`` for ``search_batch``.
+
+        With ``records`` false the records may be empty: no query may use ``dial``.
+        """
+        if records and self.records.shape[0] < self.capacity:
+            self.records = np.zeros((self.capacity, RECORD_FIELDS), dtype=np.int32)
+        return (self.stamp, self.g, self.parent, self.heap, self.stack, self.records,
+                self.heads)  # fmt: skip
 
     def take_generations(self, count: int) -> int:
         """Reserve ``count`` consecutive fresh generations; return the first."""
         if self.generation + count > _LAST_GENERATION:
             self.stamp.fill(0)
+            self.records[:, STAMP] = 0
             self.generation = 0
         first = self.generation + 1
         self.generation += count

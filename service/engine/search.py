@@ -44,7 +44,7 @@ from service.engine.options import (
     Status,
 )
 from service.engine.result import PathResult
-from service.engine.scratch import MAX_BUCKETS, Scratch, thread_scratch
+from service.engine.scratch import MAX_BUCKETS, MAX_INTEGER_COST, Scratch, thread_scratch
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
@@ -166,11 +166,15 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
 
 
 def _bucket_count(grid: GridMap, heuristic: object, diagonal: int) -> int:
-    """Buckets for a bucket-queue search, or 0 for the heap: f must be an integer,
-    which needs 4-connected moves, integer costs and an integer heuristic."""
+    """Buckets for the bucket-queue kernel ``dial``, or 0 for the heap: f must be an
+    integer, which needs 4-connected moves, integer costs and an integer heuristic,
+    and fit in int32 (a path's cost is at most max cost x walkable cells)."""
     if diagonal != DIAGONAL_NEVER or heuristic not in INTEGER_HEURISTICS:
         return 0
     if not grid.integer_costs:
+        return 0
+    largest_f = grid.max_cost * grid.walkable_cells + grid.min_cost * (grid.width + grid.height)
+    if largest_f >= MAX_INTEGER_COST:
         return 0
     count = int(grid.max_cost + grid.min_cost) + 1
     return count if count <= MAX_BUCKETS else 0
@@ -190,11 +194,12 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
         arrays.weight[i], arrays.budget[i] = query.weight, query.budget
         arrays.tie_break[i], arrays.equal_f_stack[i] = query.tie_break, query.equal_f_stack
         arrays.buckets[i] = query.buckets
+    kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked))
     first_generation = scratch.take_generations(count)
     done = 0
     while True:
         done = search_batch(grid.kernel_view, arrays.inputs, done, count, first_generation,
-                            scratch.kernel_args, arrays.outputs, paths.arrays)  # fmt: skip
+                            kernel_args, arrays.outputs, paths.arrays)  # fmt: skip
         if done == count:
             break
         paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]))

@@ -105,3 +105,6 @@ def test_bucket_queue_only_where_every_f_is_an_integer() -> None:
     assert buckets(fractional, heuristic="manhattan", **never) == 0
     assert buckets(uniform, heuristic="manhattan", weight=2.0, **never) == 0
     assert buckets(uniform, heuristic="manhattan", tie_break=False, **never) == 0
+    # dial keeps g in int32: a map whose dearest path could pass 2**31 uses the heap.
+    dear = GridMap.from_costs(np.full((50, 50), 1_000_000.0))
+    assert buckets(dear, heuristic="manhattan", **never) == 0

@@ -19,7 +19,6 @@ could later drop below the level it was stacked at.
 import numpy as np
 from numba import njit
 
-from service.engine.kernels.buckets import BUCKET_EMPTY, bucket_push, bucket_remove, clear_buckets
 from service.engine.kernels.codes import (
     CLOSED,
     IMPROVEMENT_EPSILON,
@@ -61,8 +60,6 @@ def astar(
     parent,
     heap,
     stack,
-    buckets,
-    bucket_count,
 ):
     """Search from ``start`` to ``goal`` on a padded flat grid.
 
@@ -80,9 +77,6 @@ def astar(
         stamp (int32), g (float64), parent (int32): (cells,) scratch.
         heap: ``(node, key, pos)`` scratch, see ``heap``.
         stack: (cells,) int32 scratch for the equal-f stack.
-        buckets: ``(head, next, prev)`` scratch for the bucket queue (see ``buckets``).
-        bucket_count: 0 to use the heap; else every f is an integer and the open
-            list is ``bucket_count`` buckets (the equal-f stack is then not needed).
 
     Returns:
         ``(status, end, expanded, reopened)``. ``end`` is the goal when found, the
@@ -103,16 +97,7 @@ def astar(
     g[start] = 0.0
     parent[start] = NO_PARENT
     f_start = hw * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
-    integral = bucket_count > 0
-    bucket_head = buckets[0]
-    if integral:
-        clear_buckets(buckets, bucket_count)
-        bucket_push(buckets, pos, start, f_start, bucket_count)
-        size = 1  # cells in the open list
-        cursor = int(f_start) % bucket_count
-    else:
-        size = push(heap, 0, start, f_start, 0.0, tie_break)
-        cursor = 0
+    size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
     best_d = closeness(diagonal, abs(sx - gx), abs(sy - gy))
     best_g = 0.0
@@ -122,15 +107,7 @@ def astar(
     level = f_start
 
     while size > 0 or depth > 0:
-        if depth > 0:
-            n = stack[depth - 1]
-        elif integral:
-            while bucket_head[cursor] == BUCKET_EMPTY:  # next f with open cells
-                cursor = cursor + 1 if cursor + 1 < bucket_count else 0
-                level += 1.0
-            n = bucket_head[cursor]
-        else:
-            n = node_of[0]
+        n = stack[depth - 1] if depth > 0 else node_of[0]
         if n == goal:
             return STATUS_FOUND, goal, expanded, reopened
         if expanded >= budget:
@@ -138,10 +115,6 @@ def astar(
         if depth > 0:
             depth -= 1
             pos[n] = CLOSED
-        elif integral:
-            bucket_remove(buckets, pos, n)
-            pos[n] = CLOSED
-            size -= 1
         else:
             level = key[0, 0]
             size = pop(heap, size, tie_break)
@@ -181,10 +154,6 @@ def astar(
                 reopened += 1
             elif pos[m] == ON_STACK:
                 continue  # expanded from the stack with the g just stored
-            elif integral:
-                bucket_remove(buckets, pos, m)
-                bucket_push(buckets, pos, m, fm, bucket_count)
-                continue
             else:
                 decrease(heap, m, fm, ng, tie_break)
                 continue
@@ -192,9 +161,6 @@ def astar(
                 stack[depth] = m
                 depth += 1
                 pos[m] = ON_STACK
-            elif integral:
-                bucket_push(buckets, pos, m, fm, bucket_count)
-                size += 1
             else:
                 size = push(heap, size, m, fm, ng, tie_break)
     return STATUS_NO_PATH, start, expanded, reopened

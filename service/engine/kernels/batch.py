@@ -5,7 +5,8 @@ many small ``nogil`` calls from threads that also run Python make the threads
 hand the GIL back and forth at every call, which costs more than short searches.
 
 For each query, in order: start == goal; different islands (``no_path``, no
-search); on a uniform map a walkable straight line (optimal, no search); else A*.
+search); on a uniform map a walkable straight line (optimal, no search); else A*:
+``dial`` when every f is an integer, ``astar`` otherwise.
 Paths, their waypoints and their lengths are written into flat buffers with
 offsets, Detour-style; a query whose path does not fit stops the batch and the
 caller grows the buffers and resumes from it.
@@ -20,6 +21,7 @@ from service.engine.kernels.codes import (
     STATUS_FOUND,
     STATUS_NO_PATH,
 )
+from service.engine.kernels.dial import PARENT, G, dial
 from service.engine.kernels.lines import line_cost, line_length, trace_line
 from service.engine.kernels.paths import chain_length, segment_lengths, write_chain, write_turns
 
@@ -35,10 +37,11 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         queries: ``(source, target, diagonal, heuristic, weight, budget, tie_break,
             equal_f_stack, buckets)``, arrays of one entry per query; cells as padded
             flat indices, already validated (in bounds, walkable); ``buckets`` is
-            the bucket count when f is integral (see ``buckets``), else 0.
+            the bucket count when f is integral (see ``dial``), else 0.
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
-        scratch: ``(stamp, g, parent, heap, stack, buckets)`` as for ``astar``.
+        scratch: ``(stamp, g, parent, heap, stack, records, heads)``: the first five
+            as for ``astar``, the last two as for ``dial``.
         results: ``(status, cost, length, expanded, reopened)``: per-query outputs.
         paths: ``(cells, offsets, turns, turn_offsets)``: query ``i``'s cells are
             ``cells[offsets[i]:offsets[i + 1]]`` and its waypoints
@@ -50,7 +53,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """
     cost, width, islands, uniform, min_cost = grid
     source, target, diagonal, heuristic, weight, budget, tie_break, equal_f_stack, buckets = queries
-    stamp, g, parent, heap, stack, bucket_lists = scratch
+    stamp, g, parent, heap, stack, records, heads = scratch
+    record_parent = records[:, PARENT]
     status, path_cost, length, expanded, reopened = results
     cells, offsets, turns, turn_offsets = paths
     room = cells.shape[0]
@@ -86,21 +90,30 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 else:
                     n = 0
             if n == 0:
-                st, end, ex, ro = astar(cost, width, s, t, d, heuristic[i], min_cost, weight[i],
-                                        budget[i], tie_break[i], equal_f_stack[i], gen0 + i,
-                                        stamp, g, parent, heap, stack, bucket_lists,
-                                        buckets[i])  # fmt: skip
+                if buckets[i] > 0:
+                    st, end, ex, ro = dial(cost, width, s, t, heuristic[i], int(min_cost),
+                                           budget[i], buckets[i], gen0 + i, records,
+                                           heads)  # fmt: skip
+                    links = record_parent
+                    found_cost = float(records[end, G])
+                else:
+                    st, end, ex, ro = astar(cost, width, s, t, d, heuristic[i], min_cost,
+                                            weight[i], budget[i], tie_break[i],
+                                            equal_f_stack[i], gen0 + i,
+                                            stamp, g, parent, heap, stack)  # fmt: skip
+                    links = parent
+                    found_cost = g[end]
                 status[i] = st
                 expanded[i] = ex
                 reopened[i] = ro
                 if st == STATUS_NO_PATH:
                     path_cost[i] = np.nan
                 else:
-                    n = chain_length(parent, end)
+                    n = chain_length(links, end)
                     if at + n > room:
                         return i
-                    write_chain(parent, width, end, n, cells, at)
-                    path_cost[i] = g[end]
+                    write_chain(links, width, end, n, cells, at)
+                    path_cost[i] = found_cost
         offsets[i + 1] = at + n
         length[i] = segment_lengths(cells, at, n)
         turn_offsets[i + 1] = turn_offsets[i] + write_turns(cells, at, n, turns, turn_offsets[i])

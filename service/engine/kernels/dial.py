@@ -1,0 +1,176 @@
+"""The 4-connected integer kernel: A* over a bucket queue (Dial's algorithm).
+
+When moves are 4-connected, costs are integers, the heuristic is an integer one
+(Manhattan, Chebyshev or zero, scaled by the integer minimum cost) and the weight
+is 1, every ``f`` is an integer and, the heuristic being consistent, every open
+cell's ``f`` lies in ``[level, level + count)``, where ``level`` is the ``f``
+being expanded and ``count = max cost + min cost + 1``: a step raises ``f`` by at
+most its cost plus one heuristic unit. So ``count`` circular buckets hold the
+open list, and push, pop and decrease-key are O(1) instead of O(log n). Each
+bucket is a doubly linked list of cells; it is LIFO, so the most recently reached
+cell of the current ``f`` (the larger ``g``) comes out first: the same tie-break
+as the heap kernel's, and the same expansions.
+
+Everything the search keeps per cell (stamp, ``g``, parent, bucket links) sits
+in one record, a row of ``records``: a fresh cell costs one cache line, not one
+per array. This layout, the integer ``g`` and the specialised moves make it two
+to four times faster per expansion than the general kernel in ``astar``.
+"""
+
+import numpy as np
+from numba import njit
+
+from service.engine.kernels.codes import (
+    CLOSED,
+    HEURISTIC_CHEBYSHEV,
+    HEURISTIC_MANHATTAN,
+    NO_PARENT,
+    STATUS_FOUND,
+    STATUS_NO_PATH,
+    STATUS_PARTIAL,
+)
+
+# Columns of a cell's record (a row of ``records``, int32).
+STAMP = 0  # generation of the query that last touched the cell
+G = 1  # cost of the best known route from the start
+PARENT = 2  # previous cell on that route (NO_PARENT for the start)
+NEXT = 3  # next cell in the same bucket
+PREV = 4  # previous cell in the same bucket
+BUCKET = 5  # the cell's bucket while open; CLOSED once expanded
+RECORD_FIELDS = 6
+
+BUCKET_EMPTY = -1  # end of a bucket's list
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def integer_heuristic(kind, dx, dy):
+    """Unscaled integer heuristic for offsets ``dx, dy >= 0``; zero for Dijkstra."""
+    if kind == HEURISTIC_MANHATTAN:
+        return dx + dy
+    if kind == HEURISTIC_CHEBYSHEV:
+        return max(dx, dy)
+    return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def link(records, heads, cell, bucket):
+    """Put ``cell`` at the front of ``bucket``."""
+    first = heads[bucket]
+    records[cell, NEXT] = first
+    records[cell, PREV] = BUCKET_EMPTY
+    if first != BUCKET_EMPTY:
+        records[first, PREV] = cell
+    heads[bucket] = cell
+    records[cell, BUCKET] = bucket
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def unlink(records, heads, cell):
+    """Take ``cell`` out of its bucket (it must be in one)."""
+    before = records[cell, PREV]
+    after = records[cell, NEXT]
+    if before != BUCKET_EMPTY:
+        records[before, NEXT] = after
+    else:
+        heads[records[cell, BUCKET]] = after
+    if after != BUCKET_EMPTY:
+        records[after, PREV] = before
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, records, heads):
+    """Search from ``start`` to ``goal`` on a padded flat grid, 4-connected.
+
+    Args:
+        cost: (cells,) float32, padded row-major, whole numbers; ``<= 0`` is blocked.
+        width: padded width (map width + 2).
+        start, goal: padded flat indices of walkable cells.
+        heuristic: manhattan, chebyshev or zero (codes from ``codes``).
+        h_scale: the map's minimum walkable cost, a whole number.
+        budget: maximum number of expansions.
+        count: number of buckets, ``max cost + min cost + 1`` (at most ``heads.size``).
+        gen: this query's generation, ``1 <= gen < 2**31``.
+        records: (cells, RECORD_FIELDS) int32 scratch, one row per cell.
+        heads: (>= count,) int32 scratch, the first cell of each bucket.
+
+    Returns:
+        ``(status, end, expanded, reopened)`` as for ``astar``; ``records[end, G]``
+        is the cost of the path and ``records[:, PARENT]`` links lead back to start.
+    """
+    gx = goal % width
+    gy = goal // width
+    uwidth = np.uint32(width)
+    for b in range(count):
+        heads[b] = BUCKET_EMPTY
+    sx = start % width
+    sy = start // width
+    records[start, STAMP] = gen
+    records[start, G] = 0
+    records[start, PARENT] = NO_PARENT
+    cursor = 0  # the bucket of f == level
+    level = h_scale * integer_heuristic(heuristic, abs(sx - gx), abs(sy - gy))
+    link(records, heads, start, cursor)
+    size = 1  # cells in the open list
+    best = start
+    best_d = abs(sx - gx) + abs(sy - gy)
+    best_g = 0
+    expanded = 0
+    reopened = 0
+    while size > 0:
+        while heads[cursor] == BUCKET_EMPTY:  # next f with open cells
+            cursor = cursor + 1 if cursor + 1 < count else 0
+            level += 1
+        n = heads[cursor]
+        if n == goal:
+            return STATUS_FOUND, goal, expanded, reopened
+        if expanded >= budget:
+            return STATUS_PARTIAL, best, expanded, reopened
+        unlink(records, heads, n)
+        records[n, BUCKET] = CLOSED
+        size -= 1
+        expanded += 1
+        gn = records[n, G]
+        # Unsigned 32-bit division: cheaper than Python-semantics 64-bit // and %.
+        y = np.int64(np.uint32(n) // uwidth)
+        x = n - y * width
+        # Partial results end at the expanded cell nearest the goal (ties: cheaper).
+        d = abs(x - gx) + abs(y - gy)
+        if d < best_d or (d == best_d and gn < best_g):
+            best = n
+            best_d = d
+            best_g = gn
+        for k in range(4):
+            mx = x
+            my = y
+            if k == 0:
+                mx += 1
+            elif k == 1:
+                mx -= 1
+            elif k == 2:
+                my += 1
+            else:
+                my -= 1
+            m = my * width + mx
+            cm = cost[m]
+            if cm <= 0.0:
+                continue
+            ng = gn + np.int32(cm)
+            if records[m, STAMP] == gen:
+                if ng >= records[m, G]:
+                    continue
+                if records[m, BUCKET] == CLOSED:
+                    reopened += 1  # never with a consistent heuristic; kept exact anyway
+                    size += 1
+                else:
+                    unlink(records, heads, m)
+            else:
+                records[m, STAMP] = gen
+                size += 1
+            records[m, G] = ng
+            records[m, PARENT] = n
+            fm = ng + h_scale * integer_heuristic(heuristic, abs(mx - gx), abs(my - gy))
+            bucket = cursor + (fm - level)  # fm - level is in [0, count)
+            if bucket >= count:
+                bucket -= count
+            link(records, heads, m, bucket)
+    return STATUS_NO_PATH, start, expanded, reopened
