@@ -56,6 +56,27 @@ class Settings(BaseSettings):
         ),
     )
 
+    max_table_bytes: int = Field(
+        default=32 * MIB,
+        ge=0,
+        description=(
+            "Memory bound of a map's two cluster tables (4- and 8-connected); a map "
+            "whose tables would exceed it at the requested or default cluster size "
+            "gets a larger one."
+        ),
+    )
+    table_workers: int = Field(
+        default=1,
+        ge=1,
+        description="Maps whose tables build at once (each build uses two threads).",
+    )
+    cluster_size: int | None = Field(
+        default=None,
+        ge=4,
+        le=1024,
+        description="Default sector side of the cluster tables; unset: chosen from the map size.",
+    )
+
     api_key: SecretStr | None = Field(
         default=None, description="When set, uploads and deletes need 'Authorization: Bearer'."
     )

@@ -11,9 +11,11 @@ Public API::
 No web framework or schema library is imported here.
 """
 
+from service.engine.clusters import ClusterTable, ClusterTables, build_clusters
 from service.engine.errors import (
     EngineError,
     InvalidBudgetError,
+    InvalidClusterSizeError,
     InvalidMapError,
     InvalidQueryError,
     InvalidWeightError,
@@ -45,11 +47,14 @@ __all__ = [
     "DEFAULT_HEURISTIC",
     "DIAGONALS",
     "HEURISTICS",
+    "ClusterTable",
+    "ClusterTables",
     "Diagonal",
     "EngineError",
     "GridMap",
     "Heuristic",
     "InvalidBudgetError",
+    "InvalidClusterSizeError",
     "InvalidMapError",
     "InvalidQueryError",
     "InvalidWeightError",
@@ -64,6 +69,7 @@ __all__ = [
     "Status",
     "UnknownDiagonalError",
     "UnknownHeuristicError",
+    "build_clusters",
     "find_path",
     "find_paths",
     "warmup",

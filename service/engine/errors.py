@@ -42,5 +42,9 @@ class UnknownDiagonalError(InvalidQueryError):
     """The diagonal policy name is not one the engine knows."""
 
 
+class InvalidClusterSizeError(EngineError):
+    """A cluster size outside the accepted range."""
+
+
 class NotWalkableError(EngineError):
     """The start or goal lies on a blocked cell (the API's ``NotWalkable``)."""

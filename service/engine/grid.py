@@ -6,6 +6,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.clusters import ClusterTables
 from service.engine.errors import InvalidMapError
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
@@ -14,6 +15,13 @@ from service.engine.options import DIAGONALS, Diagonal
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_NO_CLUSTERS = (
+    np.zeros((2, 0), dtype=np.int32),  # labels
+    (np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.uint16)),  # packed tables
+    np.zeros(2, dtype=np.int64),  # counts
+    np.ones(2, dtype=np.float32),  # units
+    np.zeros(2, dtype=np.bool_),  # symmetric
+)
 
 
 class Islands(NamedTuple):
@@ -43,6 +51,7 @@ class GridMap:
     """
 
     __slots__ = (
+        "_clusters",
         "_costs",
         "_height",
         "_integral",
@@ -88,7 +97,55 @@ class GridMap:
             )
         islands.labels.flags.writeable = False
         self._islands = islands
-        self._kernel_view = (flat, width + 2, islands.labels, self.uniform, self._min_cost)
+        self._clusters: ClusterTables | None = None
+        self._kernel_view = self._view()
+
+    def _view(self) -> tuple[object, ...]:
+        tables = self._clusters
+        if tables is None:
+            clusters = _NO_CLUSTERS
+        else:
+            both = (tables.four, tables.eight)
+            clusters = (
+                np.stack([t.cluster_of for t in both]),
+                (both[0].packed, both[1].packed),
+                np.array([t.count for t in both], dtype=np.int64),
+                np.array([t.unit for t in both], dtype=np.float32),
+                np.array([t.symmetric for t in both], dtype=np.bool_),
+            )
+        return (self._padded, self._width + 2, self._islands.labels, self.uniform,
+                self._min_cost, clusters)  # fmt: skip
+
+    def attach_clusters(self, tables: ClusterTables) -> None:
+        """Attach cluster tables built for this grid (``build_clusters``).
+
+        The costs stay immutable; the tables are derived data, attached once they
+        are built (in the background, for a served map). Until then ``cluster``
+        queries fall back to octile.
+        """
+        for table in (tables.four, tables.eight):
+            if table.cluster_of.shape != self._padded.shape or table.cluster_of.dtype != np.int32:
+                raise InvalidMapError(
+                    f"cluster labels have shape {table.cluster_of.shape}; this grid needs "
+                    f"({self._padded.size},) int32"
+                )
+            count = table.count
+            entries = count * (count + 1) // 2 if table.symmetric else count * count
+            if table.packed.shape != (entries,) or table.packed.dtype != np.uint16:
+                raise InvalidMapError(
+                    f"cluster table has shape {table.packed.shape}; {count} clusters need "
+                    f"({entries},) uint16"
+                )
+            labels_max = int(table.cluster_of.max(initial=-1))
+            if labels_max >= count:
+                raise InvalidMapError(f"cluster label {labels_max} >= cluster count {count}")
+        self._clusters = tables
+        self._kernel_view = self._view()
+
+    @property
+    def clusters(self) -> ClusterTables | None:
+        """The attached cluster tables, or None while they are not built."""
+        return self._clusters
 
     # -- constructors -------------------------------------------------------------
 
@@ -172,7 +229,8 @@ class GridMap:
 
     @property
     def kernel_view(self) -> tuple[object, ...]:
-        """``(cost, width, islands, uniform, min_cost)`` as ``search_batch`` reads them."""
+        """``(cost, width, islands, uniform, min_cost, clusters)`` as
+        ``search_batch`` reads them."""
         return self._kernel_view
 
     @property
@@ -205,7 +263,8 @@ class GridMap:
     @property
     def nbytes(self) -> int:
         """Bytes held by the grid and its tables (for cache accounting)."""
-        return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes)
+        tables = 0 if self._clusters is None else self._clusters.nbytes
+        return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes + tables)
 
     @property
     def island_tables(self) -> Islands:

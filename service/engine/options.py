@@ -12,7 +12,15 @@ manhattan     admissible, consistent  NOT admissible: overestimates diagonals by
 chebyshev     admissible, consistent  admissible, consistent (weaker than octile)
 euclidean     admissible, consistent  admissible, consistent (weaker than octile)
 zero          Dijkstra: optimal, expands the most
+cluster       admissible, NOT         admissible, NOT consistent (reopens nodes);
+              consistent: max of      max of octile and the 8-connected table
+              manhattan and the       under no_corner_cutting; plain octile under
+              4-connected table       one_obstacle and always (cut corners make
+                                      paths the table does not know)
 ============  ======================  =========================================
+
+``cluster`` needs the map's cluster tables (``build_clusters``); until they are
+attached it searches with octile, and results say so in ``heuristic_used``.
 
 On a 4-connected search octile is weaker than manhattan, which is exact on open maps.
 """
@@ -21,7 +29,7 @@ from typing import Final, Literal
 
 from service.engine.kernels import codes
 
-Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero"]
+Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero", "cluster"]
 Diagonal = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
 Status = Literal["found", "partial", "no_path"]
 
@@ -31,6 +39,7 @@ HEURISTICS: Final[dict[str, int]] = {
     "chebyshev": codes.HEURISTIC_CHEBYSHEV,
     "euclidean": codes.HEURISTIC_EUCLIDEAN,
     "zero": codes.HEURISTIC_ZERO,
+    "cluster": codes.HEURISTIC_CLUSTER,
 }
 
 DIAGONALS: Final[dict[str, int]] = {
@@ -54,4 +63,12 @@ ADMISSIBLE: Final[dict[str, frozenset[str]]] = {
 
 #: Heuristics that are also consistent (h(n) <= c(n, n') + h(n')) under a policy:
 #: the search may then skip the heap for successors with an unchanged f.
-CONSISTENT: Final[dict[str, frozenset[str]]] = ADMISSIBLE
+CONSISTENT: Final[dict[str, frozenset[str]]] = {
+    policy: names - {"cluster"} for policy, names in ADMISSIBLE.items()
+}
+
+#: Cluster table used by each policy's ``cluster`` heuristic (octile without one).
+CLUSTER_TABLES: Final[dict[int, int]] = {
+    codes.DIAGONAL_NEVER: codes.TABLE_FOUR,
+    codes.DIAGONAL_NO_CORNER_CUTTING: codes.TABLE_EIGHT,
+}

@@ -8,7 +8,7 @@ import numpy.typing as npt
 from service.engine.grid import GridMap
 from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
-from service.engine.options import Status
+from service.engine.options import Heuristic, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,8 @@ class PathResult:
             sqrt(2) per diagonal), whatever the cell costs; 0 for no_path.
         expanded: nodes expanded by the search (0 for answers found without one).
         reopened: closed nodes reopened because a cheaper route was found.
+        heuristic_used: the heuristic the search ran with: the one asked for, or
+            ``octile`` for a ``cluster`` query without the policy's table.
     """
 
     status: Status
@@ -52,6 +54,7 @@ class PathResult:
     length: float
     expanded: int
     reopened: int = 0
+    heuristic_used: Heuristic = "octile"
     grid: GridMap | None = field(default=None, repr=False, compare=False)
     diagonal_code: int = field(default=1, repr=False, compare=False)
 

@@ -55,6 +55,7 @@ class QueryArrays:
         "reopened",
         "source",
         "status",
+        "table",
         "target",
         "tie_break",
         "weight",
@@ -70,6 +71,7 @@ class QueryArrays:
         self.tie_break: BoolArray = np.empty(capacity, np.bool_)
         self.equal_f_stack: BoolArray = np.empty(capacity, np.bool_)
         self.buckets: IntArray = np.empty(capacity, np.int64)
+        self.table: IntArray = np.empty(capacity, np.int64)
         self.status: IntArray = np.empty(capacity, np.int64)
         self.cost: FloatArray = np.empty(capacity, np.float64)
         self.length: FloatArray = np.empty(capacity, np.float64)
@@ -77,7 +79,8 @@ class QueryArrays:
         self.reopened: IntArray = np.empty(capacity, np.int64)
         # Built once: the kernel's argument tuples (no per-call slicing or packing).
         self.inputs = (self.source, self.target, self.diagonal, self.heuristic, self.weight,
-                       self.budget, self.tie_break, self.equal_f_stack, self.buckets)  # fmt: skip
+                       self.budget, self.tie_break, self.equal_f_stack, self.buckets,
+                       self.table)  # fmt: skip
         self.outputs = (self.status, self.cost, self.length, self.expanded, self.reopened)
 
     @property

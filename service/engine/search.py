@@ -29,11 +29,16 @@ from service.engine.grid import GridMap
 from service.engine.kernels.batch import search_batch
 from service.engine.kernels.codes import (
     DIAGONAL_NEVER,
+    HEURISTIC_CLUSTER,
+    HEURISTIC_MANHATTAN,
+    HEURISTIC_OCTILE,
+    NO_TABLE,
     STATUS_FOUND,
     STATUS_NO_PATH,
     STATUS_PARTIAL,
 )
 from service.engine.options import (
+    CLUSTER_TABLES,
     CONSISTENT,
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
@@ -86,6 +91,8 @@ class _Checked(NamedTuple):
     tie_break: bool
     equal_f_stack: bool
     buckets: int
+    table: int
+    heuristic_used: Heuristic
 
 
 def find_path(
@@ -158,11 +165,31 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
         if not grid.walkable(x, y):
             raise NotWalkableError(f"{name} (x={x}, y={y}) is on a blocked cell")
     tie_break = bool(query.tie_break)
-    # The equal-f stack is itself a larger-g tie-break, sound only when consistent.
-    stack = tie_break and weight == 1.0 and query.heuristic in CONSISTENT[str(query.diagonal)]
-    buckets = _bucket_count(grid, query.heuristic, diagonal) if stack else 0
+    used: Heuristic = query.heuristic  # type: ignore[assignment]  # checked by _option
+    table = NO_TABLE
+    if heuristic == HEURISTIC_CLUSTER:
+        heuristic, table, used = _cluster_heuristic(grid, diagonal)
+    # The equal-f stack is itself a larger-g tie-break, sound only when f is monotone
+    # along paths: consistent heuristics, and the cluster bound with pathmax.
+    monotone = used in CONSISTENT[str(query.diagonal)] or table != NO_TABLE
+    stack = tie_break and weight == 1.0 and monotone
+    buckets = _bucket_count(grid, used, diagonal) if stack else 0
     return _Checked(grid.flat_index(sx, sy), grid.flat_index(gx, gy), diagonal, heuristic,
-                    weight, budget, tie_break, stack and not buckets, buckets)  # fmt: skip
+                    weight, budget, tie_break, stack and not buckets, buckets, table,
+                    used)  # fmt: skip
+
+
+def _cluster_heuristic(grid: GridMap, diagonal: int) -> tuple[int, int, Heuristic]:
+    """Kernel heuristic, cluster table and reported name of a ``cluster`` query.
+
+    With the policy's table attached: the table over the best plain bound of the
+    policy (Manhattan when 4-connected, octile otherwise). Without: octile.
+    """
+    table = CLUSTER_TABLES.get(diagonal, NO_TABLE)
+    if grid.clusters is None or table == NO_TABLE:
+        return HEURISTIC_OCTILE, NO_TABLE, "octile"
+    base = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
+    return base, table, "cluster"
 
 
 def _bucket_count(grid: GridMap, heuristic: object, diagonal: int) -> int:
@@ -194,6 +221,7 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
         arrays.weight[i], arrays.budget[i] = query.weight, query.budget
         arrays.tie_break[i], arrays.equal_f_stack[i] = query.tie_break, query.equal_f_stack
         arrays.buckets[i] = query.buckets
+        arrays.table[i] = query.table
     kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked))
     first_generation = scratch.take_generations(count)
     done = 0
@@ -219,6 +247,7 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
                 length=length[i],
                 expanded=expanded[i],
                 reopened=reopened[i],
+                heuristic_used=query.heuristic_used,
                 grid=grid,
                 diagonal_code=query.diagonal,
             )

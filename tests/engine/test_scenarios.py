@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from service.config import get_settings
-from service.engine import GridMap, find_path
+from service.engine import GridMap, build_clusters, find_path
 from service.engine.movingai import Scenario, parse_scenarios
 from tests.support import walk_cost
 
@@ -21,6 +21,10 @@ pytestmark = pytest.mark.movingai
 DATA = get_settings().bench_data
 MAPS = sorted(DATA.glob("*/*.map")) if DATA.is_dir() else []
 ROWS = int(os.environ.get("GRIDPATH_SCENARIO_ROWS", "24"))
+#: Rows per map for the cluster heuristic, and its sector size: large sectors build
+#: in well under a second per map; admissibility does not depend on the size.
+CLUSTER_ROWS = 10
+CLUSTER_SIZE = 32
 
 
 def tolerance(length: float) -> float:
@@ -50,6 +54,26 @@ def test_scenario_rows_are_optimal(map_path: Path) -> None:
             result.cost,
         )
         assert abs(walk_cost(grid, result.cells, "no_corner_cutting") - (result.cost or 0)) < 1e-6
+
+
+@pytest.mark.skipif(not MAPS, reason=f"no Moving AI maps in {DATA} (set GRIDPATH_BENCH_DATA)")
+@pytest.mark.parametrize("map_path", MAPS, ids=[f"{p.parent.name}/{p.name}" for p in MAPS])
+def test_cluster_heuristic_rows_are_optimal(map_path: Path) -> None:
+    grid = GridMap.from_movingai(map_path.read_text())
+    grid.attach_clusters(
+        build_clusters(
+            grid, cluster_size=CLUSTER_SIZE, max_table_bytes=get_settings().max_table_bytes
+        )
+    )
+    scenarios = parse_scenarios(map_path.with_name(map_path.name + ".scen").read_text())
+    for row in sample(scenarios, CLUSTER_ROWS):
+        result = find_path(grid, row.start, row.goal, heuristic="cluster")
+        assert result.heuristic_used == "cluster"
+        assert result.status == "found", row
+        assert abs((result.cost or 0) - row.optimal_length) <= tolerance(row.optimal_length), (
+            row,
+            result.cost,
+        )
 
 
 def test_sample_spreads_over_the_file_and_keeps_the_ends() -> None:

@@ -12,8 +12,10 @@ relative ``IMPROVEMENT_EPSILON``: octile sums of 1 and sqrt(2) that are equal on
 paper differ in the last bits. Such successors go on
 a LIFO stack drained before the heap, so on open ground most expansions never
 touch the heap. Popping them first still pops a minimum-``f`` node: optimality is
-unchanged. With inconsistent heuristics the stack is off, since a cell's ``f``
-could later drop below the level it was stacked at.
+unchanged. The cluster table's bound is admissible but not consistent; with it
+the search applies pathmax (``h(m) >= h(n) - step``), which restores monotone
+``f`` along paths, so the stack stays sound; closed cells may still be reopened.
+Other inconsistent combinations (weight above 1) run without the stack.
 """
 
 import numpy as np
@@ -60,6 +62,8 @@ def astar(
     parent,
     heap,
     stack,
+    cluster_of,
+    goal_row,
 ):
     """Search from ``start`` to ``goal`` on a padded flat grid.
 
@@ -77,6 +81,10 @@ def astar(
         stamp (int32), g (float64), parent (int32): (cells,) scratch.
         heap: ``(node, key, pos)`` scratch, see ``heap``.
         stack: (cells,) int32 scratch for the equal-f stack.
+        cluster_of, goal_row: the cluster heuristic's table, or empty arrays: each
+            cell's cluster ((cells,) int32) and the lower bound from each cluster
+            to the goal's ((clusters,) float32). With a table, h is the larger of
+            the scaled ``heuristic`` and the bound (admissible, not consistent).
 
     Returns:
         ``(status, end, expanded, reopened)``. ``end`` is the goal when found, the
@@ -87,7 +95,7 @@ def astar(
     node_of, key, pos = heap
     gx = goal % width
     gy = goal // width
-    hw = h_scale * weight
+    use_table = goal_row.size > 0
     moves = move_count(diagonal)
     uwidth = np.uint32(width)
 
@@ -96,7 +104,10 @@ def astar(
     stamp[start] = gen
     g[start] = 0.0
     parent[start] = NO_PARENT
-    f_start = hw * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
+    h_start = h_scale * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
+    if use_table:
+        h_start = max(h_start, goal_row[cluster_of[start]])
+    f_start = weight * h_start
     size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
     best_d = closeness(diagonal, abs(sx - gx), abs(sy - gy))
@@ -147,7 +158,13 @@ def astar(
                 continue
             g[m] = ng
             parent[m] = n
-            fm = ng + hw * heuristic_distance(heuristic, abs(x + ddx - gx), abs(y + ddy - gy))
+            hm = h_scale * heuristic_distance(heuristic, abs(x + ddx - gx), abs(y + ddy - gy))
+            if use_table:
+                # Pathmax: h(m) >= h(n) - step keeps f monotone along every path, so
+                # open cells never have f below the level (the equal-f stack stays
+                # sound) while h stays admissible.
+                hm = max(hm, goal_row[cluster_of[m]], (level - gn) / weight - (ng - gn))
+            fm = ng + weight * hm
             if fresh:
                 stamp[m] = gen
             elif pos[m] == CLOSED:

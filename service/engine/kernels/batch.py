@@ -16,8 +16,10 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.astar import astar
+from service.engine.kernels.clusters import unpack_row
 from service.engine.kernels.codes import (
     DIAGONAL_ALWAYS,
+    NO_TABLE,
     STATUS_FOUND,
     STATUS_NO_PATH,
 )
@@ -31,13 +33,18 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """Answer ``queries[first:count]``; return the index of the first one not answered.
 
     Args:
-        grid: ``(cost, width, islands, uniform, min_cost)``: padded flat float32
-            costs, padded width, (2, cells) int32 island labels (4-adjacency,
-            8-adjacency), whether all walkable cells cost the same, least cost.
+        grid: ``(cost, width, islands, uniform, min_cost, clusters)``: padded flat
+            float32 costs, padded width, (2, cells) int32 island labels
+            (4-adjacency, 8-adjacency), whether all walkable cells cost the same,
+            least cost, and the cluster tables ``(labels, packed, counts, units,
+            symmetric)``: (2, cells) int32 labels ((2, 0) without tables), then the
+            4- and 8-connected tables' fields as in ``ClusterTable``.
         queries: ``(source, target, diagonal, heuristic, weight, budget, tie_break,
-            equal_f_stack, buckets)``, arrays of one entry per query; cells as padded
-            flat indices, already validated (in bounds, walkable); ``buckets`` is
-            the bucket count when f is integral (see ``dial``), else 0.
+            equal_f_stack, buckets, table)``, arrays of one entry per query; cells as
+            padded flat indices, already validated (in bounds, walkable); ``buckets``
+            is the bucket count when f is integral (see ``dial``), else 0; ``table``
+            the cluster table of a ``cluster`` query (``TABLE_FOUR``/``TABLE_EIGHT``),
+            else ``NO_TABLE``.
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
         scratch: ``(stamp, g, parent, heap, stack, records, heads)``: the first five
@@ -51,8 +58,22 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         ``count`` when every query is answered; otherwise the index of the
         query whose path did not fit (``offsets[i]`` and ``turn_offsets[i]`` hold).
     """
-    cost, width, islands, uniform, min_cost = grid
-    source, target, diagonal, heuristic, weight, budget, tie_break, equal_f_stack, buckets = queries
+    cost, width, islands, uniform, min_cost, clusters = grid
+    cluster_of, packed, cluster_count, unit, symmetric = clusters
+    goal_row = np.empty(cluster_count.max(), np.float32)
+    (
+        source,
+        target,
+        diagonal,
+        heuristic,
+        weight,
+        budget,
+        tie_break,
+        equal_f_stack,
+        buckets,
+        table,
+    ) = queries
+    no_row = np.empty(0, np.float32)
     stamp, g, parent, heap, stack, records, heads = scratch
     record_parent = records[:, PARENT]
     status, path_cost, length, expanded, reopened = results
@@ -97,10 +118,18 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     links = record_parent
                     found_cost = float(records[end, G])
                 else:
+                    k = table[i]
+                    labels = cluster_of[max(k, 0)]
+                    row = no_row
+                    if k != NO_TABLE:
+                        row = goal_row[: cluster_count[k]]
+                        unpack_row(packed[k], cluster_count[k], unit[k], symmetric[k],
+                                   labels[t], row)  # fmt: skip
                     st, end, ex, ro = astar(cost, width, s, t, d, heuristic[i], min_cost,
                                             weight[i], budget[i], tie_break[i],
                                             equal_f_stack[i], gen0 + i,
-                                            stamp, g, parent, heap, stack)  # fmt: skip
+                                            stamp, g, parent, heap, stack,
+                                            labels, row)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 status[i] = st

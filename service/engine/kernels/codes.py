@@ -23,6 +23,12 @@ HEURISTIC_MANHATTAN: Final = 1
 HEURISTIC_CHEBYSHEV: Final = 2
 HEURISTIC_EUCLIDEAN: Final = 3
 HEURISTIC_ZERO: Final = 4
+HEURISTIC_CLUSTER: Final = 5  # facade only: kernels get a base heuristic and a table
+
+# Cluster table a query reads (``into`` index in the grid's kernel view).
+NO_TABLE: Final = -1
+TABLE_FOUR: Final = 0
+TABLE_EIGHT: Final = 1
 
 # Sentinels stored in per-cell scratch arrays.
 CLOSED: Final = -1  # heap position of a cell that is not in the open list

@@ -1,0 +1,338 @@
+"""Cluster tables: lower bounds on the cost between any two clusters of a map.
+
+A *cluster* is a connected piece of a square sector (``size`` x ``size`` cells):
+sectors are split along the moves of one connectivity (4-connected, or
+8-connected without corner cutting), so no legal move joins two clusters of one
+sector, and every move between clusters crosses a sector border.
+
+The bound. Any path from a cell of A to a cell of B is a chain of visits to
+clusters, each entered by a border move from the previous one. An abstract graph
+has one node per ordered pair of adjacent clusters ``(P -> C)`` ("entered C from
+P"); the arc ``(P -> C) => (C -> R)`` costs the least, over cells ``x`` of C that
+step into R, of the cheapest route inside C from any cell entered from P to ``x``,
+plus that step. A search starts on the nodes ``(A -> R)`` at the cheapest step out
+of A. The shortest abstract distance to any ``(P -> B)`` is then a lower bound on
+the true cost from A to B (each visit is priced at its cheapest entry and exit,
+independently of its neighbours), and close to it: crossing a cluster costs what
+crossing it really costs.
+
+Costs are those of the search: a step costs its length (1 or sqrt(2)) times the
+cost of the cell entered.
+"""
+
+import numpy as np
+from numba import njit
+
+from service.engine.kernels.codes import SQRT2
+from service.engine.kernels.moves import DX, DY, ORTHOGONAL_MOVES
+
+NO_CLUSTER = -1  # label of a blocked (or border) cell
+#: Packed tables hold bounds as uint16 multiples of a per-table unit, rounded down;
+#: this value means "no path".
+UNREACHABLE = 65535
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def step_cost(cost, width, n, k, eight):
+    """Cost of the move ``k`` out of padded cell ``n``, or 0 when it is not legal."""
+    if k >= ORTHOGONAL_MOVES and not eight:
+        return 0.0
+    m = n + DY[k] * width + DX[k]
+    cm = cost[m]
+    if cm <= 0.0:
+        return 0.0
+    if k < ORTHOGONAL_MOVES:
+        return float(cm)
+    if cost[n + DX[k]] <= 0.0 or cost[n + DY[k] * width] <= 0.0:
+        return 0.0  # no corner cutting
+    return SQRT2 * cm
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def sector_of(n, width, size, sectors_across):
+    y = n // width - 1
+    x = n % width - 1
+    return (y // size) * sectors_across + x // size
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def label_clusters(cost, width, size, eight, cluster_of, stack):
+    """Label each walkable padded cell with its cluster; return the cluster count.
+
+    Args:
+        cost: (cells,) float32 padded costs; ``<= 0`` is blocked.
+        width: padded width.
+        size: sector side in cells.
+        eight: split along 8-connected no-corner-cutting moves (else 4-connected).
+        cluster_of: (cells,) int32 output, ``NO_CLUSTER`` for blocked cells.
+        stack: (cells,) int32 scratch.
+    """
+    across = (width - 2 + size - 1) // size
+    moves = 8 if eight else 4
+    for n in range(cost.size):
+        cluster_of[n] = NO_CLUSTER
+    count = 0
+    for n in range(cost.size):
+        if cost[n] <= 0.0 or cluster_of[n] != NO_CLUSTER:
+            continue
+        sector = sector_of(n, width, size, across)
+        cluster_of[n] = count
+        stack[0] = n
+        depth = 1
+        while depth > 0:
+            depth -= 1
+            c = stack[depth]
+            for k in range(moves):
+                if step_cost(cost, width, c, k, eight) == 0.0:
+                    continue
+                m = c + DY[k] * width + DX[k]
+                if cluster_of[m] == NO_CLUSTER and sector_of(m, width, size, across) == sector:
+                    cluster_of[m] = count
+                    stack[depth] = m
+                    depth += 1
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def border_moves(cost, width, eight, cluster_of, count):
+    """Every legal move between two clusters, sorted by (from cluster, to cluster).
+
+    Returns:
+        ``(key, source, target, step)``: (moves,) arrays; ``key = from * count + to``.
+    """
+    moves = 8 if eight else 4
+    total = 0
+    for phase in range(2):
+        if phase == 1:
+            key = np.empty(total, np.int64)
+            source = np.empty(total, np.int64)
+            target = np.empty(total, np.int64)
+            step = np.empty(total, np.float64)
+            total = 0
+        for n in range(cost.size):
+            a = cluster_of[n]
+            if a == NO_CLUSTER:
+                continue
+            for k in range(moves):
+                s = step_cost(cost, width, n, k, eight)
+                if s == 0.0:
+                    continue
+                m = n + DY[k] * width + DX[k]
+                b = cluster_of[m]
+                if b == a:
+                    continue
+                if phase == 1:
+                    key[total] = a * count + b
+                    source[total] = n
+                    target[total] = m
+                    step[total] = s
+                total += 1
+    order = np.argsort(key, kind="mergesort")
+    return key[order], source[order], target[order], step[order]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def heap_push(keys, values, size, key, value):
+    """Push onto a binary min-heap with lazy deletion; return the new size."""
+    i = size
+    while i > 0:
+        up = (i - 1) >> 1
+        if keys[up] <= key:
+            break
+        keys[i] = keys[up]
+        values[i] = values[up]
+        i = up
+    keys[i] = key
+    values[i] = value
+    return size + 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def heap_pop(keys, values, size):
+    """Remove the minimum (read it first from ``keys[0], values[0]``); return the size."""
+    size -= 1
+    key = keys[size]
+    value = values[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and keys[child + 1] < keys[child]:
+            child += 1
+        if keys[child] >= key:
+            break
+        keys[i] = keys[child]
+        values[i] = values[child]
+        i = child
+    keys[i] = key
+    values[i] = value
+    return size
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def cluster_tables(cost, width, size, eight):
+    """Label the clusters and bound the cost between every ordered pair.
+
+    Args:
+        cost: (cells,) float32 padded costs.
+        width: padded width.
+        size: sector side in cells.
+        eight: 8-connected without corner cutting (else 4-connected).
+
+    Returns:
+        ``(cluster_of, into)``: (cells,) int32 labels (``NO_CLUSTER`` if blocked)
+        and (count, count) float32 ``into[b, a]``, a lower bound on the cost of
+        any path from a cell of cluster ``a`` to a cell of cluster ``b`` (0 on the
+        diagonal, ``inf`` when no path exists), rounded down to float32 so it stays
+        a lower bound. Row ``b`` is what a search towards a goal in ``b`` reads.
+    """
+    cells = cost.size
+    cluster_of = np.empty(cells, np.int32)
+    stack = np.empty(cells, np.int32)
+    count = label_clusters(cost, width, size, eight, cluster_of, stack)
+    key, source, target, step = border_moves(cost, width, eight, cluster_of, count)
+    moves = key.size
+
+    # Nodes of the abstract graph: distinct (from, to) cluster pairs, in key order.
+    node_of_move = np.empty(moves, np.int64)
+    nodes = 0
+    for i in range(moves):
+        if i > 0 and key[i] != key[i - 1]:
+            nodes += 1
+        node_of_move[i] = nodes
+    nodes = nodes + 1 if moves > 0 else 0
+    node_from = np.empty(nodes, np.int64)
+    node_to = np.empty(nodes, np.int64)
+    node_step = np.full(nodes, np.inf)
+    first_move = np.full(nodes + 1, moves, np.int64)
+    for i in range(moves - 1, -1, -1):
+        e = node_of_move[i]
+        node_from[e] = key[i] // count
+        node_to[e] = key[i] % count
+        node_step[e] = min(node_step[e], step[i])
+        first_move[e] = i
+    # Nodes leaving each cluster are contiguous (sorted by from cluster).
+    first_out = np.full(count + 1, nodes, np.int64)
+    for e in range(nodes - 1, -1, -1):
+        first_out[node_from[e]] = e
+    for c in range(count - 1, -1, -1):
+        if first_out[c] > first_out[c + 1]:
+            first_out[c] = first_out[c + 1]
+
+    # Arcs: from node (P -> C) to each node (C -> R).
+    arc_start = np.zeros(nodes + 1, np.int64)
+    for e in range(nodes):
+        c = node_to[e]
+        arc_start[e + 1] = arc_start[e] + first_out[c + 1] - first_out[c]
+    arc_to = np.empty(arc_start[nodes], np.int64)
+    arc_cost = np.full(arc_start[nodes], np.inf)
+    g = np.full(cells, np.inf)
+    touched = np.empty(cells, np.int64)
+    room = max(8 * cells, arc_start[nodes] + nodes) + 8  # pushes <= relaxations
+    keys = np.empty(room, np.float64)
+    values = np.empty(room, np.int64)
+    for e in range(nodes):
+        c = node_to[e]
+        # Cheapest routes inside C from the cells entered from P (entry step excluded).
+        heap = 0
+        used = 0
+        for i in range(first_move[e], first_move[e + 1]):
+            m = target[i]
+            if g[m] > 0.0:
+                if g[m] == np.inf:
+                    touched[used] = m
+                    used += 1
+                g[m] = 0.0
+                heap = heap_push(keys, values, heap, 0.0, m)
+        while heap > 0:
+            d = keys[0]
+            n = values[0]
+            heap = heap_pop(keys, values, heap)
+            if d > g[n]:
+                continue
+            for k in range(8 if eight else 4):
+                s = step_cost(cost, width, n, k, eight)
+                if s == 0.0:
+                    continue
+                m = n + DY[k] * width + DX[k]
+                if cluster_of[m] != c or d + s >= g[m]:
+                    continue
+                if g[m] == np.inf:
+                    touched[used] = m
+                    used += 1
+                g[m] = d + s
+                heap = heap_push(keys, values, heap, d + s, m)
+        # Leaving C towards each R: the cheapest inner route plus the step out.
+        a = arc_start[e]
+        out0 = first_out[c]
+        for f in range(out0, first_out[c + 1]):
+            arc_to[a + f - out0] = f
+            best = np.inf
+            for i in range(first_move[f], first_move[f + 1]):
+                best = min(best, g[source[i]] + step[i])
+            arc_cost[a + f - out0] = best
+        for i in range(used):
+            g[touched[i]] = np.inf
+
+    # One Dijkstra over the abstract graph per source cluster.
+    into = np.empty((count, count), np.float32)
+    dist = np.empty(nodes, np.float64)
+    bound = np.empty(count, np.float64)
+    for a in range(count):
+        dist[:] = np.inf
+        bound[:] = np.inf
+        bound[a] = 0.0
+        heap = 0
+        for e in range(first_out[a], first_out[a + 1]):
+            dist[e] = node_step[e]
+            heap = heap_push(keys, values, heap, node_step[e], e)
+        while heap > 0:
+            d = keys[0]
+            e = values[0]
+            heap = heap_pop(keys, values, heap)
+            if d > dist[e]:
+                continue
+            b = node_to[e]
+            if d < bound[b]:
+                bound[b] = d
+            for j in range(arc_start[e], arc_start[e + 1]):
+                f = arc_to[j]
+                nd = d + arc_cost[j]
+                if nd < dist[f]:
+                    dist[f] = nd
+                    heap = heap_push(keys, values, heap, nd, f)
+        for b in range(count):
+            into[b, a] = round_down(bound[b])
+    return cluster_of, into
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def round_down(value):
+    """The largest float32 not above ``value`` (a bound must not grow by rounding)."""
+    single = np.float32(value)
+    if single > value:
+        single = np.nextafter(single, np.float32(0.0))
+    return single
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def unpack_row(packed, count, unit, symmetric, goal_cluster, out):
+    """Decode the bounds from every cluster to ``goal_cluster`` into ``out[:count]``.
+
+    Args:
+        packed: (count * count,) uint16 row-major ``into``, or, when ``symmetric``,
+            its lower triangle row by row ((count * (count + 1) / 2,)).
+        unit: float32 cost of one step of the packed values (already rounded so
+            that ``value * unit`` never exceeds the bound it encodes).
+        out: (>= count,) float32; ``inf`` where no path exists.
+    """
+    b = goal_cluster
+    for a in range(count):
+        if symmetric:
+            hi = max(a, b)
+            q = packed[hi * (hi + 1) // 2 + min(a, b)]
+        else:
+            q = packed[b * count + a]
+        out[a] = np.inf if q == UNREACHABLE else np.float32(q) * unit

@@ -1,0 +1,206 @@
+"""Cluster tables (``service.engine.clusters``) and the ``cluster`` heuristic.
+
+Bounds are checked against exact cluster-to-cluster minima from scipy's Dijkstra
+over the explicit graph (``tests.support``); searches against the same oracle.
+"""
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from scipy.sparse.csgraph import dijkstra
+
+from service.engine import (
+    ClusterTables,
+    GridMap,
+    InvalidClusterSizeError,
+    build_clusters,
+    find_path,
+)
+from service.engine.clusters import (
+    MAX_CLUSTER_SIZE,
+    MIN_CLUSTER_SIZE,
+    default_cluster_size,
+    pack_table,
+    table_bytes,
+)
+from service.engine.kernels.clusters import NO_CLUSTER, UNREACHABLE
+from tests.support import (
+    close,
+    oracle_distances,
+    oracle_graph,
+    random_grid,
+    walk_cost,
+    walkable_cells,
+)
+
+UNLIMITED_BYTES = 1 << 40
+TABLE_POLICIES = {"never": False, "no_corner_cutting": True}
+#: (width, height, blocked share, cost range or None for uniform)
+MAPS: list[tuple[int, int, float, tuple[float, float] | None]] = [
+    (24, 18, 0.3, None),
+    (20, 20, 0.2, (1, 5)),
+    (31, 9, 0.35, (0.5, 3.0)),
+]
+
+
+def tables_for(grid: GridMap, size: int = 4) -> ClusterTables:
+    tables = build_clusters(grid, cluster_size=size, max_table_bytes=UNLIMITED_BYTES)
+    grid.attach_clusters(tables)
+    return tables
+
+
+def exact_cluster_minima(grid: GridMap, labels: npt.NDArray[np.int32], policy: str
+                         ) -> npt.NDArray[np.float64]:  # fmt: skip
+    """(count, count) exact min cost from any cell of a to any cell of b, as [b, a]."""
+    count = int(labels.max()) + 1
+    every = dijkstra(oracle_graph(grid, policy), directed=True)
+    flat = labels.reshape(-1)
+    exact = np.full((count, count), np.inf)
+    for a, b in itertools.product(range(count), repeat=2):
+        exact[b, a] = every[np.ix_(flat == a, flat == b)].min()
+    return exact
+
+
+@pytest.mark.parametrize(("width", "height", "blocked", "costs"), MAPS)
+@pytest.mark.parametrize("policy", sorted(TABLE_POLICIES))
+def test_bounds_never_exceed_the_exact_cluster_minima(
+    width: int, height: int, blocked: float, costs: tuple[float, float] | None, policy: str
+) -> None:
+    grid = random_grid(np.random.default_rng(width), width, height, blocked, costs)
+    tables = tables_for(grid)
+    eight = TABLE_POLICIES[policy]
+    labels = tables.labels(width=grid.width, height=grid.height, eight=eight)
+    exact = exact_cluster_minima(grid, labels, policy)
+    table = tables.table(eight=eight)
+    bounds = np.stack([table.bounds_to(b) for b in range(table.count)])
+    assert np.array_equal(np.isinf(bounds), np.isinf(exact))  # unreachable exactly
+    finite = np.isfinite(exact)
+    assert np.all(bounds[finite] <= exact[finite])
+    # Tight enough to matter: on average within a few steps of the exact minimum.
+    assert float(np.mean(exact[finite] - bounds[finite])) < 2 * 4
+
+
+@pytest.mark.parametrize("size", [4, 7])
+def test_clusters_are_connected_pieces_of_one_sector(size: int) -> None:
+    grid = random_grid(np.random.default_rng(size), 30, 22, 0.3, None)
+    tables = tables_for(grid, size)
+    for policy, eight in TABLE_POLICIES.items():
+        labels = tables.labels(width=grid.width, height=grid.height, eight=eight)
+        assert np.array_equal(labels == NO_CLUSTER, grid.costs <= 0)
+        ys, xs = np.nonzero(labels >= 0)
+        sector = (ys // size) * 1000 + xs // size
+        for cluster in range(int(labels.max()) + 1):
+            inside = labels[ys, xs] == cluster
+            assert len(set(sector[inside].tolist())) == 1  # one sector
+            members = list(zip(xs[inside].tolist(), ys[inside].tolist(), strict=True))
+            # Connected under the policy's moves, without leaving the cluster.
+            sub = GridMap.from_costs(np.where(labels == cluster, grid.costs, 0))
+            reach = oracle_distances(sub, members[0], policy)
+            assert all(np.isfinite(reach[y, x]) for x, y in members)
+
+
+@pytest.mark.parametrize(("width", "height", "blocked", "costs"), MAPS)
+def test_cluster_heuristic_is_optimal_against_the_oracle(
+    width: int, height: int, blocked: float, costs: tuple[float, float] | None
+) -> None:
+    rng = np.random.default_rng(width * 7)
+    grid = random_grid(rng, width, height, blocked, costs)
+    tables_for(grid)
+    cells = walkable_cells(grid)
+    for policy in ("never", "no_corner_cutting", "one_obstacle", "always"):
+        start = cells[int(rng.integers(len(cells)))]
+        distances = oracle_distances(grid, start, policy)
+        for goal in (cells[int(i)] for i in rng.integers(len(cells), size=10)):
+            result = find_path(grid, start, goal, heuristic="cluster", diagonal=policy)
+            expected = "cluster" if policy in TABLE_POLICIES else "octile"
+            assert result.heuristic_used == expected
+            optimal = distances[goal[1], goal[0]]
+            if np.isinf(optimal):
+                assert result.status == "no_path"
+                continue
+            assert result.status == "found"
+            assert close(result.cost or 0, optimal), (policy, goal, result.cost, optimal)
+            assert close(walk_cost(grid, result.cells, policy), optimal)
+
+
+def test_inconsistent_bound_makes_the_search_reopen_cells() -> None:
+    # Seeded weighted maps where the cluster bound jumps between neighbours: the
+    # search must reopen closed cells to stay optimal (and does: cost == oracle).
+    grid = random_grid(np.random.default_rng(0), 40, 40, 0.3, (1, 5))
+    tables_for(grid)
+    cells = walkable_cells(grid)
+    distances = oracle_distances(grid, cells[0], "no_corner_cutting")
+    reopened = 0
+    for goal in cells[::37]:
+        result = find_path(grid, cells[0], goal, heuristic="cluster")
+        reopened += result.reopened
+        if result.status == "found":
+            assert close(result.cost or 0, distances[goal[1], goal[0]])
+    assert reopened > 0
+
+
+def test_without_tables_cluster_falls_back_to_octile() -> None:
+    grid = GridMap.from_rows(["....", ".@@.", "...."])
+    result = find_path(grid, (0, 0), (3, 2), heuristic="cluster")
+    assert result.heuristic_used == "octile"
+    assert find_path(grid, (0, 0), (3, 2)).heuristic_used == "octile"
+    assert find_path(grid, (0, 0), (3, 2), heuristic="zero").heuristic_used == "zero"
+    tables_for(grid, 4)
+    assert find_path(grid, (0, 0), (3, 2), heuristic="cluster").heuristic_used == "cluster"
+
+
+def test_cluster_size_grows_until_the_tables_fit() -> None:
+    grid = random_grid(np.random.default_rng(5), 64, 64, 0.25, None)
+    small = build_clusters(grid, cluster_size=4, max_table_bytes=UNLIMITED_BYTES)
+    budget = table_bytes(small.four.count, symmetric=True) - 1  # 4 no longer fits
+    fitted = build_clusters(grid, cluster_size=4, max_table_bytes=budget)
+    assert fitted.cluster_size > 4
+    used = table_bytes(fitted.four.count, symmetric=True) + table_bytes(
+        fitted.eight.count, symmetric=True
+    )
+    assert used <= budget
+    assert default_cluster_size(512, 512) == 8
+    assert default_cluster_size(1024, 700) == 16
+    assert default_cluster_size(1491, 656) == 32
+
+
+@pytest.mark.parametrize("size", [MIN_CLUSTER_SIZE - 1, MAX_CLUSTER_SIZE + 1, 0])
+def test_cluster_size_out_of_range_is_rejected(size: int) -> None:
+    grid = GridMap.from_rows(["...."])
+    with pytest.raises(InvalidClusterSizeError, match=rf"^cluster_size {size} is out of range"):
+        build_clusters(grid, cluster_size=size, max_table_bytes=UNLIMITED_BYTES)
+
+
+def test_packing_rounds_every_bound_down_and_keeps_unreachable() -> None:
+    rng = np.random.default_rng(2)
+    into = rng.uniform(0, 900, size=(7, 7)).astype(np.float32)
+    into[2, 5] = np.inf
+    packed, unit, symmetric = pack_table(into)
+    assert not symmetric
+    assert packed.shape == (49,)
+    assert packed[2 * 7 + 5] == UNREACHABLE
+    decoded = packed.astype(np.float32).reshape(7, 7) * np.float32(unit)
+    finite = np.isfinite(into)
+    assert np.all(decoded[finite] <= into[finite])
+    assert np.all(into[finite] - decoded[finite] <= 2 * 900 / 65534)
+
+
+def test_uniform_maps_store_half_a_table() -> None:
+    grid = random_grid(np.random.default_rng(9), 30, 30, 0.2, None)
+    tables = tables_for(grid)
+    for table in (tables.four, tables.eight):
+        assert table.symmetric
+        assert table.packed.size == table.count * (table.count + 1) // 2
+    weighted = random_grid(np.random.default_rng(9), 30, 30, 0.2, (1, 9))
+    assert not tables_for(weighted).eight.symmetric
+
+
+def test_attach_rejects_tables_of_another_grid() -> None:
+    grid = GridMap.from_rows(["....", "...."])
+    other = GridMap.from_rows([".....", "....."])
+    tables = build_clusters(other, cluster_size=4, max_table_bytes=UNLIMITED_BYTES)
+    with pytest.raises(ValueError, match="cluster labels have shape"):
+        grid.attach_clusters(tables)
+    assert grid.clusters is None
