@@ -76,10 +76,26 @@ def test_restart_serves_the_same_answer(tmp_path: Path) -> None:
         map_id = created.json()["id"]
         first = client.post(f"/v1/maps/{map_id}/path", json=query).json()
         assert first["status"] == "found"
+        described = wait_for_tables(client, map_id)
     with running_server(data_dir) as client:
-        assert client.get(f"/v1/maps/{map_id}").json() == created.json()
+        # Tables included: read back from disk, not rebuilt.
+        assert client.get(f"/v1/maps/{map_id}").json() == described
         again = client.post(f"/v1/maps/{map_id}/path", json=query).json()
+        clustered = client.post(f"/v1/maps/{map_id}/path", json=query | {"heuristic": "cluster"})
     assert (again["cost"], again["path"]) == (first["cost"], first["path"])
+    assert clustered.json()["heuristic_used"] == "cluster"
+    assert clustered.json()["cost"] == first["cost"]
+
+
+def wait_for_tables(client: httpx.Client, map_id: str) -> dict[str, object]:
+    """The map's metadata once its cluster tables are ready."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        described: dict[str, object] = client.get(f"/v1/maps/{map_id}").json()
+        if described["tables"]["clusters"]["status"] == "ready":  # type: ignore[index]
+            return described
+        assert time.monotonic() < deadline, "cluster tables never became ready"
+        time.sleep(0.05)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

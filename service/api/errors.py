@@ -62,7 +62,8 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",
     ErrorCode.NOT_FOUND: "No such route.",
     ErrorCode.METHOD_NOT_ALLOWED: "The route does not accept this method.",
-    ErrorCode.NOT_READY: "The service is starting (kernels compiling) or its store is closed.",
+    ErrorCode.NOT_READY: "The service is starting (kernels compiling), or a map's cluster "
+    "tables are still building (`/clusters`).",
     ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
 }
 

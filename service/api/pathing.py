@@ -111,6 +111,7 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         "path": points,
         "format": query.format,
         "expanded": result.expanded,
+        "heuristic_used": result.heuristic_used,
         "elapsed_us": elapsed_ns // 1000,
     }
 

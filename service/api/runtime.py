@@ -10,7 +10,7 @@ from typing import ParamSpec, TypeVar
 from service.api.metrics import Metrics
 from service.config import Settings
 from service.engine import warmup
-from service.store import MapCache, MapStore
+from service.store import MapCache, MapStore, TableBuilder
 
 log = logging.getLogger("gridpath")
 
@@ -25,6 +25,13 @@ class Runtime:
         self.settings = settings
         self.store = MapStore(settings.data_dir)
         self.cache = MapCache(self.store, settings.cache_bytes)
+        self.tables = TableBuilder(
+            self.store,
+            self.cache,
+            workers=settings.table_workers,
+            max_table_bytes=settings.max_table_bytes,
+            cluster_size=settings.cluster_size,
+        )
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
@@ -39,9 +46,11 @@ class Runtime:
     async def warm_up(self) -> None:
         """Compile (or load cached) kernels off the event loop, then report ready."""
         await self.run(warmup)
+        self.tables.resume()  # after warm-up: the builds compile nothing on the loop
         self.ready = True
         log.info("kernels ready; serving %d stored maps", len(self.store))
 
     def close(self) -> None:
         self.ready = False
+        self.tables.close()
         self.executor.shutdown(wait=True, cancel_futures=True)

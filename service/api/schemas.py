@@ -40,11 +40,29 @@ class MapCreate(BaseModel):
         "blocked.",
         examples=[["..@", "..."]],
     )
+    cluster_size: int | None = Field(
+        default=None,
+        description="Sector side of the cluster tables (4..1024); default: chosen from the map "
+        "size. Made larger if the tables would not fit GRIDPATH_MAX_TABLE_BYTES.",
+    )
 
 
 class TableStatus(BaseModel):
     status: Literal["building", "ready", "failed"]
-    bytes: int = Field(description="Size of the table in memory and on disk.")
+    bytes: int | None = Field(description="Size of the table in memory and on disk.")
+
+
+class ClusterTableStatus(TableStatus):
+    """The cluster tables (4- and 8-connected): null figures until ``ready``."""
+
+    cluster_size: int | None = Field(description="Sector side used, in cells.")
+    count: int | None = Field(description="Clusters of the 8-connected table.")
+    build_seconds: float | None = Field(description="Wall time of the build.")
+
+
+class MapTables(BaseModel):
+    islands: TableStatus
+    clusters: ClusterTableStatus
 
 
 class MapPublic(BaseModel):
@@ -64,7 +82,7 @@ class MapPublic(BaseModel):
     max_cost: float
     version: int = Field(description="Storage format version of the map's files.")
     created_at: str = Field(description="ISO 8601 UTC.")
-    tables: dict[str, TableStatus] = Field(description="Precomputed tables and their status.")
+    tables: MapTables = Field(description="Precomputed tables and their status.")
 
 
 class MapList(BaseModel):
@@ -82,7 +100,8 @@ class PathOptions(BaseModel):
     heuristic: Heuristic | None = Field(
         default=None,
         description=f"Default {DEFAULT_HEURISTIC!r}. 'manhattan' is admissible only with "
-        "diagonal 'never'; with diagonals it trades optimality for speed.",
+        "diagonal 'never'; with diagonals it trades optimality for speed. 'cluster' uses the "
+        "map's cluster tables (octile until they are built; see heuristic_used).",
     )
     diagonal: Diagonal | None = Field(
         default=None,
@@ -122,6 +141,10 @@ class PathResponse(BaseModel):
     path: list[Point] = Field(description="Points in the requested format; empty for no_path.")
     format: PathFormat
     expanded: int = Field(description="Nodes expanded by the search.")
+    heuristic_used: Heuristic = Field(
+        description="The heuristic searched with: the one asked for, or 'octile' for a "
+        "'cluster' query whose tables are still building (or under one_obstacle/always)."
+    )
     elapsed_us: int = Field(description="Time spent searching, in microseconds.")
 
 

@@ -6,7 +6,7 @@ rejected as ``TooBig`` from its header alone.
 """
 
 import io
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import orjson
@@ -14,6 +14,7 @@ import orjson
 from service.api.errors import ApiError, ErrorCode
 from service.config import Settings
 from service.engine import GridMap
+from service.engine.clusters import MAX_CLUSTER_SIZE, MIN_CLUSTER_SIZE
 from service.engine.movingai import parse_map
 
 TEXT: Final = "text/plain"
@@ -28,8 +29,17 @@ def media_type(header: str | None) -> str:
     return (header or "").split(";", 1)[0].strip().lower()
 
 
-def decode_map(content_type: str, body: bytes, settings: Settings) -> tuple[GridMap, str | None]:
-    """Build the uploaded grid; return it with the name given in a JSON body (if any).
+class Upload(NamedTuple):
+    """A decoded upload: the grid, and what a JSON body said besides it."""
+
+    grid: GridMap
+    name: str | None = None
+    cluster_size: int | None = None
+
+
+def decode_map(content_type: str, body: bytes, settings: Settings) -> Upload:
+    """Build the uploaded grid; return it with the name and cluster size given in a
+    JSON body (if any).
 
     Raises:
         ApiError: UnsupportedMediaType, InvalidQuery (JSON shape), InvalidValue
@@ -38,11 +48,11 @@ def decode_map(content_type: str, body: bytes, settings: Settings) -> tuple[Grid
     if not body:
         raise ApiError(ErrorCode.INVALID_VALUE, "empty body: send a map")
     if content_type == TEXT:
-        return _from_text(body, settings), None
+        return Upload(_from_text(body, settings))
     if content_type == JSON:
         return _from_json(body, settings)
     if content_type == NPY:
-        return _from_npy(body, settings), None
+        return Upload(_from_npy(body, settings))
     raise ApiError(
         ErrorCode.UNSUPPORTED_MEDIA_TYPE,
         f"Content-Type {content_type or '(none)'!r} is not accepted; use one of: "
@@ -79,19 +89,36 @@ def _from_text(body: bytes, settings: Settings) -> GridMap:
     return GridMap.from_rows(rows)
 
 
-def _from_json(body: bytes, settings: Settings) -> tuple[GridMap, str | None]:
+def check_cluster_size(size: int | None) -> int | None:
+    """``None`` (the default) or a size in the accepted range (else InvalidValue)."""
+    if size is None:
+        return None
+    if not MIN_CLUSTER_SIZE <= size <= MAX_CLUSTER_SIZE:
+        raise ApiError(
+            ErrorCode.INVALID_VALUE,
+            f"cluster_size {size} is out of range: must be in "
+            f"[{MIN_CLUSTER_SIZE}, {MAX_CLUSTER_SIZE}]",
+        )
+    return size
+
+
+def _from_json(body: bytes, settings: Settings) -> Upload:
     try:
         data: Any = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ApiError(ErrorCode.INVALID_QUERY, f"body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ApiError(ErrorCode.INVALID_QUERY, "body must be a JSON object")
-    unknown = set(data) - {"name", "costs", "rows"}
+    unknown = set(data) - {"name", "costs", "rows", "cluster_size"}
     if unknown:
         raise ApiError(ErrorCode.INVALID_QUERY, f"unknown fields: {', '.join(sorted(unknown))}")
     name = data.get("name")
     if name is not None and not isinstance(name, str):
         raise ApiError(ErrorCode.INVALID_QUERY, "name: must be a string")
+    cluster_size = data.get("cluster_size")
+    if cluster_size is not None and type(cluster_size) is not int:
+        raise ApiError(ErrorCode.INVALID_QUERY, "cluster_size: must be an integer")
+    cluster_size = check_cluster_size(cluster_size)
     if ("costs" in data) == ("rows" in data):
         raise ApiError(ErrorCode.INVALID_QUERY, "send exactly one of 'costs' or 'rows'")
     grid_rows = data.get("rows", data.get("costs"))
@@ -102,8 +129,10 @@ def _from_json(body: bytes, settings: Settings) -> tuple[GridMap, str | None]:
     if "rows" in data:
         if not all(isinstance(r, str) for r in grid_rows):
             raise ApiError(ErrorCode.INVALID_QUERY, "rows: must be a list of strings")
-        return GridMap.from_rows(grid_rows), check_name(name, settings)
-    return GridMap.from_costs(grid_rows), check_name(name, settings)
+        grid = GridMap.from_rows(grid_rows)
+    else:
+        grid = GridMap.from_costs(grid_rows)
+    return Upload(grid, check_name(name, settings), cluster_size)
 
 
 def _from_npy(body: bytes, settings: Settings) -> GridMap:

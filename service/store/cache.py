@@ -7,7 +7,7 @@ happen outside the cache lock, one at a time per map id.
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -44,6 +44,9 @@ class MapCache:
         self._hits = 0
         self._misses = 0
         self._evictions = 0
+        #: Called with (map id, grid) after a map is read from the store and before
+        #: it is cached: attaches derived tables (see ``TableBuilder``).
+        self.on_load: Callable[[str, GridMap], None] | None = None
 
     @contextmanager
     def acquire(self, map_id: str) -> Iterator[GridMap]:
@@ -69,6 +72,15 @@ class MapCache:
         with self._lock:
             if map_id not in self._entries:
                 self._insert(map_id, grid)
+                self._evict()
+
+    def refresh(self, map_id: str) -> None:
+        """Recount a cached map's bytes (tables were attached to it since)."""
+        with self._lock:
+            entry = self._entries.get(map_id)
+            if entry is not None:
+                self._bytes += entry.grid.nbytes - entry.nbytes
+                entry.nbytes = entry.grid.nbytes
                 self._evict()
 
     def discard(self, map_id: str) -> None:
@@ -105,6 +117,8 @@ class MapCache:
                 if entry is not None:
                     return entry
                 grid = self._store.load(map_id)
+                if self.on_load is not None:
+                    self.on_load(map_id, grid)
                 with self._lock:
                     self._misses += 1
                     if self._store.record(map_id) is None:  # deleted while loading

@@ -1,8 +1,9 @@
 """``MapStore``: one folder per map under ``<data_dir>/maps``.
 
 Layout of ``maps/<id>/``: ``grid.npy`` (the (height, width) float32 costs),
-``islands.npy`` (the padded island labels, (2, cells) int32) and ``meta.json``
-(a :class:`MapRecord` with the format version and file checksums).
+``islands.npy`` (the padded island labels, (2, cells) int32), ``meta.json``
+(a :class:`MapRecord` with the format version and file checksums) and, once
+built, ``clusters.npz`` (the cluster tables, see ``tables``).
 
 A map is written into ``maps/.incoming-<id>``, every file fsynced, then the folder
 is renamed to ``maps/<id>`` and ``maps/`` fsynced: the rename is atomic, so after
@@ -24,9 +25,10 @@ from typing import Final
 import numpy as np
 import orjson
 
-from service.engine import GridMap, Islands
+from service.engine import ClusterTables, GridMap, Islands
 from service.store.files import atomic_write, checksum, fsync_dir, npy_bytes, write_durably
 from service.store.records import FORMAT_VERSION, MapRecord
+from service.store.tables import TABLES_FILE, TableInfo, decode_tables, encode_tables, read_info
 
 log = logging.getLogger("gridpath.store")
 
@@ -107,7 +109,44 @@ class MapStore:
             self._rewrite_islands(folder, record, grid)
         return grid
 
+    def clusters_info(self, map_id: str) -> TableInfo | None:
+        """Figures of a map's stored cluster tables; None if there is no such file.
+
+        Raises:
+            TableFileError: the file is unreadable or from another format version.
+        """
+        try:
+            return read_info(self.root / map_id / TABLES_FILE)
+        except FileNotFoundError:
+            return None
+
+    def load_clusters(self, map_id: str) -> ClusterTables | None:
+        """A map's stored cluster tables; None if there is no such file.
+
+        Raises:
+            TableFileError: the file fails its version or checksum checks.
+        """
+        try:
+            data = (self.root / map_id / TABLES_FILE).read_bytes()
+        except FileNotFoundError:
+            return None
+        return decode_tables(data)
+
     # -- writes -----------------------------------------------------------------
+
+    def save_clusters(self, map_id: str, tables: ClusterTables) -> bool:
+        """Persist a map's cluster tables atomically; False if the map is gone."""
+        if self.record(map_id) is None:
+            return False
+        try:
+            atomic_write(self.root / map_id / TABLES_FILE, encode_tables(tables))
+        except FileNotFoundError:  # deleted meanwhile: its folder was renamed away
+            return False
+        return True
+
+    def discard_clusters(self, map_id: str) -> None:
+        """Remove a map's cluster tables file (one that failed its checks)."""
+        (self.root / map_id / TABLES_FILE).unlink(missing_ok=True)
 
     def create(self, grid: GridMap, name: str | None) -> MapRecord:
         """Persist ``grid`` durably under a new id and return its record."""

@@ -22,6 +22,17 @@ def wait_ready(client: TestClient, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
+def wait_tables(client: TestClient, map_id: str, timeout: float = 60.0) -> dict[str, object]:
+    """Poll a map's metadata until its cluster tables leave ``building``; return them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        clusters: dict[str, object] = client.get(f"/v1/maps/{map_id}").json()["tables"]["clusters"]
+        if clusters["status"] != "building":
+            return clusters
+        assert time.monotonic() < deadline, "cluster tables never finished building"
+        time.sleep(0.02)
+
+
 @pytest.fixture
 def make_client(tmp_path: Path) -> Iterator[ClientFactory]:
     """Build clients on one data dir; ``make_client(max_batch=3)`` overrides settings."""

@@ -1,14 +1,16 @@
 """``/v1/maps``: uploads in every format, metadata, listing, deletion and their errors."""
 
 import io
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from service.config import get_settings
-from tests.api.conftest import ARENA_LIKE, ClientFactory
+from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
 
 TEXT = {"content-type": "text/plain"}
 NPY = {"content-type": "application/x-npy"}
@@ -31,7 +33,11 @@ def test_text_upload_answers_201_with_location_and_metadata(client: TestClient) 
     assert body["version"] == 1
     assert body["created_at"].endswith("+00:00")
     assert body["tables"]["islands"]["status"] == "ready"
-    assert client.get(f"/v1/maps/{body['id']}").json() == body
+    assert body["tables"]["clusters"]["status"] in ("building", "ready")
+    wait_tables(client, body["id"])
+    again = client.get(f"/v1/maps/{body['id']}").json()
+    assert again["tables"]["clusters"]["status"] == "ready"
+    assert again | {"tables": None} == body | {"tables": None}
 
 
 def test_json_costs_and_rows_and_npy_uploads(client: TestClient) -> None:
@@ -147,6 +153,8 @@ def test_maps_survive_a_restart_of_the_app(make_client: ClientFactory, tmp_path:
     first = make_client()
     created = first.post("/v1/maps", content=ARENA_LIKE, headers=TEXT).json()
     answer = first.post(f"/v1/maps/{created['id']}/path", json={"start": [0, 0], "goal": [4, 3]})
+    wait_tables(first, created["id"])
+    created = first.get(f"/v1/maps/{created['id']}").json()
     first.__exit__(None, None, None)
     second = make_client()
     assert second.get(f"/v1/maps/{created['id']}").json() == created
@@ -157,3 +165,164 @@ def test_maps_survive_a_restart_of_the_app(make_client: ClientFactory, tmp_path:
 
 def test_settings_are_read_once() -> None:
     assert get_settings() is get_settings()
+
+
+# -- cluster tables ------------------------------------------------------------------------
+
+ROOM_ROWS = [
+    "............",
+    ".@@@@@.@@@@.",
+    ".@...@.@..@.",
+    ".@...@.@..@.",
+    ".@.......@@.",
+    ".@@@@@.@@@@.",
+    "............",
+    "@@@@@.@@@@@@",
+    "............",
+    ".@@@@@@@@@@.",
+    "............",
+    "............",
+]
+ROOMS = "type octile\nheight 12\nwidth 12\nmap\n" + "\n".join(ROOM_ROWS) + "\n"
+
+
+class BuildGate:
+    """Holds every cluster build until released, so a test sees ``building``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import service.store.builder as builder
+
+        self.release = threading.Event()
+        self.started = threading.Event()
+        real = builder.build_clusters
+
+        def gated(*args: Any, **kwargs: Any) -> Any:
+            self.started.set()
+            assert self.release.wait(30), "test never released the build"
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(builder, "build_clusters", gated)
+
+
+def test_tables_build_in_the_background_without_blocking_queries(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = BuildGate(monkeypatch)
+    created = client.post("/v1/maps", content=ROOMS, headers=TEXT).json()
+    map_id = created["id"]
+    assert created["tables"]["clusters"] == {
+        "status": "building", "cluster_size": None, "count": None, "bytes": None,
+        "build_seconds": None,
+    }  # fmt: skip
+    assert gate.started.wait(30)
+    query = {"start": [0, 0], "goal": [2, 3], "heuristic": "cluster", "format": "cells"}
+    early = client.post(f"/v1/maps/{map_id}/path", json=query)
+    assert early.status_code == 200
+    assert early.json()["heuristic_used"] == "octile"  # answered while the build waits
+    labels = client.get(f"/v1/maps/{map_id}/clusters")
+    assert labels.status_code == 503
+    assert labels.json() == {
+        "code": "NotReady",
+        "message": f"map {map_id}: cluster tables are building, not ready",
+    }
+    gate.release.set()
+    clusters = wait_tables(client, map_id)
+    assert clusters["status"] == "ready"
+    assert clusters["cluster_size"] == 8  # default for small maps
+    assert isinstance(clusters["count"], int)
+    assert clusters["count"] > 1
+    assert isinstance(clusters["bytes"], int)
+    assert clusters["bytes"] > 0
+    assert isinstance(clusters["build_seconds"], float)
+    late = client.post(f"/v1/maps/{map_id}/path", json=query).json()
+    assert late["heuristic_used"] == "cluster"
+    assert late["cost"] == early.json()["cost"]  # both optimal
+
+
+def test_clusters_endpoint_returns_the_cell_to_cluster_array(client: TestClient) -> None:
+    map_id = client.post("/v1/maps?cluster_size=4", content=ROOMS, headers=TEXT).json()["id"]
+    assert wait_tables(client, map_id)["cluster_size"] == 4
+    for diagonal in ("never", "no_corner_cutting"):
+        response = client.get(f"/v1/maps/{map_id}/clusters?diagonal={diagonal}")
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/x-npy"
+        labels = np.load(io.BytesIO(response.content), allow_pickle=False)
+        assert labels.shape == (12, 12)
+        assert labels.dtype == np.int32
+        blocked = np.array([[c == "@" for c in row] for row in ROOM_ROWS])
+        assert np.array_equal(labels == -1, blocked)
+        assert labels[0, 0] != labels[0, 4]  # different 4x4 sectors
+    wrong = client.get(f"/v1/maps/{map_id}/clusters?diagonal=always")
+    assert wrong.status_code == 422
+    assert wrong.json()["code"] == "InvalidQuery"
+
+
+def test_cluster_size_comes_from_the_query_or_the_json_body(client: TestClient) -> None:
+    rows = ROOM_ROWS
+    body = client.post("/v1/maps?cluster_size=16", json={"rows": rows, "cluster_size": 4})
+    assert wait_tables(client, body.json()["id"])["cluster_size"] == 4
+    for bad in (3, 1025):
+        response = client.post(f"/v1/maps?cluster_size={bad}", content=ROOMS, headers=TEXT)
+        assert response.status_code == 400
+        assert response.json() == {
+            "code": "InvalidValue",
+            "message": f"cluster_size {bad} is out of range: must be in [4, 1024]",
+        }
+    wrong_type = client.post("/v1/maps", json={"rows": rows, "cluster_size": "big"})
+    assert wrong_type.status_code == 422
+    assert wrong_type.json()["message"] == "cluster_size: must be an integer"
+
+
+def test_a_failed_build_is_reported(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    import service.store.builder as builder
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise MemoryError("no room for tables")
+
+    monkeypatch.setattr(builder, "build_clusters", broken)
+    map_id = client.post("/v1/maps", content=ROOMS, headers=TEXT).json()["id"]
+    assert wait_tables(client, map_id)["status"] == "failed"
+    answer = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [2, 3],
+                                                          "heuristic": "cluster"})  # fmt: skip
+    assert answer.json()["heuristic_used"] == "octile"
+
+
+def test_tables_are_loaded_not_rebuilt_after_a_restart(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = make_client()
+    map_id = first.post("/v1/maps", content=ROOMS, headers=TEXT).json()["id"]
+    built = wait_tables(first, map_id)
+    first.__exit__(None, None, None)
+    import service.store.builder as builder
+
+    def never(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("tables were rebuilt")
+
+    monkeypatch.setattr(builder, "build_clusters", never)
+    second = make_client()
+    assert second.get(f"/v1/maps/{map_id}").json()["tables"]["clusters"] == built
+    query = {"start": [0, 0], "goal": [2, 3], "heuristic": "cluster"}
+    assert second.post(f"/v1/maps/{map_id}/path", json=query).json()["heuristic_used"] == "cluster"
+
+
+def test_a_corrupt_tables_file_is_rebuilt_not_trusted(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    first = make_client()
+    map_id = first.post("/v1/maps", content=ROOMS, headers=TEXT).json()["id"]
+    built = wait_tables(first, map_id)
+    first.__exit__(None, None, None)
+    path = tmp_path / "data" / "maps" / map_id / "clusters.npz"
+    data = bytearray(path.read_bytes())
+    middle = data.index(b"labels4.npy") + 400  # inside the 4-connected labels
+    data[middle] ^= 0xFF
+    path.write_bytes(bytes(data))
+    second = make_client()
+    query = {"start": [0, 0], "goal": [2, 3], "heuristic": "cluster"}
+    second.post(f"/v1/maps/{map_id}/path", json=query)  # loads the map: the check fails
+    rebuilt = wait_tables(second, map_id)
+    assert rebuilt["status"] == "ready"
+    assert rebuilt["count"] == built["count"]
+    assert second.post(f"/v1/maps/{map_id}/path", json=query).json()["heuristic_used"] == "cluster"
+    assert path.read_bytes() != bytes(data)

@@ -1,17 +1,19 @@
 """``/v1/maps``: upload, list, read and delete maps."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
-from service.api.deps import MapDep, RuntimeDep, StoreDep, require_reader, require_writer
-from service.api.errors import ErrorCode, error_responses
+from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
+from service.api.errors import ApiError, ErrorCode, error_responses
 from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic
-from service.api.uploads import check_name, decode_map, media_type
-from service.store import MapRecord
+from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
+from service.store import MapRecord, TableStatus
+from service.store.builder import BUILDING
+from service.store.files import npy_bytes
 
 router = APIRouter(prefix="/v1/maps", tags=["maps"])
 
@@ -30,8 +32,9 @@ _UPLOAD_BODY: dict[str, Any] = {
 }
 
 
-def public(record: MapRecord) -> dict[str, Any]:
+def public(record: MapRecord, clusters: TableStatus | None) -> dict[str, Any]:
     """The metadata answer for a stored map (``MapPublic``)."""
+    status = clusters or BUILDING
     return {
         "id": record.id,
         "name": record.name,
@@ -44,8 +47,21 @@ def public(record: MapRecord) -> dict[str, Any]:
         "max_cost": record.max_cost,
         "version": record.format_version,
         "created_at": record.created_at,
-        "tables": {"islands": {"status": "ready", "bytes": record.islands_bytes}},
+        "tables": {
+            "islands": {"status": "ready", "bytes": record.islands_bytes},
+            "clusters": {
+                "status": status.status,
+                "cluster_size": status.cluster_size,
+                "count": status.count,
+                "bytes": status.bytes,
+                "build_seconds": status.build_seconds,
+            },
+        },
     }
+
+
+def describe(runtime: Runtime, record: MapRecord) -> dict[str, Any]:
+    return public(record, runtime.tables.status(record.id))
 
 
 def _json(payload: Any, status_code: int = 200, headers: dict[str, str] | None = None
@@ -53,11 +69,14 @@ def _json(payload: Any, status_code: int = 200, headers: dict[str, str] | None =
     return Response(orjson.dumps(payload), status_code, headers, media_type="application/json")
 
 
-def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None) -> MapRecord:
+def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
+            cluster_size: int | None) -> MapRecord:  # fmt: skip
     settings = runtime.settings
-    grid, body_name = decode_map(content_type, body, settings)
-    record = runtime.store.create(grid, check_name(body_name or name, settings))
-    runtime.cache.put(record.id, grid)
+    check_cluster_size(cluster_size)
+    upload = decode_map(content_type, body, settings)
+    record = runtime.store.create(upload.grid, check_name(upload.name or name, settings))
+    runtime.cache.put(record.id, upload.grid)
+    runtime.tables.schedule(record.id, upload.cluster_size or cluster_size)
     return record
 
 
@@ -68,7 +87,9 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None) 
     summary="Upload a map",
     description="Send a Moving AI `.map` file (`text/plain`), JSON (`MapCreate`: `costs` with "
     "0 = blocked, or `rows` of Moving AI characters) or a 2-D numeric `.npy` "
-    "(`application/x-npy`, 0 = blocked). The answer's `Location` header names the new map.",
+    "(`application/x-npy`, 0 = blocked). The answer's `Location` header names the new map. "
+    "The map is queryable at once; its cluster tables build in the background "
+    "(`tables.clusters.status`).",
     openapi_extra=_UPLOAD_BODY,
     dependencies=[Depends(require_writer)],
     responses=error_responses(
@@ -83,11 +104,18 @@ async def create_map(
     request: Request,
     runtime: RuntimeDep,
     name: Annotated[str | None, Query(description="Map name for text and .npy uploads.")] = None,
+    cluster_size: Annotated[
+        int | None,
+        Query(
+            description="Sector side of the cluster tables (4..1024); default: from the map "
+            "size. A JSON body's `cluster_size` takes precedence."
+        ),
+    ] = None,
 ) -> Response:
     body = await request.body()
     content_type = media_type(request.headers.get("content-type"))
-    record = await runtime.run(_create, runtime, content_type, body, name)
-    return _json(public(record), 201, {"Location": f"/v1/maps/{record.id}"})
+    record = await runtime.run(_create, runtime, content_type, body, name, cluster_size)
+    return _json(describe(runtime, record), 201, {"Location": f"/v1/maps/{record.id}"})
 
 
 @router.get(
@@ -97,8 +125,8 @@ async def create_map(
     dependencies=[Depends(require_reader)],
     responses=error_responses(ErrorCode.UNAUTHORIZED),
 )
-async def list_maps(store: StoreDep) -> Response:
-    return _json({"maps": [public(r) for r in store.records()]})
+async def list_maps(runtime: RuntimeDep) -> Response:
+    return _json({"maps": [describe(runtime, r) for r in runtime.store.records()]})
 
 
 @router.get(
@@ -108,13 +136,14 @@ async def list_maps(store: StoreDep) -> Response:
     dependencies=[Depends(require_reader)],
     responses=error_responses(ErrorCode.MAP_NOT_FOUND, ErrorCode.UNAUTHORIZED),
 )
-async def read_map(record: MapDep) -> Response:
-    return _json(public(record))
+async def read_map(record: MapDep, runtime: RuntimeDep) -> Response:
+    return _json(describe(runtime, record))
 
 
 def _delete(runtime: Runtime, map_id: str) -> None:
     if runtime.store.delete(map_id):
         runtime.cache.discard(map_id)
+        runtime.tables.forget(map_id)
 
 
 @router.delete(
@@ -128,3 +157,48 @@ def _delete(runtime: Runtime, map_id: str) -> None:
 async def delete_map(record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.run(_delete, runtime, record.id)
     return Response(status_code=204)
+
+
+def _cluster_labels(runtime: Runtime, map_id: str, *, eight: bool) -> bytes | None:
+    with runtime.cache.acquire(map_id) as grid:
+        tables = grid.clusters
+        if tables is None:
+            return None
+        return npy_bytes(tables.labels(width=grid.width, height=grid.height, eight=eight))
+
+
+@router.get(
+    "/{map_id}/clusters",
+    summary="Read a map's cell -> cluster array",
+    description="A (height, width) int32 `.npy`: each cell's cluster under the given policy's "
+    "table, -1 for blocked cells. `NotReady` while the tables are building.",
+    response_class=Response,
+    dependencies=[Depends(require_reader)],
+    responses={
+        200: {"content": {NPY: {"schema": {"type": "string", "format": "binary"}}}},
+        **error_responses(
+            ErrorCode.INVALID_QUERY,
+            ErrorCode.MAP_NOT_FOUND,
+            ErrorCode.NOT_READY,
+            ErrorCode.UNAUTHORIZED,
+        ),
+    },
+)
+async def read_clusters(
+    record: MapDep,
+    runtime: RuntimeDep,
+    diagonal: Annotated[
+        Literal["never", "no_corner_cutting"],
+        Query(description="Whose table: 4-connected (never) or 8-connected (no_corner_cutting)."),
+    ] = "no_corner_cutting",
+) -> Response:
+    data = await runtime.run(
+        _cluster_labels, runtime, record.id, eight=diagonal == "no_corner_cutting"
+    )
+    if data is None:
+        status = runtime.tables.status(record.id) or BUILDING
+        raise ApiError(
+            ErrorCode.NOT_READY,
+            f"map {record.id}: cluster tables are {status.status}, not ready",
+        )
+    return Response(data, media_type=NPY)

@@ -1,0 +1,145 @@
+"""The cluster tables' file, ``maps/<id>/clusters.npz``.
+
+An uncompressed ``.npz`` holding ``labels4``, ``packed4``, ``labels8``, ``packed8``
+and ``meta``: a uint8 array of JSON with the format version, the build's figures
+and a CRC-32 of every array's bytes. It is written atomically (temporary file,
+fsync, rename) after the map's folder exists. A file that fails its version,
+checksum or shape checks is not trusted: the caller deletes it and rebuilds.
+"""
+
+import io
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+from service.engine import ClusterTable, ClusterTables
+from service.store.files import checksum
+
+TABLES_FILE: Final = "clusters.npz"
+#: Version of the tables file; bump on incompatible change (old files are rebuilt).
+TABLES_FORMAT_VERSION: Final = 1
+_ARRAYS: Final = ("labels4", "packed4", "labels8", "packed8")
+
+
+class TableFileError(ValueError):
+    """A tables file that is unreadable, from another format version, or corrupt."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What the metadata answer reports of built tables (read from ``meta`` alone)."""
+
+    cluster_size: int
+    count: int
+    bytes: int
+    build_seconds: float
+
+    @classmethod
+    def of(cls, tables: ClusterTables) -> "TableInfo":
+        return cls(tables.cluster_size, tables.count, tables.nbytes, tables.build_seconds)
+
+
+def encode_tables(tables: ClusterTables) -> bytes:
+    """The file's bytes for ``tables``."""
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "labels4": tables.four.cluster_of,
+        "packed4": tables.four.packed,
+        "labels8": tables.eight.cluster_of,
+        "packed8": tables.eight.packed,
+    }
+    meta = {
+        "format_version": TABLES_FORMAT_VERSION,
+        "cluster_size": tables.cluster_size,
+        "build_seconds": tables.build_seconds,
+        "bytes": tables.nbytes,
+        "four": _table_meta(tables.four),
+        "eight": _table_meta(tables.eight),
+        "crc32": {name: checksum(np.ascontiguousarray(a).data) for name, a in arrays.items()},
+    }
+    buffer = io.BytesIO()
+    arrays["meta"] = np.frombuffer(orjson.dumps(meta), dtype=np.uint8)
+    np.savez(buffer, allow_pickle=False, **arrays)
+    return buffer.getvalue()
+
+
+def read_info(path: Path) -> TableInfo:
+    """The figures of a tables file, reading only its ``meta`` member.
+
+    Raises:
+        FileNotFoundError: no file. TableFileError: unreadable or another version.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = _meta(npz)
+    except (FileNotFoundError, TableFileError):
+        raise
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        raise TableFileError(f"unreadable tables file: {exc}") from exc
+    return _info(meta)
+
+
+def decode_tables(data: bytes) -> ClusterTables:
+    """Tables from a file's bytes, every array checked against its CRC-32.
+
+    Raises:
+        TableFileError: unreadable, another format version, or a checksum mismatch.
+    """
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            meta = _meta(npz)
+            arrays = {name: npz[name] for name in _ARRAYS}
+    except TableFileError:
+        raise
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise TableFileError(f"unreadable tables file: {exc!r}") from exc
+    for name, array in arrays.items():
+        if checksum(np.ascontiguousarray(array).data) != meta["crc32"].get(name):
+            raise TableFileError(f"tables file: {name} fails its checksum")
+    try:
+        four = _table(arrays["labels4"], arrays["packed4"], meta["four"])
+        eight = _table(arrays["labels8"], arrays["packed8"], meta["eight"])
+        return ClusterTables(int(meta["cluster_size"]), four, eight, float(meta["build_seconds"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise TableFileError(f"tables file: bad metadata ({exc})") from exc
+
+
+def _table_meta(table: ClusterTable) -> dict[str, Any]:
+    return {"count": table.count, "unit": table.unit, "symmetric": table.symmetric}
+
+
+def _table(labels: npt.NDArray[Any], packed: npt.NDArray[Any], meta: dict[str, Any]
+           ) -> ClusterTable:  # fmt: skip
+    if labels.dtype != np.int32 or packed.dtype != np.uint16:
+        raise TableFileError(f"tables file: dtypes {labels.dtype}, {packed.dtype}")
+    return ClusterTable(labels, packed, int(meta["count"]), float(meta["unit"]),
+                        bool(meta["symmetric"]))  # fmt: skip
+
+
+def _meta(npz: Any) -> dict[str, Any]:
+    try:
+        meta = orjson.loads(npz["meta"].tobytes())
+    except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise TableFileError(f"unreadable tables metadata: {exc!r}") from exc
+    if not isinstance(meta, dict):
+        raise TableFileError("tables metadata is not an object")
+    version = meta.get("format_version")
+    if version != TABLES_FORMAT_VERSION:
+        raise TableFileError(
+            f"tables format version {version!r}; this server reads {TABLES_FORMAT_VERSION}"
+        )
+    if not isinstance(meta.get("crc32"), dict):
+        raise TableFileError("tables metadata has no checksums")
+    return meta
+
+
+def _info(meta: dict[str, Any]) -> TableInfo:
+    try:
+        return TableInfo(int(meta["cluster_size"]), int(meta["eight"]["count"]),
+                         int(meta["bytes"]), float(meta["build_seconds"]))  # fmt: skip
+    except (KeyError, TypeError, ValueError) as exc:
+        raise TableFileError(f"tables file: bad metadata ({exc})") from exc

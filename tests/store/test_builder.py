@@ -1,0 +1,89 @@
+"""``TableBuilder``: background builds, status, restarts and deletions, without HTTP."""
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from service.store import MapCache, MapStore, TableBuilder, TableStatus
+from tests.support import random_grid
+
+
+def builder_on(tmp_path: Path, **kwargs: Any) -> tuple[MapStore, MapCache, TableBuilder]:
+    store = MapStore(tmp_path)
+    cache = MapCache(store, 1 << 30)
+    options: dict[str, Any] = {"workers": 1, "max_table_bytes": 1 << 30, "cluster_size": None}
+    return store, cache, TableBuilder(store, cache, **(options | kwargs))
+
+
+def wait(builder: TableBuilder, map_id: str) -> TableStatus:
+    deadline = time.monotonic() + 60
+    while (status := builder.status(map_id)) is None or status.status == "building":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return status
+
+
+def test_schedule_builds_persists_and_attaches(tmp_path: Path) -> None:
+    store, cache, builder = builder_on(tmp_path, cluster_size=4)
+    grid = random_grid(np.random.default_rng(1), 30, 20, 0.2, None)
+    record = store.create(grid, None)
+    cache.put(record.id, grid)
+    before = cache.stats().bytes
+    builder.schedule(record.id)
+    status = wait(builder, record.id)
+    assert status.status == "ready"
+    assert status.cluster_size == 4
+    assert grid.clusters is not None
+    assert status.count == grid.clusters.count
+    assert status.bytes == grid.clusters.nbytes
+    assert cache.stats().bytes == before + grid.clusters.nbytes  # recounted after attaching
+    assert store.clusters_info(record.id) is not None
+    builder.close()
+
+
+def test_resume_reports_stored_tables_and_builds_missing_ones(tmp_path: Path) -> None:
+    store, _, builder = builder_on(tmp_path)
+    grids = [random_grid(np.random.default_rng(s), 16, 16, 0.2, None) for s in range(2)]
+    ids = [store.create(g, None).id for g in grids]
+    builder.schedule(ids[0])
+    wait(builder, ids[0])
+    builder.close()
+    _, cache2, builder2 = builder_on(tmp_path)
+    builder2.resume()
+    assert builder2.status(ids[0]) == builder.status(ids[0])  # read back, not rebuilt
+    assert wait(builder2, ids[1]).status == "ready"  # never built: built now
+    with cache2.acquire(ids[0]) as grid:
+        assert grid.clusters is not None  # attached on load
+    builder2.close()
+
+
+def test_a_map_deleted_during_its_build_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service.store.builder as module
+
+    store, cache, builder = builder_on(tmp_path)
+    record = store.create(random_grid(np.random.default_rng(3), 16, 16, 0.2, None), None)
+    entered, release = threading.Event(), threading.Event()
+    real = module.build_clusters
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "build_clusters", slow)
+    builder.schedule(record.id)
+    assert entered.wait(30)
+    store.delete(record.id)
+    cache.discard(record.id)
+    builder.forget(record.id)
+    release.set()
+    builder.close()
+    time.sleep(0.2)
+    assert builder.status(record.id) is None
+    assert not (tmp_path / "maps" / record.id).exists()

@@ -1,0 +1,87 @@
+"""The cluster tables' file: round trip, and every way it can be untrustworthy."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from service.engine import GridMap, build_clusters
+from service.store import MapStore, TableFileError
+from service.store.tables import TABLES_FILE, decode_tables, encode_tables, read_info
+from tests.support import random_grid
+
+BUDGET = 1 << 30
+
+
+def grid_and_tables(seed: int = 4) -> tuple[GridMap, bytes]:
+    grid = random_grid(np.random.default_rng(seed), 21, 13, 0.25, (1, 4))
+    return grid, encode_tables(build_clusters(grid, cluster_size=4, max_table_bytes=BUDGET))
+
+
+def test_round_trip_keeps_every_array_and_figure() -> None:
+    grid = random_grid(np.random.default_rng(4), 21, 13, 0.25, (1, 4))
+    tables = build_clusters(grid, cluster_size=4, max_table_bytes=BUDGET)
+    back = decode_tables(encode_tables(tables))
+    assert back.cluster_size == tables.cluster_size == 4
+    assert back.build_seconds == tables.build_seconds
+    for mine, theirs in ((back.four, tables.four), (back.eight, tables.eight)):
+        assert np.array_equal(mine.cluster_of, theirs.cluster_of)
+        assert np.array_equal(mine.packed, theirs.packed)
+        assert (mine.count, mine.unit, mine.symmetric) == (theirs.count, theirs.unit,
+                                                           theirs.symmetric)  # fmt: skip
+    grid.attach_clusters(back)  # fits the grid it was built for
+
+
+def _rewrite_meta(data: bytes, **changes: object) -> bytes:
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    meta = orjson.loads(arrays["meta"].tobytes()) | changes
+    arrays["meta"] = np.frombuffer(orjson.dumps(meta), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def test_another_format_version_is_refused() -> None:
+    _, data = grid_and_tables()
+    with pytest.raises(TableFileError, match=r"^tables format version 99; this server reads 1$"):
+        decode_tables(_rewrite_meta(data, format_version=99))
+
+
+def test_a_checksum_mismatch_is_refused() -> None:
+    _, data = grid_and_tables()
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        crc32 = orjson.loads(npz["meta"].tobytes())["crc32"]
+    wrong = _rewrite_meta(data, crc32=crc32 | {"packed8": "00000000"})
+    with pytest.raises(TableFileError, match=r"^tables file: packed8 fails its checksum$"):
+        decode_tables(wrong)
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not a zip file", b"PK\x03\x04broken"])
+def test_garbage_is_refused(garbage: bytes) -> None:
+    with pytest.raises(TableFileError, match=r"^unreadable tables"):
+        decode_tables(garbage)
+
+
+def test_store_saves_reads_info_and_discards(tmp_path: Path) -> None:
+    store = MapStore(tmp_path)
+    grid, _ = grid_and_tables()
+    record = store.create(grid, "t")
+    assert store.clusters_info(record.id) is None
+    assert store.load_clusters(record.id) is None
+    tables = build_clusters(grid, cluster_size=8, max_table_bytes=BUDGET)
+    assert store.save_clusters(record.id, tables)
+    info = store.clusters_info(record.id)
+    assert info is not None
+    assert (info.cluster_size, info.count, info.bytes) == (8, tables.count, tables.nbytes)
+    assert read_info(tmp_path / "maps" / record.id / TABLES_FILE) == info
+    loaded = store.load_clusters(record.id)
+    assert loaded is not None
+    assert np.array_equal(loaded.eight.packed, tables.eight.packed)
+    store.discard_clusters(record.id)
+    assert store.clusters_info(record.id) is None
+    store.delete(record.id)
+    assert not store.save_clusters(record.id, tables)  # the map is gone: nothing written
+    assert not (tmp_path / "maps" / record.id).exists()
