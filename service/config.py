@@ -82,10 +82,10 @@ class Settings(BaseSettings):
     )
     api_key_reads: bool = Field(default=False, description="Require the key for reads too.")
 
-    @field_validator("api_key", mode="before")
+    @field_validator("api_key", "cluster_size", mode="before")
     @classmethod
-    def _empty_key_is_no_key(cls, value: object) -> object:
-        """``GRIDPATH_API_KEY=`` (as compose passes an unset variable) means no key."""
+    def _empty_is_unset(cls, value: object) -> object:
+        """``GRIDPATH_API_KEY=`` (as compose passes an unset variable) means unset."""
         return None if value in ("", None) else value
 
     bench_data: Path = Field(

@@ -26,3 +26,16 @@ def test_an_empty_api_key_means_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     # and every upload was refused as Unauthorized.
     monkeypatch.setenv("GRIDPATH_API_KEY", "")
     assert Settings().api_key is None
+
+
+def test_cluster_settings_and_an_empty_cluster_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    # docker compose passes GRIDPATH_CLUSTER_SIZE="" when it is unset: the default.
+    monkeypatch.setenv("GRIDPATH_CLUSTER_SIZE", "")
+    assert Settings().cluster_size is None
+    monkeypatch.setenv("GRIDPATH_CLUSTER_SIZE", "16")
+    monkeypatch.setenv("GRIDPATH_MAX_TABLE_BYTES", "1048576")
+    settings = Settings()
+    assert (settings.cluster_size, settings.max_table_bytes) == (16, 1 << 20)
+    monkeypatch.setenv("GRIDPATH_CLUSTER_SIZE", "2")
+    with pytest.raises(ValueError, match="cluster_size"):
+        Settings()

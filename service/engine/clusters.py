@@ -24,8 +24,11 @@ from service.engine.errors import InvalidClusterSizeError
 from service.engine.kernels.clusters import (
     NO_CLUSTER,
     UNREACHABLE,
-    cluster_tables,
+    bound_rows,
+    cluster_graph,
     label_clusters,
+    largest_bound,
+    pack_bounds,
     unpack_row,
 )
 
@@ -35,6 +38,11 @@ if TYPE_CHECKING:
 #: Smallest and largest sector side accepted from a caller.
 MIN_CLUSTER_SIZE: Final = 4
 MAX_CLUSTER_SIZE: Final = 1024
+#: First sector side tried (``fitting_cluster_size`` doubles it while the tables are
+#: too big): small sectors give tight bounds and small jumps of the bound between
+#: neighbouring clusters, hence few reopened cells; the memory bound caps the count
+#: of clusters, and with it the build time.
+DEFAULT_CLUSTER_SIZE: Final = 8
 #: Bytes per packed table entry (uint16).
 ENTRY_BYTES: Final = 2
 #: Relative shrink of the decoding unit: float32 rounding (6e-8) can never lift a
@@ -42,6 +50,7 @@ ENTRY_BYTES: Final = 2
 UNIT_MARGIN: Final = 1e-6
 
 __all__ = [
+    "DEFAULT_CLUSTER_SIZE",
     "MAX_CLUSTER_SIZE",
     "MIN_CLUSTER_SIZE",
     "NO_CLUSTER",
@@ -49,7 +58,6 @@ __all__ = [
     "ClusterTables",
     "InvalidClusterSizeError",
     "build_clusters",
-    "default_cluster_size",
 ]
 
 
@@ -88,20 +96,15 @@ class ClusterTable:
         return out
 
 
-def pack_table(into: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.uint16], float, bool]:
-    """Quantise a (count, count) float32 table to uint16, rounding every bound down.
+def pack_table(out: npt.NDArray[np.float32], *, half: bool
+               ) -> tuple[npt.NDArray[np.uint16], float]:  # fmt: skip
+    """Quantise bounds ``out[a, b]`` (from ``a`` to ``b``) to uint16, rounding down.
 
-    Returns ``(packed, unit, symmetric)`` as :class:`ClusterTable` holds them.
+    With ``half`` only ``b >= a`` is read (and stored). Returns ``(packed, unit)`` as
+    :class:`ClusterTable` holds them.
     """
-    finite = np.isfinite(into)
-    top = float(into[finite].max()) if finite.any() else 1.0
-    step = max(top, 1.0) / (UNREACHABLE - 1)
-    quanta = np.floor(into.astype(np.float64) / step)
-    quanta = np.where(finite, np.clip(quanta, 0, UNREACHABLE - 1), UNREACHABLE)
-    square = quanta.astype(np.uint16)
-    symmetric = bool(np.array_equal(square, square.T))
-    packed = square[np.tril_indices(square.shape[0])] if symmetric else square.reshape(-1)
-    return np.ascontiguousarray(packed), step * (1.0 - UNIT_MARGIN), symmetric
+    step = max(float(largest_bound(out, half)), 1.0) / (UNREACHABLE - 1)
+    return pack_bounds(out, step, half), step * (1.0 - UNIT_MARGIN)
 
 
 def table_bytes(count: int, *, symmetric: bool) -> int:
@@ -135,16 +138,6 @@ class ClusterTables:
         """(height, width) int32 cluster of each cell, ``NO_CLUSTER`` (-1) if blocked."""
         padded = self.table(eight=eight).cluster_of.reshape(height + 2, width + 2)
         return np.ascontiguousarray(padded[1:-1, 1:-1])
-
-
-def default_cluster_size(width: int, height: int) -> int:
-    """Sector side for a map: small sectors (tight bounds) while the tables stay small."""
-    side = max(width, height)
-    if side <= 512:
-        return 8
-    if side <= 1024:
-        return 16
-    return 32
 
 
 def check_cluster_size(size: int) -> int:
@@ -191,7 +184,7 @@ def build_clusters(
 ) -> ClusterTables:
     """Build both tables for ``grid`` (O(cells) plus one small Dijkstra per cluster).
 
-    ``cluster_size`` (default: :func:`default_cluster_size`) is doubled until the two
+    ``cluster_size`` (default: ``DEFAULT_CLUSTER_SIZE``) is doubled until the two
     tables fit in ``max_table_bytes``; the size used is in the result. The kernels
     release the GIL; with ``parallel`` the two tables are built in two threads.
 
@@ -201,22 +194,37 @@ def build_clusters(
     started = time.perf_counter()
     padded, padded_width = grid.padded, grid.padded_width
     if cluster_size is None:
-        cluster_size = default_cluster_size(grid.width, grid.height)
+        cluster_size = DEFAULT_CLUSTER_SIZE
     size = fitting_cluster_size(padded, padded_width, check_cluster_size(cluster_size),
                                 max_table_bytes, symmetric=grid.uniform)  # fmt: skip
-    if parallel:
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="gridpath-clusters") as pool:
-            later = pool.submit(_table, padded, padded_width, size, eight=True)
-            four = _table(padded, padded_width, size, eight=False)
-            eight = later.result()
-    else:
-        four = _table(padded, padded_width, size, eight=False)
-        eight = _table(padded, padded_width, size, eight=True)
+    half = grid.uniform  # moves are reversible at equal cost: bounds hold both ways
+    four, eight = _tables(padded, padded_width, size, half=half, threads=2 if parallel else 1)
     return ClusterTables(size, four, eight, time.perf_counter() - started)
 
 
-def _table(padded: npt.NDArray[np.float32], padded_width: int, size: int, *, eight: bool
-           ) -> ClusterTable:  # fmt: skip
-    cluster_of, into = cluster_tables(padded, padded_width, size, eight)
-    packed, unit, symmetric = pack_table(into)
-    return ClusterTable(cluster_of, packed, int(into.shape[0]), unit, symmetric)
+#: Row ranges per table handed to the build threads (dynamic load balancing).
+_CHUNKS_PER_TABLE: Final = 32
+
+
+def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int, *, half: bool,
+            threads: int) -> tuple[ClusterTable, ClusterTable]:  # fmt: skip
+    """Both connectivities' tables; the per-source Dijkstras run on ``threads``."""
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gridpath-clusters") as pool:
+        graphs = list(
+            pool.map(lambda eight: cluster_graph(padded, padded_width, size, eight), (False, True))
+        )
+        outs = [np.empty((g[1].size, g[1].size), np.float32) for g in graphs]
+        jobs = []
+        for (_, component, graph), out in zip(graphs, outs, strict=True):
+            count = out.shape[0]
+            chunk = max(1, -(-count // _CHUNKS_PER_TABLE))
+            for first in range(0, count, chunk):
+                last = min(count, first + chunk)
+                jobs.append(pool.submit(bound_rows, graph, component, first, last, half, out))
+        for job in jobs:
+            job.result()
+    tables = []
+    for (cluster_of, _, _), out in zip(graphs, outs, strict=True):
+        packed, unit = pack_table(out, half=half)
+        tables.append(ClusterTable(cluster_of, packed, out.shape[0], unit, half))
+    return tables[0], tables[1]

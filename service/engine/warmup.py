@@ -1,7 +1,11 @@
 """Compile (or load from numba's cache) every kernel before the first real query."""
 
+from service.engine.clusters import build_clusters
 from service.engine.grid import GridMap
 from service.engine.search import find_path
+
+#: Enough for any warm-up grid's tables.
+_WARMUP_TABLE_BYTES = 1 << 20
 
 _WARMUP_ROWS = (
     "....@",
@@ -17,3 +21,8 @@ def warmup() -> None:
     find_path(grid, (0, 0), (3, 1)).smoothed()  # straight line, string pulling
     find_path(weighted, (0, 0), (2, 2), max_expansions=1)  # A*, reconstruction
     find_path(weighted, (0, 0), (2, 2)).smoothed()  # waypoints, weighted string pulling
+    find_path(weighted, (0, 0), (2, 2), diagonal="never", heuristic="manhattan")  # dial
+    # Cluster tables (built in the background for served maps) and their heuristic.
+    tables = build_clusters(grid, cluster_size=4, max_table_bytes=_WARMUP_TABLE_BYTES)
+    grid.attach_clusters(tables)
+    find_path(grid, (0, 0), (3, 2), heuristic="cluster")

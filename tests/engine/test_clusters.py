@@ -12,6 +12,7 @@ import pytest
 from scipy.sparse.csgraph import dijkstra
 
 from service.engine import (
+    ClusterTable,
     ClusterTables,
     GridMap,
     InvalidClusterSizeError,
@@ -21,11 +22,10 @@ from service.engine import (
 from service.engine.clusters import (
     MAX_CLUSTER_SIZE,
     MIN_CLUSTER_SIZE,
-    default_cluster_size,
     pack_table,
     table_bytes,
 )
-from service.engine.kernels.clusters import NO_CLUSTER, UNREACHABLE
+from service.engine.kernels.clusters import NO_CLUSTER
 from tests.support import (
     close,
     oracle_distances,
@@ -161,9 +161,7 @@ def test_cluster_size_grows_until_the_tables_fit() -> None:
         fitted.eight.count, symmetric=True
     )
     assert used <= budget
-    assert default_cluster_size(512, 512) == 8
-    assert default_cluster_size(1024, 700) == 16
-    assert default_cluster_size(1491, 656) == 32
+    assert build_clusters(grid, max_table_bytes=UNLIMITED_BYTES).cluster_size == 8  # default
 
 
 @pytest.mark.parametrize("size", [MIN_CLUSTER_SIZE - 1, MAX_CLUSTER_SIZE + 1, 0])
@@ -173,18 +171,24 @@ def test_cluster_size_out_of_range_is_rejected(size: int) -> None:
         build_clusters(grid, cluster_size=size, max_table_bytes=UNLIMITED_BYTES)
 
 
-def test_packing_rounds_every_bound_down_and_keeps_unreachable() -> None:
+@pytest.mark.parametrize("half", [False, True])
+def test_packing_rounds_every_bound_down_and_keeps_unreachable(half: bool) -> None:
     rng = np.random.default_rng(2)
-    into = rng.uniform(0, 900, size=(7, 7)).astype(np.float32)
-    into[2, 5] = np.inf
-    packed, unit, symmetric = pack_table(into)
-    assert not symmetric
-    assert packed.shape == (49,)
-    assert packed[2 * 7 + 5] == UNREACHABLE
-    decoded = packed.astype(np.float32).reshape(7, 7) * np.float32(unit)
-    finite = np.isfinite(into)
-    assert np.all(decoded[finite] <= into[finite])
-    assert np.all(into[finite] - decoded[finite] <= 2 * 900 / 65534)
+    out = rng.uniform(0, 900, size=(7, 7)).astype(np.float32)  # out[a, b]: from a to b
+    if half:
+        out = np.triu(out) + np.triu(out, 1).T  # symmetric
+    out[2, 5] = np.inf
+    out[5, 2] = np.inf
+    packed, unit = pack_table(out, half=half)
+    assert packed.shape == ((28,) if half else (49,))
+    table = ClusterTable(np.zeros(1, np.int32), packed, 7, unit, half)
+    for goal in range(7):
+        decoded = table.bounds_to(goal)
+        expected = out[:, goal]
+        finite = np.isfinite(expected)
+        assert np.array_equal(np.isinf(decoded), ~finite)
+        assert np.all(decoded[finite] <= expected[finite])
+        assert np.all(expected[finite] - decoded[finite] <= 2 * 900 / 65534)
 
 
 def test_uniform_maps_store_half_a_table() -> None:

@@ -129,11 +129,11 @@ def astar(
         else:
             level = key[0, 0]
             size = pop(heap, size, tie_break)
-        expanded += 1
         gn = g[n]
         # Unsigned 32-bit division: cheaper than Python-semantics 64-bit // and %.
         y = np.int64(np.uint32(n) // uwidth)
         x = n - y * width
+        expanded += 1
         # Partial results end at the expanded node nearest the goal (ties: cheaper).
         d = closeness(diagonal, abs(x - gx), abs(y - gy))
         if d < best_d or (d == best_d and gn < best_g):

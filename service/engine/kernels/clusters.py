@@ -172,8 +172,8 @@ def heap_pop(keys, values, size):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cluster_tables(cost, width, size, eight):
-    """Label the clusters and bound the cost between every ordered pair.
+def cluster_graph(cost, width, size, eight):
+    """Label the clusters and build the abstract graph over them (see the module doc).
 
     Args:
         cost: (cells,) float32 padded costs.
@@ -182,11 +182,13 @@ def cluster_tables(cost, width, size, eight):
         eight: 8-connected without corner cutting (else 4-connected).
 
     Returns:
-        ``(cluster_of, into)``: (cells,) int32 labels (``NO_CLUSTER`` if blocked)
-        and (count, count) float32 ``into[b, a]``, a lower bound on the cost of
-        any path from a cell of cluster ``a`` to a cell of cluster ``b`` (0 on the
-        diagonal, ``inf`` when no path exists), rounded down to float32 so it stays
-        a lower bound. Row ``b`` is what a search towards a goal in ``b`` reads.
+        ``(cluster_of, component, graph)``: (cells,) int32 labels (``NO_CLUSTER`` if
+        blocked); (count,) int64 connected component of each cluster in the abstract
+        graph; ``graph = (first_out, node_to, node_step, arc_start, arc_to,
+        arc_cost)``, the input of :func:`bound_rows`: nodes ``(P -> C)`` leaving
+        cluster ``P`` are ``first_out[P]:first_out[P + 1]``; ``node_to`` is ``C``
+        and ``node_step`` the cheapest step from P into C; the arcs of node ``e``
+        are ``arc_start[e]:arc_start[e + 1]`` (target node, cost).
     """
     cells = cost.size
     cluster_of = np.empty(cells, np.int32)
@@ -230,7 +232,7 @@ def cluster_tables(cost, width, size, eight):
     arc_cost = np.full(arc_start[nodes], np.inf)
     g = np.full(cells, np.inf)
     touched = np.empty(cells, np.int64)
-    room = max(8 * cells, arc_start[nodes] + nodes) + 8  # pushes <= relaxations
+    room = 8 * cells + 8  # pushes <= relaxations inside one cluster
     keys = np.empty(room, np.float64)
     values = np.empty(room, np.int64)
     for e in range(nodes):
@@ -276,19 +278,58 @@ def cluster_tables(cost, width, size, eight):
         for i in range(used):
             g[touched[i]] = np.inf
 
-    # One Dijkstra over the abstract graph per source cluster.
-    into = np.empty((count, count), np.float32)
+    component = np.full(count, -1, np.int64)
+    for c in range(count):
+        if component[c] != -1:
+            continue
+        component[c] = c
+        stack[0] = c
+        depth = 1
+        while depth > 0:
+            depth -= 1
+            p = stack[depth]
+            for e in range(first_out[p], first_out[p + 1]):
+                q = node_to[e]
+                if component[q] == -1:
+                    component[q] = c
+                    stack[depth] = q
+                    depth += 1
+    graph = (first_out, node_to, node_step, arc_start, arc_to, arc_cost)
+    return cluster_of, component, graph
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def bound_rows(graph, component, first, last, half, out):
+    """Bounds from the clusters ``first:last`` to the others: one Dijkstra each.
+
+    Writes ``out[a, b]``, a lower bound on the cost of any path from a cell of
+    cluster ``a`` to a cell of cluster ``b`` (0 for ``a == b``, ``inf`` when no path
+    exists), rounded down to float32. With ``half`` (symmetric maps: every bound
+    holds both ways) only ``b >= a`` is written, and each Dijkstra stops once those
+    clusters are all settled. Threads may fill disjoint row ranges of one ``out``.
+    """
+    first_out, node_to, node_step, arc_start, arc_to, arc_cost = graph
+    count = out.shape[0]
+    nodes = node_to.size
+    room = arc_start[nodes] + nodes + 8  # pushes <= relaxations + starts
+    keys = np.empty(room, np.float64)
+    values = np.empty(room, np.int64)
     dist = np.empty(nodes, np.float64)
     bound = np.empty(count, np.float64)
-    for a in range(count):
+    members = np.zeros(count, np.int64)  # clusters per component with index >= a
+    for b in range(first, count):
+        members[component[b]] += 1
+    for a in range(first, last):
         dist[:] = np.inf
         bound[:] = np.inf
         bound[a] = 0.0
+        wanted = members[component[a]] - 1  # settled targets still needed (half only)
+        members[component[a]] -= 1
         heap = 0
         for e in range(first_out[a], first_out[a + 1]):
             dist[e] = node_step[e]
             heap = heap_push(keys, values, heap, node_step[e], e)
-        while heap > 0:
+        while heap > 0 and not (half and wanted == 0):
             d = keys[0]
             e = values[0]
             heap = heap_pop(keys, values, heap)
@@ -296,6 +337,8 @@ def cluster_tables(cost, width, size, eight):
                 continue
             b = node_to[e]
             if d < bound[b]:
+                if half and b > a and bound[b] == np.inf:
+                    wanted -= 1  # first pop into b: its bound is final
                 bound[b] = d
             for j in range(arc_start[e], arc_start[e + 1]):
                 f = arc_to[j]
@@ -303,9 +346,42 @@ def cluster_tables(cost, width, size, eight):
                 if nd < dist[f]:
                     dist[f] = nd
                     heap = heap_push(keys, values, heap, nd, f)
-        for b in range(count):
-            into[b, a] = round_down(bound[b])
-    return cluster_of, into
+        for b in range(a if half else 0, count):
+            out[a, b] = round_down(bound[b])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def largest_bound(out, half):
+    """The largest finite bound in ``out`` (the written part), 0 if none."""
+    top = 0.0
+    count = out.shape[0]
+    for a in range(count):
+        for b in range(a if half else 0, count):
+            v = out[a, b]
+            if v != np.inf and v > top:
+                top = v
+    return top
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def pack_bounds(out, step, half):
+    """Quantise ``out`` (``out[a, b]``: from ``a`` to ``b``) for ``unpack_row``.
+
+    Each bound becomes ``floor(bound / step)`` (so ``quanta * step`` never exceeds
+    it), ``inf`` becomes ``UNREACHABLE``. The result is ``into[b, a]`` row-major, or
+    with ``half`` its lower triangle (``b >= a``) row by row.
+    """
+    count = out.shape[0]
+    packed = np.empty(count * (count + 1) // 2 if half else count * count, np.uint16)
+    for a in range(count):
+        for b in range(a if half else 0, count):
+            v = out[a, b]
+            if v == np.inf:
+                q = UNREACHABLE
+            else:
+                q = min(int(np.floor(np.float64(v) / step)), UNREACHABLE - 1)
+            packed[b * (b + 1) // 2 + a if half else b * count + a] = q
+    return packed
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
