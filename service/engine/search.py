@@ -174,6 +174,10 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
     monotone = used in CONSISTENT[str(query.diagonal)] or table != NO_TABLE
     stack = tie_break and weight == 1.0 and monotone
     buckets = _bucket_count(grid, used, diagonal) if stack else 0
+    if stack and table != NO_TABLE and _bucket_count(grid, "manhattan", diagonal):
+        # 4-connected integer map: the table's bounds floored to integers ride the
+        # bucket queue too, with every bucket (see ``dial``).
+        buckets = MAX_BUCKETS
     return _Checked(grid.flat_index(sx, sy), grid.flat_index(gx, gy), diagonal, heuristic,
                     weight, budget, tie_break, stack and not buckets, buckets, table,
                     used)  # fmt: skip

@@ -125,16 +125,17 @@ def test_cluster_heuristic_is_optimal_against_the_oracle(
             assert close(walk_cost(grid, result.cells, policy), optimal)
 
 
-def test_inconsistent_bound_makes_the_search_reopen_cells() -> None:
+@pytest.mark.parametrize("policy", sorted(TABLE_POLICIES))  # never: the bucket kernel
+def test_inconsistent_bound_makes_the_search_reopen_cells(policy: str) -> None:
     # Seeded weighted maps where the cluster bound jumps between neighbours: the
     # search must reopen closed cells to stay optimal (and does: cost == oracle).
     grid = random_grid(np.random.default_rng(0), 40, 40, 0.3, (1, 5))
     tables_for(grid)
     cells = walkable_cells(grid)
-    distances = oracle_distances(grid, cells[0], "no_corner_cutting")
+    distances = oracle_distances(grid, cells[0], policy)
     reopened = 0
     for goal in cells[::37]:
-        result = find_path(grid, cells[0], goal, heuristic="cluster")
+        result = find_path(grid, cells[0], goal, heuristic="cluster", diagonal=policy)
         reopened += result.reopened
         if result.status == "found":
             assert close(result.cost or 0, distances[goal[1], goal[0]])

@@ -108,3 +108,22 @@ def test_bucket_queue_only_where_every_f_is_an_integer() -> None:
     # dial keeps g in int32: a map whose dearest path could pass 2**31 uses the heap.
     dear = GridMap.from_costs(np.full((50, 50), 1_000_000.0))
     assert buckets(dear, heuristic="manhattan", **never) == 0
+
+
+def test_cluster_queries_ride_the_bucket_queue_when_4_connected_on_integer_costs() -> None:
+    from service.engine import build_clusters
+    from service.engine.scratch import MAX_BUCKETS
+    from service.engine.search import _check
+
+    def buckets(grid: GridMap, diagonal: str) -> int:
+        query = PathQuery((0, 0), (2, 1), heuristic="cluster", diagonal=diagonal)
+        return _check(grid, query).buckets
+
+    weighted = GridMap.from_costs([[1, 2, 3], [1, 1, 1]])
+    fractional = GridMap.from_costs([[1.0, 2.5, 3.0], [1.0, 1.0, 1.0]])
+    assert buckets(weighted, "never") == 0  # no tables yet: octile, the heap
+    for grid in (weighted, fractional):
+        grid.attach_clusters(build_clusters(grid, cluster_size=4, max_table_bytes=1 << 20))
+    assert buckets(weighted, "never") == MAX_BUCKETS
+    assert buckets(weighted, "no_corner_cutting") == 0
+    assert buckets(fractional, "never") == 0

@@ -111,25 +111,25 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 else:
                     n = 0
             if n == 0:
+                k = table[i]
+                cell_cluster = cluster_of[max(k, 0)]
+                row = no_row
+                if k != NO_TABLE:
+                    row = goal_row[: cluster_count[k]]
+                    unpack_row(packed[k], cluster_count[k], unit[k], symmetric[k],
+                               cell_cluster[t], row)  # fmt: skip
                 if buckets[i] > 0:
                     st, end, ex, ro = dial(cost, width, s, t, heuristic[i], int(min_cost),
                                            budget[i], buckets[i], gen0 + i, records,
-                                           heads)  # fmt: skip
+                                           heads, cell_cluster, row)  # fmt: skip
                     links = record_parent
                     found_cost = float(records[end, G])
                 else:
-                    k = table[i]
-                    labels = cluster_of[max(k, 0)]
-                    row = no_row
-                    if k != NO_TABLE:
-                        row = goal_row[: cluster_count[k]]
-                        unpack_row(packed[k], cluster_count[k], unit[k], symmetric[k],
-                                   labels[t], row)  # fmt: skip
                     st, end, ex, ro = astar(cost, width, s, t, d, heuristic[i], min_cost,
                                             weight[i], budget[i], tie_break[i],
                                             equal_f_stack[i], gen0 + i,
                                             stamp, g, parent, heap, stack,
-                                            labels, row)  # fmt: skip
+                                            cell_cluster, row)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 status[i] = st

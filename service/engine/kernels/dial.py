@@ -53,6 +53,13 @@ def integer_heuristic(kind, dx, dy):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def table_bound(goal_row, cluster):
+    """A cluster table's bound as a whole number (0 where no path is known)."""
+    bound = goal_row[cluster]
+    return np.int64(np.floor(bound)) if bound != np.inf else 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def link(records, heads, cell, bucket):
     """Put ``cell`` at the front of ``bucket``."""
     first = heads[bucket]
@@ -78,7 +85,8 @@ def unlink(records, heads, cell):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, records, heads):
+def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, records, heads,
+         cluster_of, goal_row):  # fmt: skip
     """Search from ``start`` to ``goal`` on a padded flat grid, 4-connected.
 
     Args:
@@ -92,6 +100,11 @@ def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, recor
         gen: this query's generation, ``1 <= gen < 2**31``.
         records: (cells, RECORD_FIELDS) int32 scratch, one row per cell.
         heads: (>= count,) int32 scratch, the first cell of each bucket.
+        cluster_of, goal_row: the cluster heuristic's table, or empty arrays (as for
+            ``astar``). Its bounds are floored to integers (still lower bounds, costs
+            being integers) and combined with pathmax; a successor whose f would
+            land beyond the last bucket gets ``level + count - 1`` instead: a smaller
+            h, still admissible, so the buckets need no bound on the table's jumps.
 
     Returns:
         ``(status, end, expanded, reopened)`` as for ``astar``; ``records[end, G]``
@@ -108,7 +121,10 @@ def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, recor
     records[start, G] = 0
     records[start, PARENT] = NO_PARENT
     cursor = 0  # the bucket of f == level
+    use_table = goal_row.size > 0
     level = h_scale * integer_heuristic(heuristic, abs(sx - gx), abs(sy - gy))
+    if use_table:
+        level = max(level, table_bound(goal_row, cluster_of[start]))
     link(records, heads, start, cursor)
     size = 1  # cells in the open list
     best = start
@@ -168,7 +184,12 @@ def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, recor
                 size += 1
             records[m, G] = ng
             records[m, PARENT] = n
-            fm = ng + h_scale * integer_heuristic(heuristic, abs(mx - gx), abs(my - gy))
+            hm = h_scale * integer_heuristic(heuristic, abs(mx - gx), abs(my - gy))
+            if use_table:
+                # Pathmax (h(m) >= h(n) - step: f never below the level), then the cap.
+                hm = max(hm, table_bound(goal_row, cluster_of[m]), level - ng)
+                hm = min(hm, level + count - 1 - ng)
+            fm = ng + hm
             bucket = cursor + (fm - level)  # fm - level is in [0, count)
             if bucket >= count:
                 bucket -= count
