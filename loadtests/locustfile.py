@@ -2,8 +2,9 @@
 
 Each simulated game server picks one of the maps (the first ones to start upload
 them: Moving AI maps from ``GRIDPATH_BENCH_DATA`` when present, else generated
-mazes), then loops: short single paths, long ones, paths with a node budget, a
-batch per tick (50-200 units), and now and then a metadata read.
+mazes), then loops: short single paths, long ones (also with the cluster
+heuristic), paths with a node budget, a batch per tick (50-200 units), and now and
+then a metadata read.
 
 Run through ``make loadtest`` (``python -m loadtests.loadtest``), which starts
 the service and sets the p99 threshold; or against any server:
@@ -115,6 +116,11 @@ class GameServer(HttpUser):
     @task(2)
     def long_path(self) -> None:
         self._path("path (long)", self.game_map.long)
+
+    @task(1)
+    def cluster_path(self) -> None:
+        # Octile until the map's tables are built, then the cluster heuristic.
+        self._path("path (long, cluster)", self.game_map.long, heuristic="cluster")
 
     @task(2)
     def budgeted_path(self) -> None:
