@@ -20,6 +20,7 @@ from service.api.errors import (
 from service.api.schemas import PathFormat, PathOptions, PathRequest
 from service.config import Settings
 from service.engine import (
+    DEFAULT_ALGORITHM,
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
     EngineError,
@@ -66,6 +67,7 @@ def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
         diagonal=request.diagonal or d.diagonal or DEFAULT_DIAGONAL,
         weight=1.0 if weight is None else weight,
         max_expansions=budget,
+        algorithm=request.algorithm or d.algorithm or DEFAULT_ALGORITHM,
     )
     return Query(spec=spec, format=request.format or d.format or "waypoints")
 
@@ -93,6 +95,7 @@ def search(grid: GridMap, query: Query, *, budget: int | None = None) -> PathRes
         diagonal=spec.diagonal,
         weight=spec.weight,
         max_expansions=spec.max_expansions if budget is None else budget,
+        algorithm=spec.algorithm,
     )
 
 
@@ -112,6 +115,7 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         "format": query.format,
         "expanded": result.expanded,
         "heuristic_used": result.heuristic_used,
+        "algorithm_used": result.algorithm_used,
         "elapsed_us": elapsed_ns // 1000,
     }
 

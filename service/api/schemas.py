@@ -10,7 +10,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.engine import DEFAULT_DIAGONAL, DEFAULT_HEURISTIC, Diagonal, Heuristic, Status
+from service.engine import (
+    DEFAULT_ALGORITHM,
+    DEFAULT_DIAGONAL,
+    DEFAULT_HEURISTIC,
+    Algorithm,
+    AlgorithmUsed,
+    Diagonal,
+    Heuristic,
+    Status,
+)
 
 Coordinate = Annotated[int, Field(strict=True)]
 Point = Annotated[
@@ -123,6 +132,13 @@ class PathOptions(BaseModel):
         description="Default 'waypoints' (start, every turn, end). 'cells': every cell. "
         "'smoothed': any-angle corners by line of sight.",
     )
+    algorithm: Algorithm | None = Field(
+        default=None,
+        description=f"Default {DEFAULT_ALGORITHM!r}. 'jps': Jump Point Search (uniform-cost "
+        "maps, diagonal 'no_corner_cutting', a consistent heuristic; same costs, expansions "
+        "count jump points; InvalidValue elsewhere). 'auto': 'jps' where it applies, "
+        "'astar' elsewhere. See algorithm_used.",
+    )
 
 
 class PathRequest(PathOptions):
@@ -141,6 +157,7 @@ class PathResponse(BaseModel):
     path: list[Point] = Field(description="Points in the requested format; empty for no_path.")
     format: PathFormat
     expanded: int = Field(description="Nodes expanded by the search.")
+    algorithm_used: AlgorithmUsed = Field(description="The search that ran ('auto' resolved).")
     heuristic_used: Heuristic = Field(
         description="The heuristic searched with: the one asked for, or 'octile' for a "
         "'cluster' query whose tables are still building (or under one_obstacle/always)."

@@ -42,6 +42,14 @@ class UnknownDiagonalError(InvalidQueryError):
     """The diagonal policy name is not one the engine knows."""
 
 
+class UnknownAlgorithmError(InvalidQueryError):
+    """An algorithm name the engine does not know."""
+
+
+class UnsupportedAlgorithmError(InvalidQueryError):
+    """``jps`` asked for where it does not apply (weighted map, another policy...)."""
+
+
 class InvalidClusterSizeError(EngineError):
     """A cluster size outside the accepted range."""
 

@@ -10,11 +10,15 @@ from service.engine.clusters import ClusterTables
 from service.engine.errors import InvalidMapError
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
+from service.engine.kernels.jps import jump_bits
 from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+JumpBits = tuple[npt.NDArray[np.uint64], ...]
+_NO_LINE = np.zeros((1, 1), dtype=np.uint64)
+_NO_JUMP_BITS: JumpBits = (_NO_LINE, _NO_LINE, _NO_LINE, _NO_LINE)
 _NO_CLUSTERS = (
     np.zeros((2, 0), dtype=np.int32),  # labels
     (np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.uint16)),  # packed tables
@@ -56,6 +60,7 @@ class GridMap:
         "_height",
         "_integral",
         "_islands",
+        "_jump_bits",
         "_kernel_view",
         "_max_cost",
         "_min_cost",
@@ -98,6 +103,7 @@ class GridMap:
         islands.labels.flags.writeable = False
         self._islands = islands
         self._clusters: ClusterTables | None = None
+        self._jump_bits: JumpBits | None = None
         self._kernel_view = self._view()
 
     def _view(self) -> tuple[object, ...]:
@@ -114,7 +120,13 @@ class GridMap:
                 np.array([t.symmetric for t in both], dtype=np.bool_),
             )
         return (self._padded, self._width + 2, self._islands.labels, self.uniform,
-                self._min_cost, clusters)  # fmt: skip
+                self._min_cost, clusters, self._jump_bits or _NO_JUMP_BITS)  # fmt: skip
+
+    def prepare_jumps(self) -> None:
+        """Build the bit rows Jump Point Search scans (4 bits a cell), once."""
+        if self._jump_bits is None:
+            self._jump_bits = jump_bits(self._padded, self._width + 2)
+            self._kernel_view = self._view()
 
     def attach_clusters(self, tables: ClusterTables) -> None:
         """Attach cluster tables built for this grid (``build_clusters``).
@@ -229,7 +241,7 @@ class GridMap:
 
     @property
     def kernel_view(self) -> tuple[object, ...]:
-        """``(cost, width, islands, uniform, min_cost, clusters)`` as
+        """``(cost, width, islands, uniform, min_cost, clusters, jump_bits)`` as
         ``search_batch`` reads them."""
         return self._kernel_view
 
@@ -264,7 +276,9 @@ class GridMap:
     def nbytes(self) -> int:
         """Bytes held by the grid and its tables (for cache accounting)."""
         tables = 0 if self._clusters is None else self._clusters.nbytes
-        return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes + tables)
+        jumps = 0 if self._jump_bits is None else sum(b.nbytes for b in self._jump_bits)
+        return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes
+                   + tables + jumps)  # fmt: skip
 
     @property
     def island_tables(self) -> Islands:

@@ -32,6 +32,8 @@ from service.engine.kernels import codes
 Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero", "cluster"]
 Diagonal = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
 Status = Literal["found", "partial", "no_path"]
+Algorithm = Literal["astar", "jps", "auto"]
+AlgorithmUsed = Literal["astar", "jps"]
 
 HEURISTICS: Final[dict[str, int]] = {
     "octile": codes.HEURISTIC_OCTILE,
@@ -49,6 +51,14 @@ DIAGONALS: Final[dict[str, int]] = {
     "always": codes.DIAGONAL_ALWAYS,
 }
 
+#: ``auto``: JPS where it applies (uniform costs, no_corner_cutting, a consistent
+#: heuristic), A* elsewhere.
+ALGORITHMS: Final[dict[str, int]] = {
+    "astar": codes.ALGORITHM_ASTAR,
+    "jps": codes.ALGORITHM_JPS,
+    "auto": -1,
+}
+DEFAULT_ALGORITHM: Final[Algorithm] = "astar"
 DEFAULT_HEURISTIC: Final[Heuristic] = "octile"
 DEFAULT_DIAGONAL: Final[Diagonal] = "no_corner_cutting"
 

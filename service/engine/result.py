@@ -8,7 +8,7 @@ import numpy.typing as npt
 from service.engine.grid import GridMap
 from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
-from service.engine.options import Heuristic, Status
+from service.engine.options import AlgorithmUsed, Heuristic, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,7 @@ class PathResult:
         reopened: closed nodes reopened because a cheaper route was found.
         heuristic_used: the heuristic the search ran with: the one asked for, or
             ``octile`` for a ``cluster`` query without the policy's table.
+        algorithm_used: ``astar`` or ``jps`` (what ``auto`` resolved to).
     """
 
     status: Status
@@ -55,6 +56,7 @@ class PathResult:
     expanded: int
     reopened: int = 0
     heuristic_used: Heuristic = "octile"
+    algorithm_used: AlgorithmUsed = "astar"
     grid: GridMap | None = field(default=None, repr=False, compare=False)
     diagonal_code: int = field(default=1, repr=False, compare=False)
 

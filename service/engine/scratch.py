@@ -42,6 +42,7 @@ class QueryArrays:
     """One entry per query: the kernel's inputs and outputs (see ``search_batch``)."""
 
     __slots__ = (
+        "algorithm",
         "buckets",
         "budget",
         "cost",
@@ -72,6 +73,7 @@ class QueryArrays:
         self.equal_f_stack: BoolArray = np.empty(capacity, np.bool_)
         self.buckets: IntArray = np.empty(capacity, np.int64)
         self.table: IntArray = np.empty(capacity, np.int64)
+        self.algorithm: IntArray = np.empty(capacity, np.int64)
         self.status: IntArray = np.empty(capacity, np.int64)
         self.cost: FloatArray = np.empty(capacity, np.float64)
         self.length: FloatArray = np.empty(capacity, np.float64)
@@ -80,7 +82,7 @@ class QueryArrays:
         # Built once: the kernel's argument tuples (no per-call slicing or packing).
         self.inputs = (self.source, self.target, self.diagonal, self.heuristic, self.weight,
                        self.budget, self.tie_break, self.equal_f_stack, self.buckets,
-                       self.table)  # fmt: skip
+                       self.table, self.algorithm)  # fmt: skip
         self.outputs = (self.status, self.cost, self.length, self.expanded, self.reopened)
 
     @property

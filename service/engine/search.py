@@ -22,13 +22,18 @@ from service.engine.errors import (
     InvalidWeightError,
     NotWalkableError,
     OutOfBoundsError,
+    UnknownAlgorithmError,
     UnknownDiagonalError,
     UnknownHeuristicError,
+    UnsupportedAlgorithmError,
 )
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import search_batch
 from service.engine.kernels.codes import (
+    ALGORITHM_ASTAR,
+    ALGORITHM_JPS,
     DIAGONAL_NEVER,
+    DIAGONAL_NO_CORNER_CUTTING,
     HEURISTIC_CLUSTER,
     HEURISTIC_MANHATTAN,
     HEURISTIC_OCTILE,
@@ -38,12 +43,16 @@ from service.engine.kernels.codes import (
     STATUS_PARTIAL,
 )
 from service.engine.options import (
+    ALGORITHMS,
     CLUSTER_TABLES,
     CONSISTENT,
+    DEFAULT_ALGORITHM,
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
     DIAGONALS,
     HEURISTICS,
+    Algorithm,
+    AlgorithmUsed,
     Diagonal,
     Heuristic,
     Status,
@@ -56,6 +65,13 @@ UNLIMITED: Final = 2**62
 
 #: Heuristics whose values are whole numbers of cells (times the integer min cost).
 INTEGER_HEURISTICS: Final = frozenset({"manhattan", "chebyshev", "zero"})
+
+_ALGORITHM_NAMES: Final[dict[int, AlgorithmUsed]] = {
+    ALGORITHM_ASTAR: "astar",
+    ALGORITHM_JPS: "jps",
+}
+#: The code of ``auto`` in ``ALGORITHMS`` (resolved per query).
+ALGORITHM_AUTO: Final = ALGORITHMS["auto"]
 
 _STATUS: Final[dict[int, Status]] = {
     STATUS_FOUND: "found",
@@ -77,6 +93,7 @@ class PathQuery:
     weight: float = 1.0
     max_expansions: int | None = None
     tie_break: bool = True
+    algorithm: Algorithm | str = DEFAULT_ALGORITHM
 
 
 class _Checked(NamedTuple):
@@ -93,6 +110,7 @@ class _Checked(NamedTuple):
     buckets: int
     table: int
     heuristic_used: Heuristic
+    algorithm: int
 
 
 def find_path(
@@ -105,6 +123,7 @@ def find_path(
     weight: float = 1.0,
     max_expansions: int | None = None,
     tie_break: bool = True,
+    algorithm: Algorithm | str = DEFAULT_ALGORITHM,
     scratch: Scratch | None = None,
 ) -> PathResult:
     """Find a path from ``start`` to ``goal``, both ``(x, y)`` = (column, row).
@@ -123,13 +142,19 @@ def find_path(
         max_expansions: node budget; when it runs out the result is ``partial``:
             the path to the node seen nearest the goal. ``None``: unlimited.
         tie_break: on equal ``f`` expand the node with the larger ``g`` first.
+        algorithm: ``astar``; ``jps`` (Jump Point Search: uniform-cost maps,
+            ``no_corner_cutting``, a consistent heuristic; same costs, far fewer
+            expansions, which count jump points); ``auto``: ``jps`` where it
+            applies, ``astar`` elsewhere. ``algorithm_used`` says which ran.
         scratch: caller-owned search buffers; by default this thread's own.
 
     Raises:
         UnknownHeuristicError, UnknownDiagonalError, InvalidWeightError,
-        InvalidBudgetError, OutOfBoundsError, NotWalkableError.
+        InvalidBudgetError, OutOfBoundsError, NotWalkableError, UnknownAlgorithmError,
+        UnsupportedAlgorithmError.
     """
-    query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break)
+    query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break,
+                      algorithm)  # fmt: skip
     return _search(grid, [_check(grid, query)], scratch)[0]
 
 
@@ -157,6 +182,7 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
     """Validate in a fixed order: options, bounds, walkability."""
     heuristic = _option(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError)
     diagonal = _option(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError)
+    algorithm = _option(ALGORITHMS, query.algorithm, "algorithm", UnknownAlgorithmError)
     weight = _checked_weight(query.weight)
     budget = _checked_budget(query.max_expansions)
     sx, sy = _checked_cell(grid, query.start, "start")
@@ -178,9 +204,29 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
         # 4-connected integer map: the table's bounds floored to integers ride the
         # bucket queue too, with every bucket (see ``dial``).
         buckets = MAX_BUCKETS
+    algorithm = _algorithm(grid, algorithm, diagonal, used)
+    if algorithm == ALGORITHM_JPS:
+        stack = False
+        buckets = 0
     return _Checked(grid.flat_index(sx, sy), grid.flat_index(gx, gy), diagonal, heuristic,
                     weight, budget, tie_break, stack and not buckets, buckets, table,
-                    used)  # fmt: skip
+                    used, algorithm)  # fmt: skip
+
+
+def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str) -> int:
+    """The algorithm a query runs: ``auto`` picks JPS wherever JPS applies."""
+    reasons = []
+    if not grid.uniform:
+        reasons.append("a uniform-cost map")
+    if diagonal != DIAGONAL_NO_CORNER_CUTTING:
+        reasons.append("diagonal 'no_corner_cutting'")
+    if heuristic not in CONSISTENT["no_corner_cutting"] - {"manhattan"}:
+        reasons.append("a consistent heuristic (octile, chebyshev, euclidean, zero)")
+    if code == ALGORITHM_JPS and reasons:
+        raise UnsupportedAlgorithmError(f"algorithm 'jps' needs {' and '.join(reasons)}")
+    if code == ALGORITHM_AUTO:
+        return ALGORITHM_ASTAR if reasons else ALGORITHM_JPS
+    return code
 
 
 def _cluster_heuristic(grid: GridMap, diagonal: int) -> tuple[int, int, Heuristic]:
@@ -226,7 +272,10 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
         arrays.tie_break[i], arrays.equal_f_stack[i] = query.tie_break, query.equal_f_stack
         arrays.buckets[i] = query.buckets
         arrays.table[i] = query.table
+        arrays.algorithm[i] = query.algorithm
     kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked))
+    if any(query.algorithm == ALGORITHM_JPS for query in checked):
+        grid.prepare_jumps()
     first_generation = scratch.take_generations(count)
     done = 0
     while True:
@@ -252,6 +301,7 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
                 expanded=expanded[i],
                 reopened=reopened[i],
                 heuristic_used=query.heuristic_used,
+                algorithm_used=_ALGORITHM_NAMES[query.algorithm],
                 grid=grid,
                 diagonal_code=query.diagonal,
             )

@@ -153,3 +153,48 @@ def test_batch_limit_and_shape(make_client: ClientFactory) -> None:
     bad = client.post(f"/v1/maps/{map_id}/paths", json={"queries": "all"})
     assert bad.status_code == 422
     assert bad.json()["code"] == "InvalidQuery"
+
+
+def test_algorithm_option_and_algorithm_used(client: TestClient, map_id: str) -> None:
+    astar = path(client, map_id, start=[0, 0], goal=[4, 3], format="cells")
+    assert astar["algorithm_used"] == "astar"
+    for algorithm in ("jps", "auto"):
+        jumped = path(client, map_id, start=[0, 0], goal=[4, 3], format="cells",
+                      algorithm=algorithm)  # fmt: skip
+        assert jumped["algorithm_used"] == "jps"
+        assert math.isclose(jumped["cost"], astar["cost"])  # type: ignore[arg-type]
+        assert jumped["path"][0] == [0, 0]  # type: ignore[index]
+        assert jumped["path"][-1] == [4, 3]  # type: ignore[index]
+    never = path(client, map_id, start=[0, 0], goal=[4, 3], algorithm="auto", diagonal="never")
+    assert never["algorithm_used"] == "astar"
+
+
+def test_jps_where_it_does_not_apply_and_unknown_algorithms_are_errors(
+    client: TestClient,
+) -> None:
+    weighted = client.post("/v1/maps", json={"costs": [[1, 2, 1], [1, 1, 1]]}).json()["id"]
+    refused = client.post(f"/v1/maps/{weighted}/path",
+                          json={"start": [0, 0], "goal": [2, 1], "algorithm": "jps"})  # fmt: skip
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "code": "InvalidValue",
+        "message": "algorithm 'jps' needs a uniform-cost map",
+    }
+    unknown = client.post(f"/v1/maps/{weighted}/path",
+                          json={"start": [0, 0], "goal": [2, 1], "algorithm": "bfs"})  # fmt: skip
+    assert unknown.status_code == 422
+    assert unknown.json()["code"] == "InvalidQuery"
+    auto = path(client, weighted, start=[0, 0], goal=[2, 1], algorithm="auto")
+    assert auto["algorithm_used"] == "astar"
+
+
+def test_batch_defaults_carry_the_algorithm(client: TestClient, map_id: str) -> None:
+    response = client.post(
+        f"/v1/maps/{map_id}/paths",
+        json={"defaults": {"algorithm": "jps"},
+              "queries": [{"start": [0, 0], "goal": [4, 3]},
+                          {"start": [0, 0], "goal": [5, 0], "algorithm": "astar"}]},
+    )  # fmt: skip
+    assert response.status_code == 200
+    first, second = response.json()["results"]
+    assert (first["algorithm_used"], second["algorithm_used"]) == ("jps", "astar")

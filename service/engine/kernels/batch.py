@@ -5,8 +5,9 @@ many small ``nogil`` calls from threads that also run Python make the threads
 hand the GIL back and forth at every call, which costs more than short searches.
 
 For each query, in order: start == goal; different islands (``no_path``, no
-search); on a uniform map a walkable straight line (optimal, no search); else A*:
-``dial`` when every f is an integer, ``astar`` otherwise.
+search); on a uniform map a walkable straight line (optimal, no search); else the
+search: ``jps`` when asked for, ``dial`` when every f is an integer, ``astar``
+otherwise.
 Paths, their waypoints and their lengths are written into flat buffers with
 offsets, Detour-style; a query whose path does not fit stops the batch and the
 caller grows the buffers and resumes from it.
@@ -18,14 +19,23 @@ from numba import njit
 from service.engine.kernels.astar import astar
 from service.engine.kernels.clusters import unpack_row
 from service.engine.kernels.codes import (
+    ALGORITHM_JPS,
     DIAGONAL_ALWAYS,
     NO_TABLE,
     STATUS_FOUND,
     STATUS_NO_PATH,
 )
 from service.engine.kernels.dial import PARENT, G, dial
+from service.engine.kernels.jps import jps
 from service.engine.kernels.lines import line_cost, line_length, trace_line
-from service.engine.kernels.paths import chain_length, segment_lengths, write_chain, write_turns
+from service.engine.kernels.paths import (
+    chain_length,
+    jump_chain_length,
+    segment_lengths,
+    write_chain,
+    write_jump_chain,
+    write_turns,
+)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -33,18 +43,20 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """Answer ``queries[first:count]``; return the index of the first one not answered.
 
     Args:
-        grid: ``(cost, width, islands, uniform, min_cost, clusters)``: padded flat
+        grid: ``(cost, width, islands, uniform, min_cost, clusters, bits)``: padded flat
             float32 costs, padded width, (2, cells) int32 island labels
             (4-adjacency, 8-adjacency), whether all walkable cells cost the same,
             least cost, and the cluster tables ``(labels, packed, counts, units,
             symmetric)``: (2, cells) int32 labels ((2, 0) without tables), then the
-            4- and 8-connected tables' fields as in ``ClusterTable``.
+            4- and 8-connected tables' fields as in ``ClusterTable``; then the bit
+            rows of ``jps.jump_bits`` (placeholders when no query uses JPS).
         queries: ``(source, target, diagonal, heuristic, weight, budget, tie_break,
             equal_f_stack, buckets, table)``, arrays of one entry per query; cells as
             padded flat indices, already validated (in bounds, walkable); ``buckets``
             is the bucket count when f is integral (see ``dial``), else 0; ``table``
             the cluster table of a ``cluster`` query (``TABLE_FOUR``/``TABLE_EIGHT``),
-            else ``NO_TABLE``.
+            else ``NO_TABLE``; ``algorithm`` ``ALGORITHM_ASTAR`` or ``ALGORITHM_JPS``
+            (``jps`` only where it applies: see ``search``).
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
         scratch: ``(stamp, g, parent, heap, stack, records, heads)``: the first five
@@ -58,7 +70,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         ``count`` when every query is answered; otherwise the index of the
         query whose path did not fit (``offsets[i]`` and ``turn_offsets[i]`` hold).
     """
-    cost, width, islands, uniform, min_cost, clusters = grid
+    cost, width, islands, uniform, min_cost, clusters, bits = grid
     cluster_of, packed, cluster_count, unit, symmetric = clusters
     goal_row = np.empty(cluster_count.max(), np.float32)
     (
@@ -72,6 +84,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         equal_f_stack,
         buckets,
         table,
+        algorithm,
     ) = queries
     no_row = np.empty(0, np.float32)
     stamp, g, parent, heap, stack, records, heads = scratch
@@ -118,7 +131,14 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     row = goal_row[: cluster_count[k]]
                     unpack_row(packed[k], cluster_count[k], unit[k], symmetric[k],
                                cell_cluster[t], row)  # fmt: skip
-                if buckets[i] > 0:
+                jumps = algorithm[i] == ALGORITHM_JPS
+                if jumps:
+                    st, end, ex, ro = jps(cost, bits, width, s, t, heuristic[i], min_cost,
+                                          weight[i], budget[i], tie_break[i], gen0 + i, stamp,
+                                          g, parent, heap)  # fmt: skip
+                    links = parent
+                    found_cost = g[end]
+                elif buckets[i] > 0:
                     st, end, ex, ro = dial(cost, width, s, t, heuristic[i], int(min_cost),
                                            budget[i], buckets[i], gen0 + i, records,
                                            heads, cell_cluster, row)  # fmt: skip
@@ -138,10 +158,13 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 if st == STATUS_NO_PATH:
                     path_cost[i] = np.nan
                 else:
-                    n = chain_length(links, end)
+                    n = jump_chain_length(links, width, end) if jumps else chain_length(links, end)
                     if at + n > room:
                         return i
-                    write_chain(links, width, end, n, cells, at)
+                    if jumps:
+                        write_jump_chain(links, width, end, n, cells, at)
+                    else:
+                        write_chain(links, width, end, n, cells, at)
                     path_cost[i] = found_cost
         offsets[i + 1] = at + n
         length[i] = segment_lengths(cells, at, n)

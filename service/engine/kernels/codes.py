@@ -25,6 +25,10 @@ HEURISTIC_EUCLIDEAN: Final = 3
 HEURISTIC_ZERO: Final = 4
 HEURISTIC_CLUSTER: Final = 5  # facade only: kernels get a base heuristic and a table
 
+# Search algorithms.
+ALGORITHM_ASTAR: Final = 0
+ALGORITHM_JPS: Final = 1
+
 # Cluster table a query reads (``into`` index in the grid's kernel view).
 NO_TABLE: Final = -1
 TABLE_FOUR: Final = 0

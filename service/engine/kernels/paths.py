@@ -110,3 +110,42 @@ def segment_lengths(points, at, n):
         dy = float(points[i, 1] - points[i - 1, 1])
         total += np.sqrt(dx * dx + dy * dy)
     return total
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jump_chain_length(parent, width, end):
+    """Cells on the path through the jump points linked by ``parent`` from ``end``
+    back to the start (consecutive jump points lie on one straight or diagonal line)."""
+    n = 1
+    c = end
+    while parent[c] != NO_PARENT:
+        p = parent[c]
+        n += max(abs(c % width - p % width), abs(c // width - p // width))
+        c = p
+    return n
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def write_jump_chain(parent, width, end, n, out, at):
+    """Write the ``n`` cells (``jump_chain_length``) of the jump-point chain ending at
+    ``end`` into ``out[at:at + n]``, start first, as unpadded ``(x, y)``: every cell
+    between two jump points, not just the jump points."""
+    i = at + n - 1
+    c = end
+    cx = c % width
+    cy = c // width
+    out[i, 0] = cx - 1
+    out[i, 1] = cy - 1
+    while parent[c] != NO_PARENT:
+        p = parent[c]
+        px = p % width
+        py = p // width
+        sx = (px > cx) - (px < cx)
+        sy = (py > cy) - (py < cy)
+        while cx != px or cy != py:
+            cx += sx
+            cy += sy
+            i -= 1
+            out[i, 0] = cx - 1
+            out[i, 1] = cy - 1
+        c = p

@@ -1,0 +1,289 @@
+"""Jump Point Search for uniform-cost maps, 8-connected without corner cutting.
+
+JPS (Harabor & Grastien) runs A* over *jump points* only: from a node it scans
+straight lines and diagonals ("jumps") and stops at cells where an optimal path
+may have to turn, so the open list sees a few cells per corridor instead of every
+cell. On a uniform-cost grid its costs are those of A*.
+
+The rules of the no-corner-cutting variant (a diagonal step needs both orthogonal
+neighbours walkable, the Moving AI rule):
+
+- Forced neighbours occur on straight moves only. Moving horizontally by ``dx``
+  into ``(x, y)``, the cell ``(x, y + s)`` (``s = +-1``) is forced when it is
+  walkable and ``(x - dx, y + s)`` is blocked: the diagonal that would reach it
+  from the previous cell cuts that corner. Vertically, symmetrically.
+- A straight jump stops at the goal or at a cell with a forced neighbour; it
+  fails on a blocked cell.
+- A diagonal jump takes a step only when it is legal (both sides walkable), stops
+  at the goal or where either straight jump from the cell (along its two
+  components) finds a jump point.
+- Successors of a node reached by a straight move: straight on, both sides, and
+  both forward diagonals (pruned to legal ones); by a diagonal: its two
+  components and the diagonal. The start expands every legal direction.
+
+Straight jumps read bit rows, 64 cells per step (``jump_bits``; the block-based
+scanning of Harabor & Grastien 2014): the first stop in a window is the lowest set
+bit of ``blocked | forced | goal``. Diagonal jumps step cell by cell and start two
+straight jumps from every cell.
+
+Costs: ``c`` per straight step and ``sqrt(2) c`` per diagonal, ``c`` the map's
+single cost. ``parent`` links jump points; ``paths`` expands them into cells.
+"""
+
+import numpy as np
+from numba import njit
+
+from service.engine.kernels.codes import (
+    CLOSED,
+    IMPROVEMENT_EPSILON,
+    NO_PARENT,
+    SQRT2,
+    STATUS_FOUND,
+    STATUS_NO_PATH,
+    STATUS_PARTIAL,
+)
+from service.engine.kernels.heap import decrease, pop, push
+from service.engine.kernels.moves import DX, DY, closeness, heuristic_distance
+
+NOT_FOUND = -1  # a jump that ran into a wall
+WORD = 64
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jump_bits(cost, width):
+    """Bit rows of the walkable cells for block-based straight jumps (64 cells a step).
+
+    Returns ``(east, west, south, north)``, each (lines, words + 1) uint64: bit ``p``
+    of line ``l`` is whether the ``p``-th cell along the line is walkable, lines being
+    rows read left to right (east), right to left (west), columns read top down
+    (south) and bottom up (north). A zero word ends every line, so a 64-bit window
+    may always read one word past the position.
+    """
+    height = cost.size // width
+    east = np.zeros((height, (width + WORD - 1) // WORD + 1), np.uint64)
+    west = np.zeros_like(east)
+    south = np.zeros((width, (height + WORD - 1) // WORD + 1), np.uint64)
+    north = np.zeros_like(south)
+    one = np.uint64(1)
+    for y in range(height):
+        for x in range(width):
+            if cost[y * width + x] > 0.0:
+                r = width - 1 - x
+                c = height - 1 - y
+                east[y, x >> 6] |= one << np.uint64(x & 63)
+                west[y, r >> 6] |= one << np.uint64(r & 63)
+                south[x, y >> 6] |= one << np.uint64(y & 63)
+                north[x, c >> 6] |= one << np.uint64(c & 63)
+    return east, west, south, north
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def window(lines, line, p):
+    """64 bits of ``line`` from position ``p`` on (bit 0 = position ``p``)."""
+    i = p >> 6
+    s = np.uint64(p & 63)
+    low = lines[line, i] >> s
+    if s != 0:
+        low |= lines[line, i + 1] << (np.uint64(64) - s)
+    return low
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def lowest_bit(bits):
+    """Index of the lowest set bit of a non-zero uint64."""
+    isolated = bits & (~bits + np.uint64(1))
+    return int(np.log2(np.float64(isolated)))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def scan(lines, line, p, goal_p):
+    """Scan ``line`` from position ``p`` on, 64 cells at a time; the position of the
+    first jump point (the goal, or a cell with a forced neighbour), or NOT_FOUND at
+    the first blocked cell. ``goal_p`` is the goal's position on the line, or -1."""
+    zero = np.uint64(0)
+    while True:
+        here = window(lines, line, p)
+        side_a = window(lines, line - 1, p)
+        side_b = window(lines, line + 1, p)
+        behind_a = window(lines, line - 1, p - 1)
+        behind_b = window(lines, line + 1, p - 1)
+        blocked = ~here
+        stops = blocked | (side_a & ~behind_a) | (side_b & ~behind_b)
+        if p <= goal_p < p + WORD:
+            stops |= np.uint64(1) << np.uint64(goal_p - p)
+        if stops != zero:
+            t = lowest_bit(stops)
+            if (blocked >> np.uint64(t)) & np.uint64(1):
+                return NOT_FOUND
+            return p + t
+        p += WORD
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def open_cell(cost, n):
+    return cost[n] > 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jump_straight(bits, width, n, dx, dy, goal):
+    """Jump from ``n`` along ``(dx, dy)`` (one of them 0); the jump point or NOT_FOUND.
+
+    A cell ``m`` on the line stops the jump when it is the goal or has a forced
+    neighbour: a side cell that is open while the side cell behind ``m`` is not
+    (the diagonal that would reach it from there cuts that corner).
+    """
+    east, west, south, north = bits
+    height = east.shape[0]
+    y = n // width
+    x = n - y * width
+    gy = goal // width
+    gx = goal - gy * width
+    if dx > 0:
+        q = scan(east, y, x + 1, gx if gy == y else -1)
+        return NOT_FOUND if q == NOT_FOUND else y * width + q
+    if dx < 0:
+        q = scan(west, y, width - x, width - 1 - gx if gy == y else -1)
+        return NOT_FOUND if q == NOT_FOUND else y * width + width - 1 - q
+    if dy > 0:
+        q = scan(south, x, y + 1, gy if gx == x else -1)
+        return NOT_FOUND if q == NOT_FOUND else q * width + x
+    q = scan(north, x, height - y, height - 1 - gy if gx == x else -1)
+    return NOT_FOUND if q == NOT_FOUND else (height - 1 - q) * width + x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jump_diagonal(cost, bits, width, n, dx, dy, goal):
+    """Jump from ``n`` along the diagonal ``(dx, dy)``; the jump point or NOT_FOUND."""
+    while True:
+        # A diagonal step needs both orthogonal neighbours open (no corner cutting).
+        if not (open_cell(cost, n + dx) and open_cell(cost, n + dy * width)):
+            return NOT_FOUND
+        n += dy * width + dx
+        if not open_cell(cost, n):
+            return NOT_FOUND
+        if n == goal:
+            return n
+        if (
+            jump_straight(bits, width, n, dx, 0, goal) != NOT_FOUND
+            or jump_straight(bits, width, n, 0, dy, goal) != NOT_FOUND
+        ):
+            return n
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def sign(v):
+    return (v > 0) - (v < 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def successor_directions(cost, width, n, px, py, x, y, out):
+    """The pruned directions to jump in from ``n`` (at ``(x, y)``), reached from the
+    jump point ``(px, py)`` (``px < 0``: ``n`` is the start). Writes direction
+    indices (into ``DX``/``DY``) into ``out``; returns how many."""
+    count = 0
+    if px < 0:
+        for k in range(8):
+            if direction_open(cost, width, n, k):
+                out[count] = k
+                count += 1
+        return count
+    dx = sign(x - px)
+    dy = sign(y - py)
+    for k in range(8):
+        kx = DX[k]
+        ky = DY[k]
+        if dx != 0 and dy != 0:
+            keep = (kx == dx and ky == 0) or (kx == 0 and ky == dy) or (kx == dx and ky == dy)
+        elif dx != 0:
+            keep = kx == dx or (kx == 0 and ky != 0)  # on, sides, forward diagonals
+        else:
+            keep = ky == dy or (ky == 0 and kx != 0)
+        if keep and direction_open(cost, width, n, k):
+            out[count] = k
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def direction_open(cost, width, n, k):
+    """Whether the first step from ``n`` in direction ``k`` is legal."""
+    m = n + DY[k] * width + DX[k]
+    if not open_cell(cost, m):
+        return False
+    if k < 4:
+        return True
+    return open_cell(cost, n + DX[k]) and open_cell(cost, n + DY[k] * width)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jps(cost, bits, width, start, goal, heuristic, h_scale, weight, budget, tie_break, gen,
+        stamp, g, parent, heap):  # fmt: skip
+    """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
+
+    Args and returns as for ``astar`` (8-connected, no corner cutting, a consistent
+    heuristic); ``bits`` from :func:`jump_bits` for this grid; ``expanded`` counts
+    jump points, the node budget too, and a partial result ends at the expanded
+    jump point nearest the goal. ``parent`` links jump points: expand them into
+    cells with ``paths.write_jump_chain``.
+    """
+    node_of, _, pos = heap
+    gx = goal % width
+    gy = goal // width
+    uwidth = np.uint32(width)
+    directions = np.empty(8, np.int64)
+    sx = start % width
+    sy = start // width
+    stamp[start] = gen
+    g[start] = 0.0
+    parent[start] = NO_PARENT
+    f_start = weight * h_scale * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
+    size = push(heap, 0, start, f_start, 0.0, tie_break)
+    best = start
+    best_d = closeness(1, abs(sx - gx), abs(sy - gy))
+    best_g = 0.0
+    expanded = 0
+    while size > 0:
+        n = node_of[0]
+        if n == goal:
+            return STATUS_FOUND, goal, expanded, 0
+        if expanded >= budget:
+            return STATUS_PARTIAL, best, expanded, 0
+        size = pop(heap, size, tie_break)
+        expanded += 1
+        gn = g[n]
+        y = np.int64(np.uint32(n) // uwidth)
+        x = n - y * width
+        d = closeness(1, abs(x - gx), abs(y - gy))
+        if d < best_d or (d == best_d and gn < best_g):
+            best = n
+            best_d = d
+            best_g = gn
+        p = parent[n]
+        py = p // width if p != NO_PARENT else -1
+        px = p - py * width if p != NO_PARENT else -1
+        for i in range(successor_directions(cost, width, n, px, py, x, y, directions)):
+            k = directions[i]
+            if k < 4:
+                m = jump_straight(bits, width, n, DX[k], DY[k], goal)
+            else:
+                m = jump_diagonal(cost, bits, width, n, DX[k], DY[k], goal)
+            if m == NOT_FOUND:
+                continue
+            my = np.int64(np.uint32(m) // uwidth)
+            mx = m - my * width
+            steps = max(abs(mx - x), abs(my - y))
+            ng = gn + h_scale * (SQRT2 * steps if k >= 4 else float(steps))
+            fresh = stamp[m] != gen
+            if not fresh and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
+                continue
+            g[m] = ng
+            parent[m] = n
+            fm = ng + weight * h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
+            if fresh:
+                stamp[m] = gen
+                size = push(heap, size, m, fm, ng, tie_break)
+            elif pos[m] == CLOSED:
+                size = push(heap, size, m, fm, ng, tie_break)  # consistent h: rare ties
+            else:
+                decrease(heap, m, fm, ng, tie_break)
+    return STATUS_NO_PATH, start, expanded, 0

@@ -1,0 +1,120 @@
+"""Jump Point Search (``kernels.jps``) through ``find_path``, A* as the reference.
+
+JPS must return A*'s costs on uniform-cost maps (8-connected, no corner cutting),
+full contiguous cell paths, and valid partial paths under a node budget. Maps wider
+and taller than 64 cells cross the 64-bit words of the block scans.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from service.engine import (
+    GridMap,
+    UnknownAlgorithmError,
+    UnsupportedAlgorithmError,
+    build_clusters,
+    find_path,
+)
+from service.engine.kernels.jps import jump_bits
+from tests.support import art, close, random_grid, walk_cost, walkable_cells
+
+SHAPES = [(9, 9), (70, 20), (20, 70), (150, 130)]
+DENSITIES = [0.0, 0.1, 0.25, 0.4]
+
+
+@pytest.mark.parametrize(("shape", "density"), list(itertools.product(SHAPES, DENSITIES)))
+def test_jps_costs_equal_astar_on_random_uniform_maps(shape: tuple[int, int], density: float
+                                                      ) -> None:  # fmt: skip
+    width, height = shape
+    rng = np.random.default_rng(width * 1000 + int(density * 100))
+    grid = random_grid(rng, width, height, density, None)
+    cells = walkable_cells(grid)
+    if len(cells) < 2:
+        pytest.skip("no room for a query")
+    for _ in range(12):
+        start, goal = (cells[int(i)] for i in rng.integers(len(cells), size=2))
+        reference = find_path(grid, start, goal)
+        result = find_path(grid, start, goal, algorithm="jps")
+        assert result.algorithm_used == "jps"
+        assert result.status == reference.status, (start, goal)
+        if reference.status != "found":
+            continue
+        assert close(result.cost or 0, reference.cost or 0), (start, goal)
+        assert result.cells[0].tolist() == list(start)
+        assert result.cells[-1].tolist() == list(goal)
+        assert close(walk_cost(grid, result.cells, "no_corner_cutting"), result.cost or 0)
+
+
+def test_a_corridor_with_a_corner_is_walked_cell_by_cell() -> None:
+    grid, start, goal = art(
+        """
+        S.........@
+        @@@@@@@@@.@
+        .........G@
+        """
+    )
+    result = find_path(grid, start, goal, algorithm="jps")
+    assert result.status == "found"
+    assert result.cells.tolist() == [[x, 0] for x in range(10)] + [[9, 1], [9, 2]]
+    assert result.waypoints.tolist() == [[0, 0], [9, 0], [9, 2]]
+    assert result.cost == 9 + 2
+
+
+def test_budget_gives_a_walkable_partial_path() -> None:
+    grid = random_grid(np.random.default_rng(11), 80, 80, 0.3, None)
+    cells = walkable_cells(grid)
+    start, goal = cells[0], cells[-1]
+    full = find_path(grid, start, goal, algorithm="jps")
+    assert full.status == "found"
+    assert full.expanded > 3
+    partial = find_path(grid, start, goal, algorithm="jps", max_expansions=3)
+    assert partial.status == "partial"
+    assert partial.expanded == 3
+    assert partial.cells[0].tolist() == list(start)
+    assert close(walk_cost(grid, partial.cells, "no_corner_cutting"), partial.cost or 0)
+
+
+def test_auto_picks_jps_only_where_it_applies() -> None:
+    uniform = GridMap.from_rows(["....", ".@@.", "...."])
+    weighted = GridMap.from_costs([[1, 2, 1], [1, 1, 1]])
+
+    def used(grid: GridMap, **options: object) -> str:
+        end = (3, 2) if grid is uniform else (2, 1)
+        return find_path(grid, (0, 0), end, algorithm="auto", **options).algorithm_used  # type: ignore[arg-type]
+
+    assert used(uniform) == "jps"
+    assert used(uniform, heuristic="zero") == "jps"
+    assert used(weighted) == "astar"
+    assert used(uniform, diagonal="never") == "astar"
+    assert used(uniform, diagonal="always") == "astar"
+    assert used(uniform, heuristic="manhattan") == "astar"  # inconsistent with diagonals
+    uniform.attach_clusters(build_clusters(uniform, cluster_size=4, max_table_bytes=1 << 20))
+    assert used(uniform, heuristic="cluster") == "astar"
+    assert find_path(uniform, (0, 0), (3, 2)).algorithm_used == "astar"  # the default
+
+
+def test_jps_where_it_does_not_apply_is_refused_with_the_reasons() -> None:
+    weighted = GridMap.from_costs([[1, 2, 1], [1, 1, 1]])
+    with pytest.raises(UnsupportedAlgorithmError, match=r"^algorithm 'jps' needs a uniform-cost "
+                       r"map and diagonal 'no_corner_cutting'"):  # fmt: skip
+        find_path(weighted, (0, 0), (2, 1), algorithm="jps", diagonal="never")
+    with pytest.raises(UnknownAlgorithmError, match=r"^unknown algorithm 'dijkstra'; expected one "
+                       r"of: astar, jps, auto$"):  # fmt: skip
+        find_path(weighted, (0, 0), (2, 1), algorithm="dijkstra")
+
+
+def test_jump_bits_mirror_the_walkable_cells() -> None:
+    grid = random_grid(np.random.default_rng(4), 100, 67, 0.3, None)
+    east, west, south, north = jump_bits(grid.padded, grid.padded_width)
+    open_cells = (grid.padded > 0).reshape(grid.height + 2, grid.width + 2)
+
+    def unpack(lines: np.ndarray, length: int) -> np.ndarray:
+        bits = np.unpackbits(lines.view(np.uint8), axis=1, bitorder="little")
+        return bits[:, :length].astype(bool)
+
+    assert np.array_equal(unpack(east, grid.width + 2), open_cells)
+    assert np.array_equal(unpack(west, grid.width + 2), open_cells[:, ::-1])
+    assert np.array_equal(unpack(south, grid.height + 2), open_cells.T)
+    assert np.array_equal(unpack(north, grid.height + 2), open_cells.T[:, ::-1])
