@@ -65,6 +65,14 @@ class Settings(BaseSettings):
             "gets a larger one."
         ),
     )
+    max_jump_table_bytes: int = Field(
+        default=256 * MIB,
+        ge=0,
+        description=(
+            "Largest JPS+ table (16 bytes a cell) built for a uniform-cost map; larger maps "
+            "run Jump Point Search on 64-cell bit scans instead."
+        ),
+    )
     table_workers: int = Field(
         default=1,
         ge=1,

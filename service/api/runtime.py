@@ -31,6 +31,7 @@ class Runtime:
             workers=settings.table_workers,
             max_table_bytes=settings.max_table_bytes,
             cluster_size=settings.cluster_size,
+            jump_table_bytes=settings.max_jump_table_bytes,
         )
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(

@@ -10,13 +10,18 @@ from service.engine.clusters import ClusterTables
 from service.engine.errors import InvalidMapError
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
-from service.engine.kernels.jps import jump_bits
+from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 JumpBits = tuple[npt.NDArray[np.uint64], ...]
+#: Bytes a cell of the JPS+ table takes (8 directions, int16).
+JUMP_TABLE_BYTES_PER_CELL = 16
+#: Default bound of one map's JPS+ table (the service passes its own setting).
+DEFAULT_JUMP_TABLE_BYTES = 256 * 1024 * 1024
+_NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
 _NO_LINE = np.zeros((1, 1), dtype=np.uint64)
 _NO_JUMP_BITS: JumpBits = (_NO_LINE, _NO_LINE, _NO_LINE, _NO_LINE)
 _NO_CLUSTERS = (
@@ -61,6 +66,7 @@ class GridMap:
         "_integral",
         "_islands",
         "_jump_bits",
+        "_jump_table",
         "_kernel_view",
         "_max_cost",
         "_min_cost",
@@ -104,6 +110,7 @@ class GridMap:
         self._islands = islands
         self._clusters: ClusterTables | None = None
         self._jump_bits: JumpBits | None = None
+        self._jump_table: npt.NDArray[np.int16] = _NO_JUMP_TABLE
         self._kernel_view = self._view()
 
     def _view(self) -> tuple[object, ...]:
@@ -120,13 +127,24 @@ class GridMap:
                 np.array([t.symmetric for t in both], dtype=np.bool_),
             )
         return (self._padded, self._width + 2, self._islands.labels, self.uniform,
-                self._min_cost, clusters, self._jump_bits or _NO_JUMP_BITS)  # fmt: skip
+                self._min_cost, clusters, self._jump_bits or _NO_JUMP_BITS,
+                self._jump_table)  # fmt: skip
 
-    def prepare_jumps(self) -> None:
-        """Build the bit rows Jump Point Search scans (4 bits a cell), once."""
-        if self._jump_bits is None:
-            self._jump_bits = jump_bits(self._padded, self._width + 2)
-            self._kernel_view = self._view()
+    def prepare_jumps(self, *, max_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES) -> None:
+        """Build what Jump Point Search reads, once: the bit rows it scans (4 bits a
+        cell) and, if it takes at most ``max_table_bytes`` (16 bytes a cell), the
+        JPS+ table that turns every jump into one lookup."""
+        if self._jump_bits is not None:
+            return
+        if JUMP_TABLE_BYTES_PER_CELL * self._padded.size <= max_table_bytes:
+            self._jump_table = jump_distances(self._padded, self._width + 2)
+        self._jump_bits = jump_bits(self._padded, self._width + 2)
+        self._kernel_view = self._view()
+
+    @property
+    def jump_table_ready(self) -> bool:
+        """Whether JPS runs on the JPS+ table (else it scans bit rows)."""
+        return bool(self._jump_table.shape[0] > 0)
 
     def attach_clusters(self, tables: ClusterTables) -> None:
         """Attach cluster tables built for this grid (``build_clusters``).
@@ -241,8 +259,8 @@ class GridMap:
 
     @property
     def kernel_view(self) -> tuple[object, ...]:
-        """``(cost, width, islands, uniform, min_cost, clusters, jump_bits)`` as
-        ``search_batch`` reads them."""
+        """``(cost, width, islands, uniform, min_cost, clusters, jump_bits,
+        jump_table)`` as ``search_batch`` reads them."""
         return self._kernel_view
 
     @property
@@ -276,7 +294,8 @@ class GridMap:
     def nbytes(self) -> int:
         """Bytes held by the grid and its tables (for cache accounting)."""
         tables = 0 if self._clusters is None else self._clusters.nbytes
-        jumps = 0 if self._jump_bits is None else sum(b.nbytes for b in self._jump_bits)
+        jumps = self._jump_table.nbytes
+        jumps += 0 if self._jump_bits is None else sum(b.nbytes for b in self._jump_bits)
         return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes
                    + tables + jumps)  # fmt: skip
 

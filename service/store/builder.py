@@ -1,5 +1,8 @@
 """``TableBuilder``: builds maps' cluster tables in the background.
 
+Jump Point Search's tables (bit rows, the JPS+ table) are built first: they take
+O(cells) and are rebuilt on every load rather than stored.
+
 A map is queryable as soon as it is stored; its tables are built by a bounded
 pool of worker threads (the kernels release the GIL), persisted next to it and
 attached to the cached grid. Until then ``cluster`` queries search with octile.
@@ -55,11 +58,13 @@ class TableBuilder:
         workers: int,
         max_table_bytes: int,
         cluster_size: int | None,
+        jump_table_bytes: int,
     ) -> None:
         self._store = store
         self._cache = cache
         self._max_table_bytes = max_table_bytes
         self._default_size = cluster_size
+        self._jump_table_bytes = jump_table_bytes
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gridpath-tables")
         self._lock = threading.Lock()
         self._status: dict[str, TableStatus] = {}
@@ -102,7 +107,9 @@ class TableBuilder:
 
     def attach_stored(self, map_id: str, grid: GridMap) -> None:
         """Attach a map's stored tables to its freshly loaded grid (the cache's
-        ``on_load``). A missing or untrustworthy file is rebuilt in the background."""
+        ``on_load``). A missing or untrustworthy file is rebuilt in the background.
+        Also builds the Jump Point Search tables (O(cells), not stored)."""
+        self.prepare_jumps(grid)
         try:
             tables = self._store.load_clusters(map_id)
         except TableFileError as exc:
@@ -119,6 +126,11 @@ class TableBuilder:
         if self.status(map_id) is not BUILDING:
             self.schedule(map_id)
 
+    def prepare_jumps(self, grid: GridMap) -> None:
+        """Jump Point Search's tables for a uniform-cost map (JPS runs only there)."""
+        if grid.uniform:
+            grid.prepare_jumps(max_table_bytes=self._jump_table_bytes)
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -129,6 +141,7 @@ class TableBuilder:
             size = self._sizes.get(map_id, None) or self._default_size
         try:
             with self._cache.acquire(map_id) as grid:
+                self.prepare_jumps(grid)
                 tables = build_clusters(
                     grid, cluster_size=size, max_table_bytes=self._max_table_bytes
                 )

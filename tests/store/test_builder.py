@@ -15,7 +15,12 @@ from tests.support import random_grid
 def builder_on(tmp_path: Path, **kwargs: Any) -> tuple[MapStore, MapCache, TableBuilder]:
     store = MapStore(tmp_path)
     cache = MapCache(store, 1 << 30)
-    options: dict[str, Any] = {"workers": 1, "max_table_bytes": 1 << 30, "cluster_size": None}
+    options: dict[str, Any] = {
+        "workers": 1,
+        "max_table_bytes": 1 << 30,
+        "cluster_size": None,
+        "jump_table_bytes": 1 << 30,
+    }
     return store, cache, TableBuilder(store, cache, **(options | kwargs))
 
 
@@ -40,8 +45,10 @@ def test_schedule_builds_persists_and_attaches(tmp_path: Path) -> None:
     assert grid.clusters is not None
     assert status.count == grid.clusters.count
     assert status.bytes == grid.clusters.nbytes
-    assert cache.stats().bytes == before + grid.clusters.nbytes  # recounted after attaching
+    assert cache.stats().bytes == grid.nbytes > before  # recounted after attaching
+    assert grid.nbytes >= before + grid.clusters.nbytes
     assert store.clusters_info(record.id) is not None
+    assert grid.jump_table_ready  # uniform map: JPS+ table built with the tables
     builder.close()
 
 

@@ -43,13 +43,14 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """Answer ``queries[first:count]``; return the index of the first one not answered.
 
     Args:
-        grid: ``(cost, width, islands, uniform, min_cost, clusters, bits)``: padded flat
-            float32 costs, padded width, (2, cells) int32 island labels
+        grid: ``(cost, width, islands, uniform, min_cost, clusters, bits, jump_table)``:
+            padded flat float32 costs, padded width, (2, cells) int32 island labels
             (4-adjacency, 8-adjacency), whether all walkable cells cost the same,
             least cost, and the cluster tables ``(labels, packed, counts, units,
             symmetric)``: (2, cells) int32 labels ((2, 0) without tables), then the
             4- and 8-connected tables' fields as in ``ClusterTable``; then the bit
-            rows of ``jps.jump_bits`` (placeholders when no query uses JPS).
+            rows of ``jps.jump_bits`` and the JPS+ table of ``jps.jump_distances``
+            (placeholders when not built).
         queries: ``(source, target, diagonal, heuristic, weight, budget, tie_break,
             equal_f_stack, buckets, table)``, arrays of one entry per query; cells as
             padded flat indices, already validated (in bounds, walkable); ``buckets``
@@ -70,7 +71,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         ``count`` when every query is answered; otherwise the index of the
         query whose path did not fit (``offsets[i]`` and ``turn_offsets[i]`` hold).
     """
-    cost, width, islands, uniform, min_cost, clusters, bits = grid
+    cost, width, islands, uniform, min_cost, clusters, bits, jump_table = grid
     cluster_of, packed, cluster_count, unit, symmetric = clusters
     goal_row = np.empty(cluster_count.max(), np.float32)
     (
@@ -133,9 +134,9 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                                cell_cluster[t], row)  # fmt: skip
                 jumps = algorithm[i] == ALGORITHM_JPS
                 if jumps:
-                    st, end, ex, ro = jps(cost, bits, width, s, t, heuristic[i], min_cost,
-                                          weight[i], budget[i], tie_break[i], gen0 + i, stamp,
-                                          g, parent, heap)  # fmt: skip
+                    st, end, ex, ro = jps(cost, bits, jump_table, width, s, t, heuristic[i],
+                                          min_cost, weight[i], budget[i], tie_break[i],
+                                          gen0 + i, stamp, g, parent, heap)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 elif buckets[i] > 0:

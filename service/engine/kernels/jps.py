@@ -21,7 +21,9 @@ neighbours walkable, the Moving AI rule):
   both forward diagonals (pruned to legal ones); by a diagonal: its two
   components and the diagonal. The start expands every legal direction.
 
-Straight jumps read bit rows, 64 cells per step (``jump_bits``; the block-based
+With the JPS+ table (``jump_distances``, 16 bytes a cell, built in O(cells)) every
+jump is one lookup. Without it, straight jumps read bit rows, 64 cells per step
+(``jump_bits``; the block-based
 scanning of Harabor & Grastien 2014): the first stop in a window is the lowest set
 bit of ``blocked | forced | goal``. Diagonal jumps step cell by cell and start two
 straight jumps from every cell.
@@ -170,6 +172,110 @@ def jump_diagonal(cost, bits, width, n, dx, dy, goal):
             return n
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def jump_distances(cost, width):
+    """JPS+ table: per cell and direction, where the jump from it ends.
+
+    Returns (cells, 8) int16, directions as ``DX``/``DY``: ``d > 0`` means the jump
+    stops at a jump point ``d`` steps away; ``d <= 0`` means it runs ``-d`` steps and
+    meets a wall. Built from the far end of each line backwards, so every entry is
+    its neighbour's plus one: O(cells) for all eight directions.
+    """
+    cells = cost.size
+    height = cells // width
+    table = np.zeros((cells, 8), np.int16)
+    for k in range(4):  # straight first: the diagonal entries read them
+        dx = DX[k]
+        dy = DY[k]
+        ys = range(height - 1, -1, -1) if dy > 0 else range(height)
+        for y in ys:
+            xs = range(width - 1, -1, -1) if dx > 0 else range(width)
+            for x in xs:
+                n = y * width + x
+                if not open_cell(cost, n):
+                    continue
+                table[n, k] = straight_entry(cost, width, table, n, k)
+    for k in range(4, 8):
+        dx = DX[k]
+        dy = DY[k]
+        ys = range(height - 1, -1, -1) if dy > 0 else range(height)
+        for y in ys:
+            xs = range(width - 1, -1, -1) if dx > 0 else range(width)
+            for x in xs:
+                n = y * width + x
+                if open_cell(cost, n):
+                    table[n, k] = diagonal_entry(cost, width, table, n, k)
+    return table
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def extend(distance):
+    """One step further than a neighbour's entry: towards its jump point or wall."""
+    return distance + 1 if distance > 0 else distance - 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def straight_entry(cost, width, table, n, k):
+    step = DY[k] * width + DX[k]
+    m = n + step
+    if not open_cell(cost, m):
+        return 0
+    side = DX[k] * width + DY[k]
+    if (open_cell(cost, m + side) and not open_cell(cost, n + side)) or (
+        open_cell(cost, m - side) and not open_cell(cost, n - side)
+    ):
+        return 1  # m has a forced neighbour
+    return extend(table[m, k])
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def diagonal_entry(cost, width, table, n, k):
+    dx = DX[k]
+    dy = DY[k]
+    if not (open_cell(cost, n + dx) and open_cell(cost, n + dy * width)):
+        return 0  # no corner cutting
+    m = n + dy * width + dx
+    if not open_cell(cost, m):
+        return 0
+    if table[m, straight_index(dx, 0)] > 0 or table[m, straight_index(0, dy)] > 0:
+        return 1  # a straight jump from m finds a jump point
+    return extend(table[m, k])
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def straight_index(dx, dy):
+    """Index in ``DX``/``DY`` of a straight direction."""
+    if dx > 0:
+        return 0
+    if dx < 0:
+        return 1
+    return 2 if dy > 0 else 3
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def table_jump(table, width, n, x, y, k, gx, gy):
+    """Where the jump from ``n`` in direction ``k`` ends, by table: the goal when it
+    lies on the way, or (diagonally) the cell where the diagonal meets the goal's row
+    or column; else the table's jump point; ``(cell, steps)``, cell NOT_FOUND if none.
+    """
+    dx = DX[k]
+    dy = DY[k]
+    d = np.int64(table[n, k])
+    reach = d if d > 0 else -d
+    if k < 4:
+        if dy == 0 and gy == y and sign(gx - x) == dx and abs(gx - x) <= reach:
+            return gy * width + gx, abs(gx - x)
+        if dx == 0 and gx == x and sign(gy - y) == dy and abs(gy - y) <= reach:
+            return gy * width + gx, abs(gy - y)
+    elif sign(gx - x) == dx and sign(gy - y) == dy:
+        t = min(abs(gx - x), abs(gy - y))
+        if t <= reach:
+            return n + t * (dy * width + dx), t
+    if d > 0:
+        return n + d * (dy * width + dx), d
+    return NOT_FOUND, 0
+
+
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def sign(v):
     return (v > 0) - (v < 0)
@@ -216,12 +322,14 @@ def direction_open(cost, width, n, k):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def jps(cost, bits, width, start, goal, heuristic, h_scale, weight, budget, tie_break, gen,
-        stamp, g, parent, heap):  # fmt: skip
+def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
+        gen, stamp, g, parent, heap):  # fmt: skip
     """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
 
     Args and returns as for ``astar`` (8-connected, no corner cutting, a consistent
-    heuristic); ``bits`` from :func:`jump_bits` for this grid; ``expanded`` counts
+    heuristic); ``bits`` from :func:`jump_bits` for this grid, and ``table`` from
+    :func:`jump_distances` (JPS+: every jump one lookup) or a (0, 8) placeholder
+    (jumps scan the bits); ``expanded`` counts
     jump points, the node budget too, and a partial result ends at the expanded
     jump point nearest the goal. ``parent`` links jump points: expand them into
     cells with ``paths.write_jump_chain``.
@@ -231,6 +339,7 @@ def jps(cost, bits, width, start, goal, heuristic, h_scale, weight, budget, tie_
     gy = goal // width
     uwidth = np.uint32(width)
     directions = np.empty(8, np.int64)
+    lookup = table.shape[0] > 0
     sx = start % width
     sy = start // width
     stamp[start] = gen
@@ -263,7 +372,9 @@ def jps(cost, bits, width, start, goal, heuristic, h_scale, weight, budget, tie_
         px = p - py * width if p != NO_PARENT else -1
         for i in range(successor_directions(cost, width, n, px, py, x, y, directions)):
             k = directions[i]
-            if k < 4:
+            if lookup:
+                m, steps = table_jump(table, width, n, x, y, k, gx, gy)
+            elif k < 4:
                 m = jump_straight(bits, width, n, DX[k], DY[k], goal)
             else:
                 m = jump_diagonal(cost, bits, width, n, DX[k], DY[k], goal)

@@ -17,19 +17,35 @@ from service.engine import (
     build_clusters,
     find_path,
 )
-from service.engine.kernels.jps import jump_bits
+from service.engine.kernels.jps import (
+    NOT_FOUND,
+    jump_bits,
+    jump_diagonal,
+    jump_distances,
+    jump_straight,
+)
+from service.engine.kernels.moves import DX, DY
 from tests.support import art, close, random_grid, walk_cost, walkable_cells
 
 SHAPES = [(9, 9), (70, 20), (20, 70), (150, 130)]
 DENSITIES = [0.0, 0.1, 0.25, 0.4]
 
 
+#: JPS+ (every jump a table lookup) and the block scans used when the table is
+#: over its memory bound.
+MODES = {"table": 1 << 30, "scan": 0}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize(("shape", "density"), list(itertools.product(SHAPES, DENSITIES)))
-def test_jps_costs_equal_astar_on_random_uniform_maps(shape: tuple[int, int], density: float
-                                                      ) -> None:  # fmt: skip
+def test_jps_costs_equal_astar_on_random_uniform_maps(
+    shape: tuple[int, int], density: float, mode: str
+) -> None:
     width, height = shape
     rng = np.random.default_rng(width * 1000 + int(density * 100))
     grid = random_grid(rng, width, height, density, None)
+    grid.prepare_jumps(max_table_bytes=MODES[mode])
+    assert grid.jump_table_ready == (mode == "table")
     cells = walkable_cells(grid)
     if len(cells) < 2:
         pytest.skip("no room for a query")
@@ -62,8 +78,10 @@ def test_a_corridor_with_a_corner_is_walked_cell_by_cell() -> None:
     assert result.cost == 9 + 2
 
 
-def test_budget_gives_a_walkable_partial_path() -> None:
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_budget_gives_a_walkable_partial_path(mode: str) -> None:
     grid = random_grid(np.random.default_rng(11), 80, 80, 0.3, None)
+    grid.prepare_jumps(max_table_bytes=MODES[mode])
     cells = walkable_cells(grid)
     start, goal = cells[0], cells[-1]
     full = find_path(grid, start, goal, algorithm="jps")
@@ -103,6 +121,28 @@ def test_jps_where_it_does_not_apply_is_refused_with_the_reasons() -> None:
     with pytest.raises(UnknownAlgorithmError, match=r"^unknown algorithm 'dijkstra'; expected one "
                        r"of: astar, jps, auto$"):  # fmt: skip
         find_path(weighted, (0, 0), (2, 1), algorithm="dijkstra")
+
+
+def test_jump_table_entries_match_the_scans() -> None:
+    # Every table entry agrees with a direct scan: d > 0 is a jump point d steps on,
+    # d <= 0 a wall after -d steps.
+    grid = random_grid(np.random.default_rng(8), 40, 30, 0.3, None)
+    cost, width = grid.padded, grid.padded_width
+    table = jump_distances(cost, width)
+    bits = jump_bits(cost, width)
+    far_goal = 0  # the padded corner: blocked, never on the way
+    for n in np.flatnonzero(cost > 0)[::7]:
+        for k in range(8):
+            dx, dy = int(DX[k]), int(DY[k])
+            if k < 4:
+                end = jump_straight(bits, width, int(n), dx, dy, far_goal)
+            else:
+                end = jump_diagonal(cost, bits, width, int(n), dx, dy, far_goal)
+            d = int(table[n, k])
+            if d > 0:
+                assert end == n + d * (dy * width + dx), (n, k, d)
+            else:
+                assert end == NOT_FOUND, (n, k, d)
 
 
 def test_jump_bits_mirror_the_walkable_cells() -> None:
