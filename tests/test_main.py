@@ -1,5 +1,6 @@
 """The real server: ``python -m service`` on a free loopback port, restarted on its data."""
 
+import math
 import os
 import socket
 import subprocess
@@ -84,7 +85,7 @@ def test_restart_serves_the_same_answer(tmp_path: Path) -> None:
         clustered = client.post(f"/v1/maps/{map_id}/path", json=query | {"heuristic": "cluster"})
     assert (again["cost"], again["path"]) == (first["cost"], first["path"])
     assert clustered.json()["heuristic_used"] == "cluster"
-    assert clustered.json()["cost"] == first["cost"]
+    assert math.isclose(clustered.json()["cost"], first["cost"])  # A* vs JPS: same cost
 
 
 def wait_for_tables(client: httpx.Client, map_id: str) -> dict[str, object]:

@@ -58,7 +58,7 @@ ALGORITHMS: Final[dict[str, int]] = {
     "jps": codes.ALGORITHM_JPS,
     "auto": -1,
 }
-DEFAULT_ALGORITHM: Final[Algorithm] = "astar"
+DEFAULT_ALGORITHM: Final[Algorithm] = "auto"
 DEFAULT_HEURISTIC: Final[Heuristic] = "octile"
 DEFAULT_DIAGONAL: Final[Diagonal] = "no_corner_cutting"
 

@@ -156,8 +156,10 @@ def test_batch_limit_and_shape(make_client: ClientFactory) -> None:
 
 
 def test_algorithm_option_and_algorithm_used(client: TestClient, map_id: str) -> None:
-    astar = path(client, map_id, start=[0, 0], goal=[4, 3], format="cells")
+    astar = path(client, map_id, start=[0, 0], goal=[4, 3], format="cells", algorithm="astar")
     assert astar["algorithm_used"] == "astar"
+    default = path(client, map_id, start=[0, 0], goal=[4, 3])
+    assert default["algorithm_used"] == "jps"  # auto, the default, on a uniform map
     for algorithm in ("jps", "auto"):
         jumped = path(client, map_id, start=[0, 0], goal=[4, 3], format="cells",
                       algorithm=algorithm)  # fmt: skip

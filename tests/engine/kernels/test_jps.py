@@ -110,7 +110,7 @@ def test_auto_picks_jps_only_where_it_applies() -> None:
     assert used(uniform, heuristic="manhattan") == "astar"  # inconsistent with diagonals
     uniform.attach_clusters(build_clusters(uniform, cluster_size=4, max_table_bytes=1 << 20))
     assert used(uniform, heuristic="cluster") == "astar"
-    assert find_path(uniform, (0, 0), (3, 2)).algorithm_used == "astar"  # the default
+    assert find_path(uniform, (0, 0), (3, 2)).algorithm_used == "jps"  # auto is the default
 
 
 def test_jps_where_it_does_not_apply_is_refused_with_the_reasons() -> None:
