@@ -8,7 +8,7 @@ Usage::
 Needs ``wrk`` (``apt-get install -y wrk``). The script starts the service itself
 (``python -m service``) on a free loopback port with a temporary data dir and
 ``GRIDPATH_LOG_LEVEL=warning`` (so the per-request access log, at INFO, is off),
-waits for ``/readyz``, uploads one Moving AI map and then runs wrk three times,
+waits for ``/readyz``, uploads one Moving AI map and then runs wrk five times,
 one after the other, each for ``--duration`` seconds with ``--connections``
 connections and one wrk thread:
 
@@ -16,7 +16,10 @@ connections and one wrk thread:
 2. ``POST /v1/maps/{id}/path``: one short query per request, rotating through the
    scenario rows of the lowest buckets (``--max-bucket``, paths up to ~12 cells);
 3. ``POST /v1/maps/{id}/paths``: ``--batch-size`` of the same short queries per
-   request, cycling through them.
+   request, cycling through them;
+4. and 5. ``POST /v1/maps/{id}/path`` on the rows of the ten highest buckets (the
+   longest paths), with ``algorithm`` ``astar`` and then ``auto`` (JPS on Moving AI
+   maps): single-query latency on long paths before and after JPS.
 
 Before the runs, one single query and every batch body must answer 200 with every
 status ``found``, or the script fails. It prints a table (requests/s, latency p50
@@ -48,6 +51,8 @@ from service.engine.movingai import Scenario, parse_scenarios
 
 WRK_TIMEOUT: Final = "10s"
 MAX_BATCH_BODIES: Final = 64
+#: Long paths: scenario rows of this many highest buckets.
+LONG_BUCKETS: Final = 10
 PATH_TARGET: Final = 0.60
 BATCH_TARGET: Final = 10.0
 WRK_INSTALL: Final = "install wrk: apt-get install -y wrk"
@@ -96,9 +101,9 @@ def compact(payload: object) -> str:
     return json.dumps(payload, separators=(",", ":"))
 
 
-def single_bodies(rows: Sequence[Scenario]) -> list[str]:
-    """One body per row."""
-    return [compact(query(row)) for row in rows]
+def single_bodies(rows: Sequence[Scenario], **options: str) -> list[str]:
+    """One body per row (with ``options`` such as ``algorithm``)."""
+    return [compact(query(row) | options) for row in rows]
 
 
 def batch_bodies(rows: Sequence[Scenario], size: int) -> list[str]:
@@ -275,6 +280,16 @@ def ratios(healthz: WrkRun, single: WrkRun, batch: WrkRun) -> str:
     )
 
 
+def long_paths(runs: Sequence[WrkRun]) -> str:
+    """Latency of long single paths, A* against auto (JPS on these maps)."""
+    astar, auto = runs
+    return (
+        f"long paths (top {LONG_BUCKETS} buckets): p50 {astar.p50_ms:.2f} -> {auto.p50_ms:.2f} ms, "
+        f"p99 {astar.p99_ms:.2f} -> {auto.p99_ms:.2f} ms, requests/s "
+        f"{astar.rps:,.0f} -> {auto.rps:,.0f} (astar -> auto)"
+    )
+
+
 def wrk_version() -> str:
     """The first words of ``wrk -v`` (which exits 1)."""
     done = subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
@@ -346,6 +361,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def long_rows(map_path: Path) -> list[Scenario]:
+    """The scenario rows of the ten highest buckets (the longest paths)."""
+    rows = parse_scenarios(map_path.with_name(map_path.name + ".scen").read_text("ascii"))
+    highest = max(row.bucket for row in rows)
+    return [row for row in rows if row.bucket > highest - LONG_BUCKETS]
+
+
 def short_rows(map_path: Path, max_bucket: int) -> list[Scenario]:
     """The scenario rows of the lowest buckets, in file order."""
     scen = map_path.with_name(map_path.name + ".scen")
@@ -368,6 +390,13 @@ def benchmark(
         single_lua.write_text(lua_script(f"{maps}/path", single), encoding="ascii")
         batch_lua = workdir / "paths.lua"
         batch_lua.write_text(lua_script(f"{maps}/paths", batches), encoding="ascii")
+        long_runs = []
+        for algorithm in ("astar", "auto"):
+            script = workdir / f"long-{algorithm}.lua"
+            bodies = single_bodies(long_rows(map_path), algorithm=algorithm)
+            script.write_text(lua_script(f"{maps}/path", bodies), encoding="ascii")
+            name = f"POST /path (long, {algorithm})"
+            long_runs.append(wrk(name, f"{server.base}{maps}/path", script, 1, args))
         return [
             wrk("GET /healthz", f"{server.base}/healthz", None, 0, args),
             wrk("POST /path (1 query)", f"{server.base}{maps}/path", single_lua, 1, args),
@@ -378,6 +407,7 @@ def benchmark(
                 args.batch_size,
                 args,
             ),
+            *long_runs,
         ]
 
 
@@ -402,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gridpath-bench-http-") as workdir:
         runs = benchmark(args, map_path, rows, Path(workdir))
     table = results_table(runs, args)
-    text = ratios(*runs)
+    text = ratios(*runs[:3]) + "\n" + long_paths(runs[3:])
     print(render_text(table), end="\n\n")
     print(text)
     if args.markdown:
