@@ -16,6 +16,7 @@ from service.engine.errors import (
     EngineError,
     InvalidBudgetError,
     InvalidClusterSizeError,
+    InvalidLandmarkCountError,
     InvalidMapError,
     InvalidQueryError,
     InvalidWeightError,
@@ -28,6 +29,7 @@ from service.engine.errors import (
     UnsupportedAlgorithmError,
 )
 from service.engine.grid import GridMap, Islands
+from service.engine.landmarks import LandmarkTable, LandmarkTables, build_landmarks
 from service.engine.options import (
     ADMISSIBLE,
     ALGORITHMS,
@@ -65,10 +67,13 @@ __all__ = [
     "Heuristic",
     "InvalidBudgetError",
     "InvalidClusterSizeError",
+    "InvalidLandmarkCountError",
     "InvalidMapError",
     "InvalidQueryError",
     "InvalidWeightError",
     "Islands",
+    "LandmarkTable",
+    "LandmarkTables",
     "MapTooBigError",
     "NotWalkableError",
     "OutOfBoundsError",
@@ -82,6 +87,7 @@ __all__ = [
     "UnknownHeuristicError",
     "UnsupportedAlgorithmError",
     "build_clusters",
+    "build_landmarks",
     "find_path",
     "find_paths",
     "warmup",

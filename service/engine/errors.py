@@ -54,5 +54,9 @@ class InvalidClusterSizeError(EngineError):
     """A cluster size outside the accepted range."""
 
 
+class InvalidLandmarkCountError(EngineError):
+    """A landmark count outside the accepted range, or none fitting the memory bound."""
+
+
 class NotWalkableError(EngineError):
     """The start or goal lies on a blocked cell (the API's ``NotWalkable``)."""

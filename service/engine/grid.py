@@ -11,6 +11,7 @@ from service.engine.errors import InvalidMapError
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
+from service.engine.landmarks import LandmarkTables
 from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
 
@@ -22,6 +23,12 @@ JUMP_TABLE_BYTES_PER_CELL = 16
 #: Default bound of one map's JPS+ table (the service passes its own setting).
 DEFAULT_JUMP_TABLE_BYTES = 256 * 1024 * 1024
 _NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
+_NO_LANDMARK_TABLE = np.zeros((0, 0), dtype=np.float32)
+_NO_LANDMARKS = (
+    (_NO_LANDMARK_TABLE, _NO_LANDMARK_TABLE),  # d(L, n) per connectivity
+    (_NO_LANDMARK_TABLE, _NO_LANDMARK_TABLE),  # d(n, L)
+    np.zeros(2, dtype=np.float64),  # margins
+)
 _NO_LINE = np.zeros((1, 1), dtype=np.uint64)
 _NO_JUMP_BITS: JumpBits = (_NO_LINE, _NO_LINE, _NO_LINE, _NO_LINE)
 _NO_CLUSTERS = (
@@ -68,6 +75,7 @@ class GridMap:
         "_jump_bits",
         "_jump_table",
         "_kernel_view",
+        "_landmarks",
         "_max_cost",
         "_min_cost",
         "_padded",
@@ -111,6 +119,7 @@ class GridMap:
         self._clusters: ClusterTables | None = None
         self._jump_bits: JumpBits | None = None
         self._jump_table: npt.NDArray[np.int16] = _NO_JUMP_TABLE
+        self._landmarks: LandmarkTables | None = None
         self._kernel_view = self._view()
 
     def _view(self) -> tuple[object, ...]:
@@ -128,7 +137,36 @@ class GridMap:
             )
         return (self._padded, self._width + 2, self._islands.labels, self.uniform,
                 self._min_cost, clusters, self._jump_bits or _NO_JUMP_BITS,
-                self._jump_table)  # fmt: skip
+                self._jump_table, self._landmark_view())  # fmt: skip
+
+    def _landmark_view(self) -> tuple[object, ...]:
+        tables = self._landmarks
+        if tables is None:
+            return _NO_LANDMARKS
+        both = (tables.four, tables.eight)
+        return (
+            tuple(t.from_table for t in both),
+            tuple(t.to_table for t in both),
+            np.array([t.margin for t in both], dtype=np.float64),
+        )
+
+    def attach_landmarks(self, tables: LandmarkTables) -> None:
+        """Attach landmark tables built for this grid (``build_landmarks``); until
+        then ``landmarks`` queries fall back to octile."""
+        for table in (tables.four, tables.eight):
+            shape = (self._padded.size, table.count)
+            for array in (table.from_table, table.to_table):
+                if array.shape != shape or array.dtype != np.float32:
+                    raise InvalidMapError(
+                        f"landmark table has shape {array.shape}; this grid needs {shape} float32"
+                    )
+        self._landmarks = tables
+        self._kernel_view = self._view()
+
+    @property
+    def landmarks(self) -> LandmarkTables | None:
+        """The attached landmark tables, or None while they are not built."""
+        return self._landmarks
 
     def prepare_jumps(self, *, max_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES) -> None:
         """Build what Jump Point Search reads, once: the bit rows it scans (4 bits a
@@ -260,7 +298,7 @@ class GridMap:
     @property
     def kernel_view(self) -> tuple[object, ...]:
         """``(cost, width, islands, uniform, min_cost, clusters, jump_bits,
-        jump_table)`` as ``search_batch`` reads them."""
+        jump_table, landmarks)`` as ``search_batch`` reads them."""
         return self._kernel_view
 
     @property
@@ -295,6 +333,7 @@ class GridMap:
         """Bytes held by the grid and its tables (for cache accounting)."""
         tables = 0 if self._clusters is None else self._clusters.nbytes
         jumps = self._jump_table.nbytes
+        jumps += 0 if self._landmarks is None else self._landmarks.nbytes
         jumps += 0 if self._jump_bits is None else sum(b.nbytes for b in self._jump_bits)
         return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes
                    + tables + jumps)  # fmt: skip

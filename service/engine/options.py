@@ -19,8 +19,13 @@ cluster       admissible, NOT         admissible, NOT consistent (reopens nodes)
                                       paths the table does not know)
 ============  ======================  =========================================
 
-``cluster`` needs the map's cluster tables (``build_clusters``); until they are
-attached it searches with octile, and results say so in ``heuristic_used``.
+landmarks     admissible, consistent: max of the plain bound (manhattan when
+              4-connected, octile otherwise) and the landmark (ALT) bounds of
+              the policy's table; plain octile under one_obstacle and always
+
+``cluster`` and ``landmarks`` need the map's tables (``build_clusters``,
+``build_landmarks``); until they are attached they search with octile, and results
+say so in ``heuristic_used``.
 
 On a 4-connected search octile is weaker than manhattan, which is exact on open maps.
 """
@@ -29,7 +34,7 @@ from typing import Final, Literal
 
 from service.engine.kernels import codes
 
-Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero", "cluster"]
+Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero", "cluster", "landmarks"]
 Diagonal = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
 Status = Literal["found", "partial", "no_path"]
 Algorithm = Literal["astar", "jps", "auto"]
@@ -42,6 +47,7 @@ HEURISTICS: Final[dict[str, int]] = {
     "euclidean": codes.HEURISTIC_EUCLIDEAN,
     "zero": codes.HEURISTIC_ZERO,
     "cluster": codes.HEURISTIC_CLUSTER,
+    "landmarks": codes.HEURISTIC_LANDMARKS,
 }
 
 DIAGONALS: Final[dict[str, int]] = {
@@ -77,7 +83,8 @@ CONSISTENT: Final[dict[str, frozenset[str]]] = {
     policy: names - {"cluster"} for policy, names in ADMISSIBLE.items()
 }
 
-#: Cluster table used by each policy's ``cluster`` heuristic (octile without one).
+#: Cluster (and landmark) table used by each policy's ``cluster`` (``landmarks``)
+#: heuristic (octile without one).
 CLUSTER_TABLES: Final[dict[int, int]] = {
     codes.DIAGONAL_NEVER: codes.TABLE_FOUR,
     codes.DIAGONAL_NO_CORNER_CUTTING: codes.TABLE_EIGHT,

@@ -51,6 +51,7 @@ class QueryArrays:
         "expanded",
         "heuristic",
         "inputs",
+        "landmark",
         "length",
         "outputs",
         "reopened",
@@ -74,6 +75,7 @@ class QueryArrays:
         self.buckets: IntArray = np.empty(capacity, np.int64)
         self.table: IntArray = np.empty(capacity, np.int64)
         self.algorithm: IntArray = np.empty(capacity, np.int64)
+        self.landmark: IntArray = np.empty(capacity, np.int64)
         self.status: IntArray = np.empty(capacity, np.int64)
         self.cost: FloatArray = np.empty(capacity, np.float64)
         self.length: FloatArray = np.empty(capacity, np.float64)
@@ -82,7 +84,7 @@ class QueryArrays:
         # Built once: the kernel's argument tuples (no per-call slicing or packing).
         self.inputs = (self.source, self.target, self.diagonal, self.heuristic, self.weight,
                        self.budget, self.tie_break, self.equal_f_stack, self.buckets,
-                       self.table, self.algorithm)  # fmt: skip
+                       self.table, self.algorithm, self.landmark)  # fmt: skip
         self.outputs = (self.status, self.cost, self.length, self.expanded, self.reopened)
 
     @property

@@ -35,6 +35,7 @@ from service.engine.kernels.codes import (
     DIAGONAL_NEVER,
     DIAGONAL_NO_CORNER_CUTTING,
     HEURISTIC_CLUSTER,
+    HEURISTIC_LANDMARKS,
     HEURISTIC_MANHATTAN,
     HEURISTIC_OCTILE,
     NO_TABLE,
@@ -111,6 +112,7 @@ class _Checked(NamedTuple):
     table: int
     heuristic_used: Heuristic
     algorithm: int
+    landmark: int
 
 
 def find_path(
@@ -192,9 +194,11 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
             raise NotWalkableError(f"{name} (x={x}, y={y}) is on a blocked cell")
     tie_break = bool(query.tie_break)
     used: Heuristic = query.heuristic  # type: ignore[assignment]  # checked by _option
-    table = NO_TABLE
+    table = landmark = NO_TABLE
     if heuristic == HEURISTIC_CLUSTER:
         heuristic, table, used = _cluster_heuristic(grid, diagonal)
+    elif heuristic == HEURISTIC_LANDMARKS:
+        heuristic, landmark, used = _landmark_heuristic(grid, diagonal)
     # The equal-f stack is itself a larger-g tie-break, sound only when f is monotone
     # along paths: consistent heuristics, and the cluster bound with pathmax.
     monotone = used in CONSISTENT[str(query.diagonal)] or table != NO_TABLE
@@ -210,7 +214,16 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
         buckets = 0
     return _Checked(grid.flat_index(sx, sy), grid.flat_index(gx, gy), diagonal, heuristic,
                     weight, budget, tie_break, stack and not buckets, buckets, table,
-                    used, algorithm)  # fmt: skip
+                    used, algorithm, landmark)  # fmt: skip
+
+
+def _landmark_heuristic(grid: GridMap, diagonal: int) -> tuple[int, int, Heuristic]:
+    """Kernel heuristic, landmark table and reported name of a ``landmarks`` query."""
+    table = CLUSTER_TABLES.get(diagonal, NO_TABLE)
+    if grid.landmarks is None or table == NO_TABLE:
+        return HEURISTIC_OCTILE, NO_TABLE, "octile"
+    base = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
+    return base, table, "landmarks"
 
 
 def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str) -> int:
@@ -273,6 +286,7 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
         arrays.buckets[i] = query.buckets
         arrays.table[i] = query.table
         arrays.algorithm[i] = query.algorithm
+        arrays.landmark[i] = query.landmark
     kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked))
     if any(query.algorithm == ALGORITHM_JPS for query in checked):
         grid.prepare_jumps()

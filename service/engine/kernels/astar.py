@@ -32,6 +32,7 @@ from service.engine.kernels.codes import (
     STATUS_PARTIAL,
 )
 from service.engine.kernels.heap import decrease, pop, push
+from service.engine.kernels.landmarks import landmark_bound
 from service.engine.kernels.moves import (
     DX,
     DY,
@@ -64,6 +65,7 @@ def astar(
     stack,
     cluster_of,
     goal_row,
+    landmarks,
 ):
     """Search from ``start`` to ``goal`` on a padded flat grid.
 
@@ -85,6 +87,9 @@ def astar(
             cell's cluster ((cells,) int32) and the lower bound from each cluster
             to the goal's ((clusters,) float32). With a table, h is the larger of
             the scaled ``heuristic`` and the bound (admissible, not consistent).
+        landmarks: ``(from_table, to_table, goal_from, goal_to, active, count,
+            margin)`` as ``landmarks.landmark_bound`` reads them; ``count`` 0: none.
+            With landmarks, h is also at least their bound (still consistent).
 
     Returns:
         ``(status, end, expanded, reopened)``. ``end`` is the goal when found, the
@@ -96,6 +101,7 @@ def astar(
     gx = goal % width
     gy = goal // width
     use_table = goal_row.size > 0
+    lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
     moves = move_count(diagonal)
     uwidth = np.uint32(width)
 
@@ -107,6 +113,9 @@ def astar(
     h_start = h_scale * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
     if use_table:
         h_start = max(h_start, goal_row[cluster_of[start]])
+    if lm_count > 0:
+        h_start = max(h_start, landmark_bound(lm_from, lm_to, start, lm_goal_from, lm_goal_to,
+                                              lm_active, lm_count, lm_margin))  # fmt: skip
     f_start = weight * h_start
     size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
@@ -159,6 +168,9 @@ def astar(
             g[m] = ng
             parent[m] = n
             hm = h_scale * heuristic_distance(heuristic, abs(x + ddx - gx), abs(y + ddy - gy))
+            if lm_count > 0:
+                hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to,
+                                            lm_active, lm_count, lm_margin))  # fmt: skip
             if use_table:
                 # Pathmax: h(m) >= h(n) - step keeps f monotone along every path, so
                 # open cells never have f below the level (the equal-f stack stays

@@ -37,26 +37,47 @@ from service.engine.kernels.paths import (
     write_turns,
 )
 
+#: Room for the landmarks of one table (``landmarks.MAX_LANDMARKS``).
+MAX_ACTIVE_LANDMARKS = 64
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def goal_landmarks(from_table, to_table, goal, active, margin):
+    """The ``landmarks`` argument of ``astar``/``jps`` for a goal: its rows, and the
+    landmarks connected to it both ways (the others bound nothing)."""
+    goal_from = from_table[goal]
+    goal_to = to_table[goal]
+    count = 0
+    for i in range(goal_from.size):
+        if goal_from[i] != np.inf and goal_to[i] != np.inf:
+            active[count] = i
+            count += 1
+    return from_table, to_table, goal_from, goal_to, active, count, margin
+
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """Answer ``queries[first:count]``; return the index of the first one not answered.
 
     Args:
-        grid: ``(cost, width, islands, uniform, min_cost, clusters, bits, jump_table)``:
+        grid: ``(cost, width, islands, uniform, min_cost, clusters, bits, jump_table,
+            landmarks)``:
             padded flat float32 costs, padded width, (2, cells) int32 island labels
             (4-adjacency, 8-adjacency), whether all walkable cells cost the same,
             least cost, and the cluster tables ``(labels, packed, counts, units,
             symmetric)``: (2, cells) int32 labels ((2, 0) without tables), then the
             4- and 8-connected tables' fields as in ``ClusterTable``; then the bit
             rows of ``jps.jump_bits`` and the JPS+ table of ``jps.jump_distances``
-            (placeholders when not built).
+            (placeholders when not built); the landmark tables ``(from, to,
+            margins)``, per connectivity (see ``landmarks``).
         queries: ``(source, target, diagonal, heuristic, weight, budget, tie_break,
-            equal_f_stack, buckets, table)``, arrays of one entry per query; cells as
-            padded flat indices, already validated (in bounds, walkable); ``buckets``
+            equal_f_stack, buckets, table, algorithm, landmark)``, arrays of one entry
+            per query; cells as padded flat indices, already validated (in bounds,
+            walkable); ``buckets``
             is the bucket count when f is integral (see ``dial``), else 0; ``table``
             the cluster table of a ``cluster`` query (``TABLE_FOUR``/``TABLE_EIGHT``),
-            else ``NO_TABLE``; ``algorithm`` ``ALGORITHM_ASTAR`` or ``ALGORITHM_JPS``
+            else ``NO_TABLE``; ``landmark`` likewise for a ``landmarks`` query;
+            ``algorithm`` ``ALGORITHM_ASTAR`` or ``ALGORITHM_JPS``
             (``jps`` only where it applies: see ``search``).
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
@@ -71,7 +92,10 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         ``count`` when every query is answered; otherwise the index of the
         query whose path did not fit (``offsets[i]`` and ``turn_offsets[i]`` hold).
     """
-    cost, width, islands, uniform, min_cost, clusters, bits, jump_table = grid
+    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmark_view = grid
+    land_from, land_to, land_margin = landmark_view
+    active = np.empty(MAX_ACTIVE_LANDMARKS, np.int64)
+    no_landmarks = np.empty(0, np.float32)
     cluster_of, packed, cluster_count, unit, symmetric = clusters
     goal_row = np.empty(cluster_count.max(), np.float32)
     (
@@ -86,6 +110,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         buckets,
         table,
         algorithm,
+        landmark,
     ) = queries
     no_row = np.empty(0, np.float32)
     stamp, g, parent, heap, stack, records, heads = scratch
@@ -132,11 +157,16 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     row = goal_row[: cluster_count[k]]
                     unpack_row(packed[k], cluster_count[k], unit[k], symmetric[k],
                                cell_cluster[t], row)  # fmt: skip
+                lk = landmark[i]
+                if lk != NO_TABLE:
+                    lm = goal_landmarks(land_from[lk], land_to[lk], t, active, land_margin[lk])
+                else:
+                    lm = (land_from[0], land_to[0], no_landmarks, no_landmarks, active, 0, 0.0)
                 jumps = algorithm[i] == ALGORITHM_JPS
                 if jumps:
                     st, end, ex, ro = jps(cost, bits, jump_table, width, s, t, heuristic[i],
                                           min_cost, weight[i], budget[i], tie_break[i],
-                                          gen0 + i, stamp, g, parent, heap)  # fmt: skip
+                                          gen0 + i, stamp, g, parent, heap, lm)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 elif buckets[i] > 0:
@@ -150,7 +180,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                                             weight[i], budget[i], tie_break[i],
                                             equal_f_stack[i], gen0 + i,
                                             stamp, g, parent, heap, stack,
-                                            cell_cluster, row)  # fmt: skip
+                                            cell_cluster, row, lm)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 status[i] = st

@@ -24,6 +24,7 @@ HEURISTIC_CHEBYSHEV: Final = 2
 HEURISTIC_EUCLIDEAN: Final = 3
 HEURISTIC_ZERO: Final = 4
 HEURISTIC_CLUSTER: Final = 5  # facade only: kernels get a base heuristic and a table
+HEURISTIC_LANDMARKS: Final = 6  # facade only, likewise
 
 # Search algorithms.
 ALGORITHM_ASTAR: Final = 0

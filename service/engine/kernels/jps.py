@@ -45,6 +45,7 @@ from service.engine.kernels.codes import (
     STATUS_PARTIAL,
 )
 from service.engine.kernels.heap import decrease, pop, push
+from service.engine.kernels.landmarks import landmark_bound
 from service.engine.kernels.moves import DX, DY, closeness, heuristic_distance
 
 NOT_FOUND = -1  # a jump that ran into a wall
@@ -323,13 +324,14 @@ def direction_open(cost, width, n, k):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
-        gen, stamp, g, parent, heap):  # fmt: skip
+        gen, stamp, g, parent, heap, landmarks):  # fmt: skip
     """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
 
     Args and returns as for ``astar`` (8-connected, no corner cutting, a consistent
     heuristic); ``bits`` from :func:`jump_bits` for this grid, and ``table`` from
     :func:`jump_distances` (JPS+: every jump one lookup) or a (0, 8) placeholder
-    (jumps scan the bits); ``expanded`` counts
+    (jumps scan the bits); ``landmarks`` as for ``astar`` (consistent, so JPS
+    takes it); ``expanded`` counts
     jump points, the node budget too, and a partial result ends at the expanded
     jump point nearest the goal. ``parent`` links jump points: expand them into
     cells with ``paths.write_jump_chain``.
@@ -340,12 +342,17 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     uwidth = np.uint32(width)
     directions = np.empty(8, np.int64)
     lookup = table.shape[0] > 0
+    lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
     sx = start % width
     sy = start // width
     stamp[start] = gen
     g[start] = 0.0
     parent[start] = NO_PARENT
-    f_start = weight * h_scale * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
+    h_start = h_scale * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
+    if lm_count > 0:
+        h_start = max(h_start, landmark_bound(lm_from, lm_to, start, lm_goal_from, lm_goal_to,
+                                              lm_active, lm_count, lm_margin))  # fmt: skip
+    f_start = weight * h_start
     size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
     best_d = closeness(1, abs(sx - gx), abs(sy - gy))
@@ -389,7 +396,11 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
                 continue
             g[m] = ng
             parent[m] = n
-            fm = ng + weight * h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
+            hm = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
+            if lm_count > 0:
+                hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to,
+                                            lm_active, lm_count, lm_margin))  # fmt: skip
+            fm = ng + weight * hm
             if fresh:
                 stamp[m] = gen
                 size = push(heap, size, m, fm, ng, tie_break)

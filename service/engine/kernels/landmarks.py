@@ -1,0 +1,142 @@
+"""Landmark (ALT) tables: exact distances from and to a few chosen cells.
+
+For a landmark ``L`` and any cells ``n``, ``goal``, the triangle inequality gives two
+lower bounds on the cost from ``n`` to ``goal``: ``d(L, goal) - d(L, n)`` and
+``d(n, L) - d(goal, L)``. Their maximum over the landmarks is an admissible and
+consistent heuristic (each bound is a difference of potentials), so it combines
+with octile by ``max`` and with Jump Point Search. Costs are those of the search
+(a step costs its length times the cost of the cell entered), so distances *to* a
+landmark come from a Dijkstra on the reversed graph.
+
+Landmarks are chosen by farthest-point selection: each next landmark is the cell
+farthest (by the distances found so far) from every landmark already chosen.
+"""
+
+import numpy as np
+from numba import njit
+
+from service.engine.kernels.clusters import heap_pop, heap_push
+from service.engine.kernels.codes import SQRT2
+from service.engine.kernels.moves import DX, DY, ORTHOGONAL_MOVES
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def move_length(cost, width, n, k, eight):
+    """Length of the legal move ``k`` out of ``n`` (1 or sqrt 2), 0 if not legal.
+
+    Legality is symmetric (a diagonal's two side cells are the same both ways), so
+    this also says whether ``m -> n`` is legal for ``m = n + move k``.
+    """
+    if k >= ORTHOGONAL_MOVES and not eight:
+        return 0.0
+    m = n + DY[k] * width + DX[k]
+    if cost[m] <= 0.0:
+        return 0.0
+    if k < ORTHOGONAL_MOVES:
+        return 1.0
+    if cost[n + DX[k]] <= 0.0 or cost[n + DY[k] * width] <= 0.0:
+        return 0.0
+    return SQRT2
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def distances(cost, width, source, eight, reverse, dist, keys, values):
+    """Dijkstra from ``source`` over the whole grid into ``dist`` (inf: unreachable).
+
+    ``reverse``: distances *to* ``source`` (each move priced at the cost of the cell
+    it enters in the forward direction). ``keys``/``values``: heap scratch with room
+    for 8 pushes per cell.
+    """
+    moves = 8 if eight else 4
+    dist[:] = np.inf
+    dist[source] = 0.0
+    size = heap_push(keys, values, 0, 0.0, source)
+    while size > 0:
+        d = keys[0]
+        n = values[0]
+        size = heap_pop(keys, values, size)
+        if d > dist[n]:
+            continue
+        for k in range(moves):
+            length = move_length(cost, width, n, k, eight)
+            if length == 0.0:
+                continue
+            m = n + DY[k] * width + DX[k]
+            nd = d + length * (cost[n] if reverse else cost[m])
+            if nd < dist[m]:
+                dist[m] = nd
+                size = heap_push(keys, values, size, nd, m)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def landmark_tables(cost, width, count, eight, symmetric, first):
+    """Choose ``count`` landmarks and tabulate the distances from and to each.
+
+    Args:
+        cost: (cells,) float32 padded costs. width: padded width.
+        eight: 8-connected without corner cutting (else 4-connected).
+        symmetric: every distance is the same both ways (uniform costs): one table.
+        first: a walkable cell; the first landmark is the farthest cell from it.
+
+    Returns:
+        ``(landmarks, from_table, to_table, margin)``: (count,) int64 padded cells;
+        (cells, count) float32 ``d(L, n)`` and ``d(n, L)`` (the same array when
+        ``symmetric``), ``inf`` where unreachable; ``margin``, a bound on the float32
+        rounding of a difference of two entries, which the heuristic subtracts.
+    """
+    cells = cost.size
+    keys = np.empty(8 * cells + 8, np.float64)
+    values = np.empty(8 * cells + 8, np.int64)
+    dist = np.empty(cells, np.float64)
+    nearest = np.full(cells, np.inf)  # distance to the closest landmark chosen so far
+    landmarks = np.empty(count, np.int64)
+    from_table = np.empty((cells, count), np.float32)
+    to_table = from_table if symmetric else np.empty((cells, count), np.float32)
+    distances(cost, width, first, eight, False, dist, keys, values)
+    largest = 0.0
+    for i in range(count):
+        # Farthest reachable cell from everything chosen (from ``first`` at the start).
+        pick = first
+        far = -1.0
+        source = dist if i == 0 else nearest
+        for n in range(cells):
+            v = source[n]
+            if v != np.inf and v > far:
+                far = v
+                pick = n
+        landmarks[i] = pick
+        distances(cost, width, pick, eight, False, dist, keys, values)
+        for n in range(cells):
+            from_table[n, i] = dist[n]
+            if dist[n] < nearest[n]:
+                nearest[n] = dist[n]
+            if dist[n] != np.inf and dist[n] > largest:
+                largest = dist[n]
+        if not symmetric:
+            distances(cost, width, pick, eight, True, dist, keys, values)
+            for n in range(cells):
+                to_table[n, i] = dist[n]
+                if dist[n] != np.inf and dist[n] > largest:
+                    largest = dist[n]
+    # float32 keeps 24 bits: each entry is within largest * 2**-24 of the truth, a
+    # difference of two within twice that.
+    return landmarks, from_table, to_table, largest * 2.0**-22
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def landmark_bound(from_table, to_table, m, goal_from, goal_to, active, count, margin):
+    """``max over active L of (d(L, goal) - d(L, m), d(m, L) - d(goal, L)) - margin``.
+
+    ``goal_from``/``goal_to``: the goal's rows; ``active``: the first ``count`` of it
+    are the landmarks that reach (and are reached from) the goal.
+    """
+    best = 0.0
+    for j in range(count):
+        i = active[j]
+        a = goal_from[i] - from_table[m, i]
+        b = to_table[m, i] - goal_to[i]
+        if a > best:
+            best = a
+        if b > best and b != np.inf:  # m cut off from L: that bound says nothing
+            best = b
+    return best - margin

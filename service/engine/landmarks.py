@@ -1,0 +1,138 @@
+"""Landmark (ALT) tables and the ``landmarks`` heuristic's data.
+
+:func:`build_landmarks` picks ``count`` landmarks by farthest-point selection and
+tabulates the exact distances from and to each (see ``kernels.landmarks``), once
+for 4-connected searches (``never``) and once for 8-connected searches without
+corner cutting (``no_corner_cutting``); other policies search with octile. The
+heuristic ``max(octile-style bound, max over landmarks of the triangle bounds)`` is
+admissible and consistent, on weighted maps too, and combines with JPS.
+"""
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.errors import InvalidLandmarkCountError
+from service.engine.kernels.landmarks import landmark_tables
+
+if TYPE_CHECKING:
+    from service.engine.grid import GridMap
+
+#: Landmarks per table unless the caller asks otherwise.
+DEFAULT_LANDMARKS: Final = 8
+#: Most landmarks accepted from a caller.
+MAX_LANDMARKS: Final = 64
+#: Bytes per table entry (float32).
+ENTRY_BYTES: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class LandmarkTable:
+    """One connectivity's landmarks and distances.
+
+    Attributes:
+        landmarks: (count,) int64 padded cells.
+        from_table, to_table: (padded cells, count) float32, ``d(L, n)`` and
+            ``d(n, L)`` (the same array on uniform-cost maps), ``inf`` if unreachable.
+        margin: subtracted from every bound: covers float32 rounding.
+    """
+
+    landmarks: npt.NDArray[np.int64]
+    from_table: npt.NDArray[np.float32]
+    to_table: npt.NDArray[np.float32]
+    margin: float
+
+    @property
+    def count(self) -> int:
+        return int(self.landmarks.size)
+
+    @property
+    def symmetric(self) -> bool:
+        return self.to_table is self.from_table
+
+    @property
+    def nbytes(self) -> int:
+        tables = self.from_table.nbytes + (0 if self.symmetric else self.to_table.nbytes)
+        return int(self.landmarks.nbytes + tables)
+
+
+@dataclass(frozen=True, slots=True)
+class LandmarkTables:
+    """Both connectivities' landmark tables for one map, and how they were built."""
+
+    four: LandmarkTable
+    eight: LandmarkTable
+    build_seconds: float
+
+    @property
+    def count(self) -> int:
+        return self.eight.count
+
+    @property
+    def nbytes(self) -> int:
+        return self.four.nbytes + self.eight.nbytes
+
+    def table(self, *, eight: bool) -> LandmarkTable:
+        return self.eight if eight else self.four
+
+
+def fitting_count(cells: int, count: int, max_table_bytes: int, *, symmetric: bool) -> int:
+    """The largest number of landmarks, at most ``count``, whose tables fit (0: none)."""
+    per_landmark = 2 * cells * ENTRY_BYTES * (1 if symmetric else 2)  # two connectivities
+    return max(0, min(count, max_table_bytes // per_landmark))
+
+
+def build_landmarks(grid: "GridMap", *, count: int = DEFAULT_LANDMARKS, max_table_bytes: int
+                    ) -> LandmarkTables:  # fmt: skip
+    """Choose landmarks and build both connectivities' tables for ``grid``.
+
+    ``count`` is lowered until the tables fit in ``max_table_bytes``; the count used
+    is in the result. Releases the GIL while it computes.
+
+    Raises:
+        InvalidLandmarkCountError: ``count`` out of range, or not even one landmark
+            fits in ``max_table_bytes``.
+    """
+    if not 1 <= count <= MAX_LANDMARKS:
+        raise InvalidLandmarkCountError(
+            f"landmark count {count} is out of range: must be in [1, {MAX_LANDMARKS}]"
+        )
+    started = time.perf_counter()
+    padded, width = grid.padded, grid.padded_width
+    symmetric = grid.uniform
+    fitted = fitting_count(padded.size, count, max_table_bytes, symmetric=symmetric)
+    if fitted == 0:
+        needed = fitting_count(padded.size, 1, 1 << 62, symmetric=symmetric) and (
+            2 * padded.size * ENTRY_BYTES * (1 if symmetric else 2)
+        )
+        raise InvalidLandmarkCountError(
+            f"one landmark needs {needed} bytes of tables on this map; the limit "
+            f"(max_table_bytes) is {max_table_bytes}"
+        )
+    first = _central_cell(grid)
+    four, eight = (
+        _table(padded, width, fitted, eight, symmetric, first) for eight in (False, True)
+    )
+    return LandmarkTables(four, eight, time.perf_counter() - started)
+
+
+def _table(padded: npt.NDArray[np.float32], width: int, count: int, eight: bool,
+           symmetric: bool, first: int) -> LandmarkTable:  # fmt: skip
+    landmarks, from_table, to_table, margin = landmark_tables(
+        padded, width, count, eight, symmetric, first
+    )
+    # The kernel returns one array twice when symmetric; keep it one object here.
+    return LandmarkTable(landmarks, from_table, from_table if symmetric else to_table,
+                         float(margin))  # fmt: skip
+
+
+def _central_cell(grid: "GridMap") -> int:
+    """The walkable padded cell nearest the map's centre (a start for the selection)."""
+    ys, xs = np.nonzero(grid.costs > 0)
+    if xs.size == 0:
+        return 0
+    i = int(np.argmin((xs - grid.width / 2) ** 2 + (ys - grid.height / 2) ** 2))
+    return int((ys[i] + 1) * grid.padded_width + xs[i] + 1)
