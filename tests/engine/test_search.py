@@ -279,7 +279,7 @@ def test_manhattan_with_diagonals_is_inconsistent_and_reopens() -> None:
             {"heuristic": "astar"},
             UnknownHeuristicError,
             r"^unknown heuristic 'astar'; expected one of: octile, manhattan, chebyshev, "
-            r"euclidean, zero, cluster$",
+            r"euclidean, zero, cluster, landmarks$",
         ),
         (
             {"diagonal": "sometimes"},
