@@ -73,6 +73,17 @@ class Settings(BaseSettings):
             "run Jump Point Search on 64-cell bit scans instead."
         ),
     )
+    landmarks: int = Field(
+        default=8, ge=1, le=64, description="Landmarks per map for the 'landmarks' heuristic."
+    )
+    max_landmark_bytes: int = Field(
+        default=64 * MIB,
+        ge=0,
+        description=(
+            "Memory bound of a map's landmark tables (4 bytes a cell per landmark, "
+            "connectivity and direction); fewer landmarks are chosen to fit."
+        ),
+    )
     table_workers: int = Field(
         default=1,
         ge=1,

@@ -93,7 +93,8 @@ def wait_for_tables(client: httpx.Client, map_id: str) -> dict[str, object]:
     deadline = time.monotonic() + STARTUP_SECONDS
     while True:
         described: dict[str, object] = client.get(f"/v1/maps/{map_id}").json()
-        if described["tables"]["clusters"]["status"] == "ready":  # type: ignore[index]
+        tables: dict[str, dict[str, object]] = described["tables"]  # type: ignore[assignment]
+        if all(t["status"] == "ready" for t in tables.values()):
             return described
         assert time.monotonic() < deadline, "cluster tables never became ready"
         time.sleep(0.05)

@@ -32,6 +32,8 @@ class Runtime:
             max_table_bytes=settings.max_table_bytes,
             cluster_size=settings.cluster_size,
             jump_table_bytes=settings.max_jump_table_bytes,
+            landmarks=settings.landmarks,
+            max_landmark_bytes=settings.max_landmark_bytes,
         )
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(

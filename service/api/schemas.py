@@ -69,9 +69,17 @@ class ClusterTableStatus(TableStatus):
     build_seconds: float | None = Field(description="Wall time of the build.")
 
 
+class LandmarkTableStatus(TableStatus):
+    """The landmark (ALT) tables (4- and 8-connected): null figures until ``ready``."""
+
+    count: int | None = Field(description="Landmarks per table.")
+    build_seconds: float | None = Field(description="Wall time of the build.")
+
+
 class MapTables(BaseModel):
     islands: TableStatus
     clusters: ClusterTableStatus
+    landmarks: LandmarkTableStatus
 
 
 class MapPublic(BaseModel):
@@ -109,8 +117,9 @@ class PathOptions(BaseModel):
     heuristic: Heuristic | None = Field(
         default=None,
         description=f"Default {DEFAULT_HEURISTIC!r}. 'manhattan' is admissible only with "
-        "diagonal 'never'; with diagonals it trades optimality for speed. 'cluster' uses the "
-        "map's cluster tables (octile until they are built; see heuristic_used).",
+        "diagonal 'never'; with diagonals it trades optimality for speed. 'cluster' and "
+        "'landmarks' use the map's cluster or landmark tables (octile until they are built; "
+        "see heuristic_used).",
     )
     diagonal: Diagonal | None = Field(
         default=None,

@@ -3,7 +3,8 @@
 Layout of ``maps/<id>/``: ``grid.npy`` (the (height, width) float32 costs),
 ``islands.npy`` (the padded island labels, (2, cells) int32), ``meta.json``
 (a :class:`MapRecord` with the format version and file checksums) and, once
-built, ``clusters.npz`` (the cluster tables, see ``tables``).
+built, ``clusters.npz`` and ``landmarks.npz`` (the cluster and landmark tables,
+see ``tables``).
 
 A map is written into ``maps/.incoming-<id>``, every file fsynced, then the folder
 is renamed to ``maps/<id>`` and ``maps/`` fsynced: the rename is atomic, so after
@@ -25,10 +26,20 @@ from typing import Final
 import numpy as np
 import orjson
 
-from service.engine import ClusterTables, GridMap, Islands
+from service.engine import ClusterTables, GridMap, Islands, LandmarkTables
 from service.store.files import atomic_write, checksum, fsync_dir, npy_bytes, write_durably
 from service.store.records import FORMAT_VERSION, MapRecord
-from service.store.tables import TABLES_FILE, TableInfo, decode_tables, encode_tables, read_info
+from service.store.tables import (
+    LANDMARKS_FILE,
+    TABLES_FILE,
+    TableInfo,
+    decode_landmarks,
+    decode_tables,
+    encode_landmarks,
+    encode_tables,
+    read_info,
+    read_landmark_info,
+)
 
 log = logging.getLogger("gridpath.store")
 
@@ -132,17 +143,47 @@ class MapStore:
             return None
         return decode_tables(data)
 
+    def landmarks_info(self, map_id: str) -> TableInfo | None:
+        """Figures of a map's stored landmark tables; None if there is no such file."""
+        try:
+            return read_landmark_info(self.root / map_id / LANDMARKS_FILE)
+        except FileNotFoundError:
+            return None
+
+    def load_landmarks(self, map_id: str) -> LandmarkTables | None:
+        """A map's stored landmark tables; None if there is no such file.
+
+        Raises:
+            TableFileError: the file fails its version or checksum checks.
+        """
+        try:
+            data = (self.root / map_id / LANDMARKS_FILE).read_bytes()
+        except FileNotFoundError:
+            return None
+        return decode_landmarks(data)
+
     # -- writes -----------------------------------------------------------------
 
-    def save_clusters(self, map_id: str, tables: ClusterTables) -> bool:
-        """Persist a map's cluster tables atomically; False if the map is gone."""
+    def save_landmarks(self, map_id: str, tables: LandmarkTables) -> bool:
+        """Persist a map's landmark tables atomically; False if the map is gone."""
+        return self._save(map_id, LANDMARKS_FILE, encode_landmarks(tables))
+
+    def discard_landmarks(self, map_id: str) -> None:
+        """Remove a map's landmark tables file (one that failed its checks)."""
+        (self.root / map_id / LANDMARKS_FILE).unlink(missing_ok=True)
+
+    def _save(self, map_id: str, name: str, data: bytes) -> bool:
         if self.record(map_id) is None:
             return False
         try:
-            atomic_write(self.root / map_id / TABLES_FILE, encode_tables(tables))
+            atomic_write(self.root / map_id / name, data)
         except FileNotFoundError:  # deleted meanwhile: its folder was renamed away
             return False
         return True
+
+    def save_clusters(self, map_id: str, tables: ClusterTables) -> bool:
+        """Persist a map's cluster tables atomically; False if the map is gone."""
+        return self._save(map_id, TABLES_FILE, encode_tables(tables))
 
     def discard_clusters(self, map_id: str) -> None:
         """Remove a map's cluster tables file (one that failed its checks)."""

@@ -1,4 +1,4 @@
-"""The cluster tables' file, ``maps/<id>/clusters.npz``.
+"""The table files: ``maps/<id>/clusters.npz`` and ``maps/<id>/landmarks.npz``.
 
 An uncompressed ``.npz`` holding ``labels4``, ``packed4``, ``labels8``, ``packed8``
 and ``meta``: a uint8 array of JSON with the format version, the build's figures
@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from service.engine import ClusterTable, ClusterTables
+from service.engine import ClusterTable, ClusterTables, LandmarkTable, LandmarkTables
 from service.store.files import checksum
 
 TABLES_FILE: Final = "clusters.npz"
@@ -34,7 +34,7 @@ class TableFileError(ValueError):
 class TableInfo:
     """What the metadata answer reports of built tables (read from ``meta`` alone)."""
 
-    cluster_size: int
+    cluster_size: int | None
     count: int
     bytes: int
     build_seconds: float
@@ -143,3 +143,95 @@ def _info(meta: dict[str, Any]) -> TableInfo:
                          int(meta["bytes"]), float(meta["build_seconds"]))  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
         raise TableFileError(f"tables file: bad metadata ({exc})") from exc
+
+
+# -- landmarks -----------------------------------------------------------------------
+
+LANDMARKS_FILE: Final = "landmarks.npz"
+_LANDMARK_ARRAYS: Final = ("landmarks4", "from4", "to4", "landmarks8", "from8", "to8")
+
+
+def landmark_info(tables: LandmarkTables) -> TableInfo:
+    return TableInfo(None, tables.count, tables.nbytes, tables.build_seconds)
+
+
+def encode_landmarks(tables: LandmarkTables) -> bytes:
+    """The ``landmarks.npz`` bytes: same layout rules as the cluster file (a JSON
+    ``meta`` member with the format version, the figures and a CRC-32 per array);
+    a symmetric table stores its ``to`` distances as an empty array."""
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    for suffix, table in (("4", tables.four), ("8", tables.eight)):
+        arrays[f"landmarks{suffix}"] = table.landmarks
+        arrays[f"from{suffix}"] = table.from_table
+        arrays[f"to{suffix}"] = _EMPTY_TABLE if table.symmetric else table.to_table
+    meta = {
+        "format_version": TABLES_FORMAT_VERSION,
+        "count": tables.count,
+        "bytes": tables.nbytes,
+        "build_seconds": tables.build_seconds,
+        "margins": [tables.four.margin, tables.eight.margin],
+        "crc32": {name: checksum(np.ascontiguousarray(a).data) for name, a in arrays.items()},
+    }
+    buffer = io.BytesIO()
+    arrays["meta"] = np.frombuffer(orjson.dumps(meta), dtype=np.uint8)
+    np.savez(buffer, allow_pickle=False, **arrays)
+    return buffer.getvalue()
+
+
+def decode_landmarks(data: bytes) -> LandmarkTables:
+    """Landmark tables from a file's bytes, every array checked against its CRC-32.
+
+    Raises:
+        TableFileError: unreadable, another format version, or a checksum mismatch.
+    """
+    meta, arrays = _read_checked(data, _LANDMARK_ARRAYS)
+    try:
+        margins = [float(m) for m in meta["margins"]]
+        tables = []
+        for i, suffix in enumerate(("4", "8")):
+            from_table = arrays[f"from{suffix}"]
+            to_table = arrays[f"to{suffix}"]
+            if to_table.size == 0:
+                to_table = from_table  # symmetric: stored once
+            tables.append(LandmarkTable(arrays[f"landmarks{suffix}"].astype(np.int64),
+                                        from_table, to_table, margins[i]))  # fmt: skip
+        return LandmarkTables(tables[0], tables[1], float(meta["build_seconds"]))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise TableFileError(f"landmarks file: bad metadata ({exc})") from exc
+
+
+def read_landmark_info(path: Path) -> TableInfo:
+    """The figures of a landmarks file, reading only its ``meta`` member.
+
+    Raises:
+        FileNotFoundError: no file. TableFileError: unreadable or another version.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = _meta(npz)
+        return TableInfo(None, int(meta["count"]), int(meta["bytes"]),
+                         float(meta["build_seconds"]))  # fmt: skip
+    except (FileNotFoundError, TableFileError):
+        raise
+    except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+        raise TableFileError(f"unreadable landmarks file: {exc!r}") from exc
+
+
+def _read_checked(data: bytes, names: tuple[str, ...]
+                  ) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:  # fmt: skip
+    """``meta`` and the named arrays of an ``.npz``, each array checked by CRC-32."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            meta = _meta(npz)
+            arrays = {name: npz[name] for name in names}
+    except TableFileError:
+        raise
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise TableFileError(f"unreadable tables file: {exc!r}") from exc
+    for name, array in arrays.items():
+        if checksum(np.ascontiguousarray(array).data) != meta["crc32"].get(name):
+            raise TableFileError(f"tables file: {name} fails its checksum")
+    return meta, arrays
+
+
+_EMPTY_TABLE: Final = np.zeros((0, 0), dtype=np.float32)

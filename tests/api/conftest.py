@@ -22,13 +22,15 @@ def wait_ready(client: TestClient, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
-def wait_tables(client: TestClient, map_id: str, timeout: float = 60.0) -> dict[str, object]:
-    """Poll a map's metadata until its cluster tables leave ``building``; return them."""
+def wait_tables(client: TestClient, map_id: str, timeout: float = 60.0, kind: str = "clusters"
+                ) -> dict[str, object]:  # fmt: skip
+    """Poll a map's metadata until all its tables leave ``building``; return ``kind``'s."""
     deadline = time.monotonic() + timeout
     while True:
-        clusters: dict[str, object] = client.get(f"/v1/maps/{map_id}").json()["tables"]["clusters"]
-        if clusters["status"] != "building":
-            return clusters
+        tables = client.get(f"/v1/maps/{map_id}").json()["tables"]
+        if all(t["status"] != "building" for t in tables.values()):
+            chosen: dict[str, object] = tables[kind]
+            return chosen
         assert time.monotonic() < deadline, "cluster tables never finished building"
         time.sleep(0.02)
 

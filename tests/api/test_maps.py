@@ -236,6 +236,12 @@ def test_tables_build_in_the_background_without_blocking_queries(
     assert isinstance(clusters["build_seconds"], float)
     late = client.post(f"/v1/maps/{map_id}/path", json=query).json()
     assert late["heuristic_used"] == "cluster"
+    landmarks = client.get(f"/v1/maps/{map_id}").json()["tables"]["landmarks"]
+    assert landmarks["status"] == "ready"
+    assert landmarks["count"] == 8  # GRIDPATH_LANDMARKS default
+    marked = client.post(f"/v1/maps/{map_id}/path", json=query | {"heuristic": "landmarks"})
+    assert marked.json()["heuristic_used"] == "landmarks"
+    assert marked.json()["cost"] == late["cost"]
     assert late["cost"] == early.json()["cost"]  # both optimal
 
 
@@ -293,15 +299,21 @@ def test_tables_are_loaded_not_rebuilt_after_a_restart(
     first = make_client()
     map_id = first.post("/v1/maps", content=ROOMS, headers=TEXT).json()["id"]
     built = wait_tables(first, map_id)
+    first_landmarks = wait_tables(first, map_id, kind="landmarks")
+    assert first_landmarks["status"] == "ready"
     first.__exit__(None, None, None)
     import service.store.builder as builder
+
+    landmarks = first_landmarks
 
     def never(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("tables were rebuilt")
 
     monkeypatch.setattr(builder, "build_clusters", never)
+    monkeypatch.setattr(builder, "build_landmarks", never)
     second = make_client()
     assert second.get(f"/v1/maps/{map_id}").json()["tables"]["clusters"] == built
+    assert second.get(f"/v1/maps/{map_id}").json()["tables"]["landmarks"] == landmarks
     query = {"start": [0, 0], "goal": [2, 3], "heuristic": "cluster"}
     assert second.post(f"/v1/maps/{map_id}/path", json=query).json()["heuristic_used"] == "cluster"
 

@@ -7,9 +7,16 @@ import numpy as np
 import orjson
 import pytest
 
-from service.engine import GridMap, build_clusters
+from service.engine import GridMap, build_clusters, build_landmarks
 from service.store import MapStore, TableFileError
-from service.store.tables import TABLES_FILE, decode_tables, encode_tables, read_info
+from service.store.tables import (
+    TABLES_FILE,
+    decode_landmarks,
+    decode_tables,
+    encode_landmarks,
+    encode_tables,
+    read_info,
+)
 from tests.support import random_grid
 
 BUDGET = 1 << 30
@@ -85,3 +92,45 @@ def test_store_saves_reads_info_and_discards(tmp_path: Path) -> None:
     store.delete(record.id)
     assert not store.save_clusters(record.id, tables)  # the map is gone: nothing written
     assert not (tmp_path / "maps" / record.id).exists()
+
+
+@pytest.mark.parametrize("costs", [None, (1, 5)])
+def test_landmark_round_trip_keeps_every_array(costs: tuple[int, int] | None) -> None:
+    grid = random_grid(np.random.default_rng(12), 19, 11, 0.2, costs)
+    tables = build_landmarks(grid, count=3, max_table_bytes=BUDGET)
+    back = decode_landmarks(encode_landmarks(tables))
+    assert back.build_seconds == tables.build_seconds
+    for mine, theirs in ((back.four, tables.four), (back.eight, tables.eight)):
+        assert mine.symmetric == theirs.symmetric == (costs is None)
+        assert np.array_equal(mine.landmarks, theirs.landmarks)
+        assert np.array_equal(mine.from_table, theirs.from_table)
+        assert np.array_equal(mine.to_table, theirs.to_table)
+        assert mine.margin == theirs.margin
+    grid.attach_landmarks(back)
+
+
+def test_a_landmark_checksum_mismatch_is_refused() -> None:
+    grid = random_grid(np.random.default_rng(13), 12, 12, 0.2, (1, 3))
+    data = encode_landmarks(build_landmarks(grid, count=2, max_table_bytes=BUDGET))
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        crc32 = orjson.loads(npz["meta"].tobytes())["crc32"]
+    wrong = _rewrite_meta(data, crc32=crc32 | {"from8": "00000000"})
+    with pytest.raises(TableFileError, match=r"^tables file: from8 fails its checksum$"):
+        decode_landmarks(wrong)
+
+
+def test_store_saves_and_reads_landmarks(tmp_path: Path) -> None:
+    store = MapStore(tmp_path)
+    grid = random_grid(np.random.default_rng(14), 15, 9, 0.1, None)
+    record = store.create(grid, None)
+    assert store.landmarks_info(record.id) is None
+    tables = build_landmarks(grid, count=2, max_table_bytes=BUDGET)
+    assert store.save_landmarks(record.id, tables)
+    info = store.landmarks_info(record.id)
+    assert info is not None
+    assert (info.cluster_size, info.count, info.bytes) == (None, 2, tables.nbytes)
+    loaded = store.load_landmarks(record.id)
+    assert loaded is not None
+    assert np.array_equal(loaded.eight.from_table, tables.eight.from_table)
+    store.discard_landmarks(record.id)
+    assert store.load_landmarks(record.id) is None

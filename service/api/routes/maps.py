@@ -12,7 +12,7 @@ from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic
 from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
 from service.store import MapRecord, TableStatus
-from service.store.builder import BUILDING
+from service.store.builder import BUILDING, CLUSTERS, LANDMARKS
 from service.store.files import npy_bytes
 
 router = APIRouter(prefix="/v1/maps", tags=["maps"])
@@ -32,9 +32,11 @@ _UPLOAD_BODY: dict[str, Any] = {
 }
 
 
-def public(record: MapRecord, clusters: TableStatus | None) -> dict[str, Any]:
+def public(record: MapRecord, clusters: TableStatus | None, landmarks: TableStatus | None
+           ) -> dict[str, Any]:  # fmt: skip
     """The metadata answer for a stored map (``MapPublic``)."""
     status = clusters or BUILDING
+    marks = landmarks or BUILDING
     return {
         "id": record.id,
         "name": record.name,
@@ -56,12 +58,19 @@ def public(record: MapRecord, clusters: TableStatus | None) -> dict[str, Any]:
                 "bytes": status.bytes,
                 "build_seconds": status.build_seconds,
             },
+            "landmarks": {
+                "status": marks.status,
+                "count": marks.count,
+                "bytes": marks.bytes,
+                "build_seconds": marks.build_seconds,
+            },
         },
     }
 
 
 def describe(runtime: Runtime, record: MapRecord) -> dict[str, Any]:
-    return public(record, runtime.tables.status(record.id))
+    tables = runtime.tables
+    return public(record, tables.status(record.id, CLUSTERS), tables.status(record.id, LANDMARKS))
 
 
 def _json(payload: Any, status_code: int = 200, headers: dict[str, str] | None = None
