@@ -318,23 +318,29 @@ def test_tables_are_loaded_not_rebuilt_after_a_restart(
     assert second.post(f"/v1/maps/{map_id}/path", json=query).json()["heuristic_used"] == "cluster"
 
 
+@pytest.mark.parametrize(
+    ("file", "member", "heuristic"),
+    [("clusters.npz", b"labels4.npy", "cluster"), ("landmarks.npz", b"from8.npy", "landmarks")],
+)
 def test_a_corrupt_tables_file_is_rebuilt_not_trusted(
-    make_client: ClientFactory, tmp_path: Path
+    make_client: ClientFactory, tmp_path: Path, file: str, member: bytes, heuristic: str
 ) -> None:
     first = make_client()
     map_id = first.post("/v1/maps", content=ROOMS, headers=TEXT).json()["id"]
-    built = wait_tables(first, map_id)
+    kind = file.removesuffix(".npz")
+    built = wait_tables(first, map_id, kind=kind)
     first.__exit__(None, None, None)
-    path = tmp_path / "data" / "maps" / map_id / "clusters.npz"
+    path = tmp_path / "data" / "maps" / map_id / file
     data = bytearray(path.read_bytes())
-    middle = data.index(b"labels4.npy") + 400  # inside the 4-connected labels
+    middle = data.index(member) + 400  # inside that array's bytes
     data[middle] ^= 0xFF
     path.write_bytes(bytes(data))
     second = make_client()
-    query = {"start": [0, 0], "goal": [2, 3], "heuristic": "cluster"}
+    query = {"start": [0, 0], "goal": [2, 3], "heuristic": heuristic}
     second.post(f"/v1/maps/{map_id}/path", json=query)  # loads the map: the check fails
-    rebuilt = wait_tables(second, map_id)
+    rebuilt = wait_tables(second, map_id, kind=kind)
     assert rebuilt["status"] == "ready"
     assert rebuilt["count"] == built["count"]
-    assert second.post(f"/v1/maps/{map_id}/path", json=query).json()["heuristic_used"] == "cluster"
+    answer = second.post(f"/v1/maps/{map_id}/path", json=query).json()
+    assert answer["heuristic_used"] == heuristic
     assert path.read_bytes() != bytes(data)
