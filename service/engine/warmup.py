@@ -2,6 +2,7 @@
 
 from service.engine.clusters import build_clusters
 from service.engine.grid import GridMap
+from service.engine.landmarks import build_landmarks
 from service.engine.search import find_path
 
 #: Enough for any warm-up grid's tables.
@@ -26,3 +27,5 @@ def warmup() -> None:
     tables = build_clusters(grid, cluster_size=4, max_table_bytes=_WARMUP_TABLE_BYTES)
     grid.attach_clusters(tables)
     find_path(grid, (0, 0), (3, 2), heuristic="cluster")
+    grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
+    find_path(grid, (0, 0), (3, 2), heuristic="landmarks")
