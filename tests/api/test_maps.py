@@ -344,3 +344,22 @@ def test_a_corrupt_tables_file_is_rebuilt_not_trusted(
     answer = second.post(f"/v1/maps/{map_id}/path", json=query).json()
     assert answer["heuristic_used"] == heuristic
     assert path.read_bytes() != bytes(data)
+
+
+@pytest.mark.parametrize(("limit", "table"), [(0, False), (1 << 30, True)])
+def test_jump_tables_follow_the_setting(make_client: ClientFactory, limit: int, table: bool
+                                        ) -> None:  # fmt: skip
+    client = make_client(max_jump_table_bytes=limit)
+    map_id = client.post("/v1/maps", content=ROOMS, headers=TEXT).json()["id"]
+    answer = path_answer(client, map_id)
+    assert answer["algorithm_used"] == "jps"
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    with runtime.cache.acquire(map_id) as grid:
+        assert grid.jump_table_ready is table  # JPS+ table within the bound, bit scans over
+
+
+def path_answer(client: TestClient, map_id: str) -> dict[str, Any]:
+    response = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [11, 11]})
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer

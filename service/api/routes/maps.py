@@ -84,6 +84,7 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
     check_cluster_size(cluster_size)
     upload = decode_map(content_type, body, settings)
     record = runtime.store.create(upload.grid, check_name(upload.name or name, settings))
+    runtime.tables.prepare_jumps(upload.grid)  # before any query: JPS reads them
     runtime.cache.put(record.id, upload.grid)
     runtime.tables.schedule(record.id, upload.cluster_size or cluster_size)
     return record
