@@ -41,28 +41,15 @@ def sample(scenarios: list[Scenario], rows: int) -> list[Scenario]:
 
 @pytest.mark.skipif(not MAPS, reason=f"no Moving AI maps in {DATA} (set GRIDPATH_BENCH_DATA)")
 @pytest.mark.parametrize("map_path", MAPS, ids=[f"{p.parent.name}/{p.name}" for p in MAPS])
-def test_scenario_rows_are_optimal(map_path: Path) -> None:
+@pytest.mark.parametrize("algorithm", ["astar", "jps"])
+def test_scenario_rows_are_optimal(map_path: Path, algorithm: str) -> None:
     grid = GridMap.from_movingai(map_path.read_text())
     scenarios = parse_scenarios(map_path.with_name(map_path.name + ".scen").read_text())
     assert scenarios, map_path
     for row in sample(scenarios, ROWS):
         assert (row.width, row.height) == (grid.width, grid.height)
-        result = find_path(grid, row.start, row.goal)
-        assert result.status == "found", row
-        assert abs((result.cost or 0) - row.optimal_length) <= tolerance(row.optimal_length), (
-            row,
-            result.cost,
-        )
-        assert abs(walk_cost(grid, result.cells, "no_corner_cutting") - (result.cost or 0)) < 1e-6
-
-
-@pytest.mark.skipif(not MAPS, reason=f"no Moving AI maps in {DATA} (set GRIDPATH_BENCH_DATA)")
-@pytest.mark.parametrize("map_path", MAPS, ids=[f"{p.parent.name}/{p.name}" for p in MAPS])
-def test_jump_point_search_rows_are_optimal(map_path: Path) -> None:
-    grid = GridMap.from_movingai(map_path.read_text())
-    scenarios = parse_scenarios(map_path.with_name(map_path.name + ".scen").read_text())
-    for row in sample(scenarios, ROWS):
-        result = find_path(grid, row.start, row.goal, algorithm="jps")
+        result = find_path(grid, row.start, row.goal, algorithm=algorithm)
+        assert result.algorithm_used == algorithm
         assert result.status == "found", row
         assert abs((result.cost or 0) - row.optimal_length) <= tolerance(row.optimal_length), (
             row,
