@@ -137,11 +137,8 @@ class MapStore:
         Raises:
             TableFileError: the file fails its version or checksum checks.
         """
-        try:
-            data = (self.root / map_id / TABLES_FILE).read_bytes()
-        except FileNotFoundError:
-            return None
-        return decode_tables(data)
+        data = self._read_optional(map_id, TABLES_FILE)
+        return None if data is None else decode_tables(data)
 
     def landmarks_info(self, map_id: str) -> TableInfo | None:
         """Figures of a map's stored landmark tables; None if there is no such file."""
@@ -156,11 +153,15 @@ class MapStore:
         Raises:
             TableFileError: the file fails its version or checksum checks.
         """
+        data = self._read_optional(map_id, LANDMARKS_FILE)
+        return None if data is None else decode_landmarks(data)
+
+    def _read_optional(self, map_id: str, name: str) -> bytes | None:
+        """A derived table file's bytes; None if it is not there (yet)."""
         try:
-            data = (self.root / map_id / LANDMARKS_FILE).read_bytes()
+            return (self.root / map_id / name).read_bytes()
         except FileNotFoundError:
             return None
-        return decode_landmarks(data)
 
     # -- writes -----------------------------------------------------------------
 

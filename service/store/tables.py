@@ -53,18 +53,13 @@ def encode_tables(tables: ClusterTables) -> bytes:
         "packed8": tables.eight.packed,
     }
     meta = {
-        "format_version": TABLES_FORMAT_VERSION,
         "cluster_size": tables.cluster_size,
         "build_seconds": tables.build_seconds,
         "bytes": tables.nbytes,
         "four": _table_meta(tables.four),
         "eight": _table_meta(tables.eight),
-        "crc32": {name: checksum(np.ascontiguousarray(a).data) for name, a in arrays.items()},
     }
-    buffer = io.BytesIO()
-    arrays["meta"] = np.frombuffer(orjson.dumps(meta), dtype=np.uint8)
-    np.savez(buffer, allow_pickle=False, **arrays)
-    return buffer.getvalue()
+    return _write_checked(arrays, meta)
 
 
 def read_info(path: Path) -> TableInfo:
@@ -73,14 +68,7 @@ def read_info(path: Path) -> TableInfo:
     Raises:
         FileNotFoundError: no file. TableFileError: unreadable or another version.
     """
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            meta = _meta(npz)
-    except (FileNotFoundError, TableFileError):
-        raise
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-        raise TableFileError(f"unreadable tables file: {exc}") from exc
-    return _info(meta)
+    return _info(_read_meta(path, "tables"))
 
 
 def decode_tables(data: bytes) -> ClusterTables:
@@ -89,17 +77,7 @@ def decode_tables(data: bytes) -> ClusterTables:
     Raises:
         TableFileError: unreadable, another format version, or a checksum mismatch.
     """
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            meta = _meta(npz)
-            arrays = {name: npz[name] for name in _ARRAYS}
-    except TableFileError:
-        raise
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-        raise TableFileError(f"unreadable tables file: {exc!r}") from exc
-    for name, array in arrays.items():
-        if checksum(np.ascontiguousarray(array).data) != meta["crc32"].get(name):
-            raise TableFileError(f"tables file: {name} fails its checksum")
+    meta, arrays = _read_checked(data, _ARRAYS)
     try:
         four = _table(arrays["labels4"], arrays["packed4"], meta["four"])
         eight = _table(arrays["labels8"], arrays["packed8"], meta["eight"])
@@ -165,17 +143,12 @@ def encode_landmarks(tables: LandmarkTables) -> bytes:
         arrays[f"from{suffix}"] = table.from_table
         arrays[f"to{suffix}"] = _EMPTY_TABLE if table.symmetric else table.to_table
     meta = {
-        "format_version": TABLES_FORMAT_VERSION,
         "count": tables.count,
         "bytes": tables.nbytes,
         "build_seconds": tables.build_seconds,
         "margins": [tables.four.margin, tables.eight.margin],
-        "crc32": {name: checksum(np.ascontiguousarray(a).data) for name, a in arrays.items()},
     }
-    buffer = io.BytesIO()
-    arrays["meta"] = np.frombuffer(orjson.dumps(meta), dtype=np.uint8)
-    np.savez(buffer, allow_pickle=False, **arrays)
-    return buffer.getvalue()
+    return _write_checked(arrays, meta)
 
 
 def decode_landmarks(data: bytes) -> LandmarkTables:
@@ -206,15 +179,38 @@ def read_landmark_info(path: Path) -> TableInfo:
     Raises:
         FileNotFoundError: no file. TableFileError: unreadable or another version.
     """
+    meta = _read_meta(path, "landmarks")
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            meta = _meta(npz)
         return TableInfo(None, int(meta["count"]), int(meta["bytes"]),
                          float(meta["build_seconds"]))  # fmt: skip
+    except (KeyError, TypeError, ValueError) as exc:
+        raise TableFileError(f"landmarks file: bad metadata ({exc})") from exc
+
+
+def _write_checked(arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> bytes:
+    """An uncompressed ``.npz`` of ``arrays`` plus a JSON ``meta`` member: ``meta``
+    with the format version and a CRC-32 of every array added."""
+    crc32 = {name: checksum(np.ascontiguousarray(a).data) for name, a in arrays.items()}
+    meta = {"format_version": TABLES_FORMAT_VERSION, **meta, "crc32": crc32}
+    members = {**arrays, "meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8)}
+    buffer = io.BytesIO()
+    np.savez(buffer, allow_pickle=False, **members)
+    return buffer.getvalue()
+
+
+def _read_meta(path: Path, kind: str) -> dict[str, Any]:
+    """The ``meta`` member of a file alone (the arrays are not read).
+
+    Raises:
+        FileNotFoundError: no file. TableFileError: unreadable or another version.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return _meta(npz)
     except (FileNotFoundError, TableFileError):
         raise
-    except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
-        raise TableFileError(f"unreadable landmarks file: {exc!r}") from exc
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        raise TableFileError(f"unreadable {kind} file: {exc!r}") from exc
 
 
 def _read_checked(data: bytes, names: tuple[str, ...]
