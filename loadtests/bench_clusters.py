@@ -33,7 +33,13 @@ from time import perf_counter_ns
 from typing import Final
 
 from loadtests.bench_engine import MapFile, discover, sample_evenly, select
-from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
+from loadtests.report import (
+    Table,
+    cpu_model,
+    nproc,
+    positive,
+    report,
+)
 from service.config import get_settings
 from service.engine import ClusterTables, GridMap, build_clusters, find_path
 from service.engine.movingai import Scenario, parse_scenarios
@@ -261,15 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pair_table(runs, "2. 8-connected (no_corner_cutting): octile vs cluster", *PAIRS[0]),
         pair_table(runs, "3. 4-connected (never): manhattan vs cluster", *PAIRS[1]),
     ]
-    for table in tables:
-        print(render_text(table), end="\n\n")
-    text = summary(runs)
-    print(text)
-    if args.markdown:
-        print("\n-- markdown --\n")
-        for table in tables:
-            print(render_markdown(table), end="\n\n")
-        print("```text\n" + text + "\n```")
+    report(tables, summary(runs), args.markdown)
     return 0
 
 

@@ -47,7 +47,13 @@ import numpy.typing as npt
 import pyastar2d
 import tcod.path
 
-from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
+from loadtests.report import (
+    Table,
+    cpu_model,
+    nproc,
+    positive,
+    report,
+)
 from service.config import REPO_ROOT, get_settings
 from service.engine import GridMap, PathResult, find_path
 from service.engine.movingai import Scenario, parse_scenarios
@@ -617,18 +623,6 @@ def measure(selected: Sequence[MapFile], args: argparse.Namespace) -> list[MapRu
             flush=True,
         )
     return runs
-
-
-def report(tables: Sequence[Table], text: str, markdown: bool) -> None:
-    """Print the tables, the summary, and optionally the markdown forms."""
-    for table in tables:
-        print(render_text(table), end="\n\n")
-    print(text)
-    if markdown:
-        print("\n-- markdown --\n")
-        for table in tables:
-            print(render_markdown(table), end="\n\n")
-        print("```text\n" + text + "\n```")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -44,7 +44,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
+from loadtests.report import (
+    Table,
+    cpu_model,
+    nproc,
+    positive,
+    report,
+)
 from loadtests.server import Server, post_json, serve, upload
 from service.config import get_settings
 from service.engine.movingai import Scenario, parse_scenarios
@@ -431,14 +437,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="gridpath-bench-http-") as workdir:
         runs = benchmark(args, map_path, rows, Path(workdir))
-    table = results_table(runs, args)
     text = ratios(*runs[:3]) + "\n" + long_paths(runs[3:])
-    print(render_text(table), end="\n\n")
-    print(text)
-    if args.markdown:
-        print("\n-- markdown --\n")
-        print(render_markdown(table), end="\n\n")
-        print("```text\n" + text + "\n```")
+    report([results_table(runs, args)], text, args.markdown)
     failures = sum(run.non_2xx + run.socket_errors for run in runs)
     if failures:
         print(f"\nFAILED: {failures} non-2xx responses or socket errors during the runs")

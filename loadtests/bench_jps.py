@@ -25,7 +25,13 @@ from time import perf_counter_ns
 from typing import Final
 
 from loadtests.bench_engine import MapFile, discover, sample_evenly, select
-from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
+from loadtests.report import (
+    Table,
+    cpu_model,
+    nproc,
+    positive,
+    report,
+)
 from service.config import get_settings
 from service.engine import GridMap, find_path
 from service.engine.movingai import Scenario, parse_scenarios
@@ -206,15 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rowsets.append(run_rows(grid, entry, "top", top_rows(scenarios, args.queries)))
         print(f"  {entry.key}: done", flush=True)
     tables = [table(rowsets, "all"), table(rowsets, "top")]
-    for t in tables:
-        print(render_text(t), end="\n\n")
-    text = summary(rowsets)
-    print(text)
-    if args.markdown:
-        print("\n-- markdown --\n")
-        for t in tables:
-            print(render_markdown(t), end="\n\n")
-        print("```text\n" + text + "\n```")
+    report(tables, summary(rowsets), args.markdown)
     return 0
 
 

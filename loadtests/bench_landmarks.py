@@ -27,7 +27,13 @@ from typing import Final
 import numpy as np
 
 from loadtests.bench_engine import discover, sample_evenly, select
-from loadtests.report import Table, cpu_model, nproc, positive, render_markdown, render_text
+from loadtests.report import (
+    Table,
+    cpu_model,
+    nproc,
+    positive,
+    report,
+)
 from service.config import get_settings
 from service.engine import GridMap, LandmarkTables, build_landmarks, find_path
 from service.engine.movingai import parse_scenarios
@@ -181,11 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {entry.key}: done", flush=True)
     else:
         print(f"(no Moving AI maps at {root}: generated maps only)")
-    result = table(runs)
-    print(render_text(result))
-    if args.markdown:
-        print("\n-- markdown --\n")
-        print(render_markdown(result))
+    report([table(runs)], None, args.markdown)
     return 0
 
 

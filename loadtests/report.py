@@ -66,3 +66,18 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+def report(tables: Sequence[Table], text: str | None, markdown: bool) -> None:
+    """Print the tables and the summary ``text``, then, with ``markdown``, their
+    markdown forms (the summary in a ``text`` code block) for the README."""
+    for table in tables:
+        print(render_text(table), end="\n\n")
+    if text is not None:
+        print(text)
+    if markdown:
+        print("\n-- markdown --\n")
+        for table in tables:
+            print(render_markdown(table), end="\n\n")
+        if text is not None:
+            print("```text\n" + text + "\n```")
