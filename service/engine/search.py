@@ -196,9 +196,9 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
     used: Heuristic = query.heuristic  # type: ignore[assignment]  # checked by _option
     table = landmark = NO_TABLE
     if heuristic == HEURISTIC_CLUSTER:
-        heuristic, table, used = _cluster_heuristic(grid, diagonal)
+        heuristic, table, used = _table_heuristic("cluster", grid.clusters, diagonal)
     elif heuristic == HEURISTIC_LANDMARKS:
-        heuristic, landmark, used = _landmark_heuristic(grid, diagonal)
+        heuristic, landmark, used = _table_heuristic("landmarks", grid.landmarks, diagonal)
     # The equal-f stack is itself a larger-g tie-break, sound only when f is monotone
     # along paths: consistent heuristics, and the cluster bound with pathmax.
     monotone = used in CONSISTENT[str(query.diagonal)] or table != NO_TABLE
@@ -217,15 +217,6 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
                     used, algorithm, landmark)  # fmt: skip
 
 
-def _landmark_heuristic(grid: GridMap, diagonal: int) -> tuple[int, int, Heuristic]:
-    """Kernel heuristic, landmark table and reported name of a ``landmarks`` query."""
-    table = CLUSTER_TABLES.get(diagonal, NO_TABLE)
-    if grid.landmarks is None or table == NO_TABLE:
-        return HEURISTIC_OCTILE, NO_TABLE, "octile"
-    base = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
-    return base, table, "landmarks"
-
-
 def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str) -> int:
     """The algorithm a query runs: ``auto`` picks JPS wherever JPS applies."""
     reasons = []
@@ -242,17 +233,19 @@ def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str) -> int:
     return code
 
 
-def _cluster_heuristic(grid: GridMap, diagonal: int) -> tuple[int, int, Heuristic]:
-    """Kernel heuristic, cluster table and reported name of a ``cluster`` query.
+def _table_heuristic(name: Heuristic, tables: object, diagonal: int
+                     ) -> tuple[int, int, Heuristic]:  # fmt: skip
+    """Kernel heuristic, table index and reported name of a ``cluster`` or
+    ``landmarks`` query (``tables``: the grid's, or None while not built).
 
     With the policy's table attached: the table over the best plain bound of the
     policy (Manhattan when 4-connected, octile otherwise). Without: octile.
     """
     table = CLUSTER_TABLES.get(diagonal, NO_TABLE)
-    if grid.clusters is None or table == NO_TABLE:
+    if tables is None or table == NO_TABLE:
         return HEURISTIC_OCTILE, NO_TABLE, "octile"
     base = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
-    return base, table, "cluster"
+    return base, table, name
 
 
 def _bucket_count(grid: GridMap, heuristic: object, diagonal: int) -> int:
