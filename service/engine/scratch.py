@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.kernels.dial import RECORD_FIELDS, STAMP
+from service.engine.landmarks import MAX_LANDMARKS
 
 # Stamps are int32; when the counter would overflow, stamps are cleared once.
 _LAST_GENERATION: Final = int(np.iinfo(np.int32).max)
@@ -122,8 +123,8 @@ class Scratch:
     :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("capacity", "g", "generation", "heads", "heap", "parent", "paths", "queries",
-                 "records", "stack", "stamp")  # fmt: skip
+    __slots__ = ("active", "capacity", "g", "generation", "goal_row", "heads", "heap",
+                 "parent", "paths", "queries", "records", "stack", "stamp")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -138,19 +139,25 @@ class Scratch:
         self.stack: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
         self.heads: npt.NDArray[np.int32] = np.empty(MAX_BUCKETS, dtype=np.int32)
         self.records: npt.NDArray[np.int32] = _NO_RECORDS
+        self.goal_row: npt.NDArray[np.float32] = np.empty(0, dtype=np.float32)
+        self.active: npt.NDArray[np.int64] = np.empty(MAX_LANDMARKS, dtype=np.int64)
         self.queries = QueryArrays(1)
         self.paths = PathBuffers(1, INITIAL_PATH_CELLS)
         self.generation = 0
 
-    def kernel_args(self, *, records: bool) -> tuple[object, ...]:
-        """``(stamp, g, parent, heap, stack, records, heads)`` for ``search_batch``.
+    def kernel_args(self, *, records: bool, clusters: int = 0) -> tuple[object, ...]:
+        """``(stamp, g, parent, heap, stack, records, heads, goal_row, active)`` for
+        ``search_batch``.
 
         With ``records`` false the records may be empty: no query may use ``dial``.
+        ``clusters``: the most clusters of a table any query reads (its row grows to it).
         """
         if records and self.records.shape[0] < self.capacity:
             self.records = np.zeros((self.capacity, RECORD_FIELDS), dtype=np.int32)
+        if self.goal_row.shape[0] < clusters:
+            self.goal_row = np.empty(clusters, dtype=np.float32)
         return (self.stamp, self.g, self.parent, self.heap, self.stack, self.records,
-                self.heads)  # fmt: skip
+                self.heads, self.goal_row, self.active)  # fmt: skip
 
     def take_generations(self, count: int) -> int:
         """Reserve ``count`` consecutive fresh generations; return the first."""

@@ -280,7 +280,10 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
         arrays.table[i] = query.table
         arrays.algorithm[i] = query.algorithm
         arrays.landmark[i] = query.landmark
-    kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked))
+    tables = grid.clusters
+    clusters = max(tables.four.count, tables.eight.count) if tables is not None else 0
+    kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked),
+                                      clusters=clusters)  # fmt: skip
     if any(query.algorithm == ALGORITHM_JPS for query in checked):
         grid.prepare_jumps()
     first_generation = scratch.take_generations(count)

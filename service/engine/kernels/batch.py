@@ -37,9 +37,6 @@ from service.engine.kernels.paths import (
     write_turns,
 )
 
-#: Room for the landmarks of one table (``landmarks.MAX_LANDMARKS``).
-MAX_ACTIVE_LANDMARKS = 64
-
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def goal_landmarks(from_table, to_table, goal, active, margin):
@@ -81,8 +78,11 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
             (``jps`` only where it applies: see ``search``).
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
-        scratch: ``(stamp, g, parent, heap, stack, records, heads)``: the first five
-            as for ``astar``, the last two as for ``dial``.
+        scratch: ``(stamp, g, parent, heap, stack, records, heads, goal_row,
+            active)``: the first five as for ``astar``, the next two as for ``dial``,
+            then room for a cluster table's decoded row (float32, at least the
+            clusters of the map's tables) and the goal's active landmarks (int64, at
+            least the landmarks per table).
         results: ``(status, cost, length, expanded, reopened)``: per-query outputs.
         paths: ``(cells, offsets, turns, turn_offsets)``: query ``i``'s cells are
             ``cells[offsets[i]:offsets[i + 1]]`` and its waypoints
@@ -94,10 +94,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """
     cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmark_view = grid
     land_from, land_to, land_margin = landmark_view
-    active = np.empty(MAX_ACTIVE_LANDMARKS, np.int64)
-    no_landmarks = np.empty(0, np.float32)
     cluster_of, packed, cluster_count, unit, symmetric = clusters
-    goal_row = np.empty(cluster_count.max(), np.float32)
     (
         source,
         target,
@@ -112,8 +109,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         algorithm,
         landmark,
     ) = queries
-    no_row = np.empty(0, np.float32)
-    stamp, g, parent, heap, stack, records, heads = scratch
+    stamp, g, parent, heap, stack, records, heads, goal_row, active = scratch
+    no_row = goal_row[:0]  # "no table" for the cluster and landmark arguments
     record_parent = records[:, PARENT]
     status, path_cost, length, expanded, reopened = results
     cells, offsets, turns, turn_offsets = paths
@@ -161,7 +158,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 if lk != NO_TABLE:
                     lm = goal_landmarks(land_from[lk], land_to[lk], t, active, land_margin[lk])
                 else:
-                    lm = (land_from[0], land_to[0], no_landmarks, no_landmarks, active, 0, 0.0)
+                    lm = (land_from[0], land_to[0], no_row, no_row, active, 0, 0.0)
                 jumps = algorithm[i] == ALGORITHM_JPS
                 if jumps:
                     st, end, ex, ro = jps(cost, bits, jump_table, width, s, t, heuristic[i],
