@@ -37,6 +37,24 @@ def art(drawing: str) -> tuple[GridMap, tuple[int, int], tuple[int, int]]:
     return GridMap.from_rows(rows), start, goal
 
 
+def serpentine(side: int) -> tuple[GridMap, tuple[int, int], float]:
+    """A ``side`` x ``side`` maze of one corridor (``side`` odd): even rows open, odd
+    rows walled but for one gap at alternating ends. Returns the map, the far end of
+    the corridor from (0, 0), and the cost of the only path there, which walks every
+    open row: about ``side**2 / 2`` cells (4-connected moves, the only ones there)."""
+    assert side % 2 == 1, side
+    rows = []
+    for y in range(side):
+        if y % 2 == 0:
+            rows.append("." * side)
+        else:
+            gap = side - 1 if (y // 2) % 2 == 0 else 0
+            rows.append("".join("." if x == gap else "@" for x in range(side)))
+    open_rows = (side + 1) // 2
+    far_end = (side - 1 if open_rows % 2 else 0, side - 1)
+    return GridMap.from_rows(rows), far_end, float(open_rows * (side - 1) + (open_rows - 1) * 2)
+
+
 def weighted_art(drawing: str) -> GridMap:
     """A weighted map drawn with digits: ``0`` or ``@`` blocked, ``1``-``9`` the cost."""
     rows = [line.strip() for line in drawing.splitlines() if line.strip()]

@@ -15,6 +15,8 @@ import pytest
 
 from service.__main__ import parse_args
 from service.config import get_settings
+from service.engine.movingai import parse_scenarios
+from tests.support import serpentine
 
 STARTUP_SECONDS = 120.0
 
@@ -86,6 +88,47 @@ def test_restart_serves_the_same_answer(tmp_path: Path) -> None:
     assert (again["cost"], again["path"]) == (first["cost"], first["path"])
     assert clustered.json()["heuristic_used"] == "cluster"
     assert math.isclose(clustered.json()["cost"], first["cost"])  # A* vs JPS: same cost
+
+
+def movingai_text(rows: list[str]) -> str:
+    return f"type octile\nheight {len(rows)}\nwidth {len(rows[0])}\nmap\n" + "\n".join(rows)
+
+
+def test_regression_fresh_server_answered_no_path_for_paths_that_exist(tmp_path: Path) -> None:
+    """The first long path of each search thread, and the first large batch, after a
+    start: answered ``no_path`` with 1 expansion when the path buffers had to grow."""
+    grid, goal, cost = serpentine(257)
+    rows = ["".join("." if c > 0 else "@" for c in row) for row in grid.costs.tolist()]
+    name = "dao/brc202d.map"
+    scenario_map = get_settings().bench_data / name
+    with running_server(tmp_path / "data") as client:
+        created = client.post("/v1/maps", content=movingai_text(rows),
+                              headers={"content-type": "text/plain"})  # fmt: skip
+        map_id = created.json()["id"]
+        for algorithm in ("astar", "jps", "astar", "jps"):  # both search threads, twice
+            answer = client.post(f"/v1/maps/{map_id}/path",
+                                 json={"start": [0, 0], "goal": list(goal),
+                                       "algorithm": algorithm}).json()  # fmt: skip
+            assert (answer["status"], answer["cost"]) == ("found", cost), answer
+        if not scenario_map.is_file():
+            pytest.skip(f"no {name} in {scenario_map.parent} (set GRIDPATH_BENCH_DATA)")
+        created = client.post("/v1/maps", content=scenario_map.read_text(),
+                              headers={"content-type": "text/plain"})  # fmt: skip
+        map_id = created.json()["id"]
+        scenarios = parse_scenarios(scenario_map.with_name(scenario_map.name + ".scen").read_text())
+        limit = get_settings().max_batch
+        wrong = []
+        for first in range(0, len(scenarios), limit):
+            rows_ = scenarios[first : first + limit]
+            body = {"queries": [{"start": list(r.start), "goal": list(r.goal)} for r in rows_]}
+            response = client.post(f"/v1/maps/{map_id}/paths", json=body)
+            assert response.status_code == 200, response.text
+            for row, result in zip(rows_, response.json()["results"], strict=True):
+                if result.get("status") != "found" or abs(
+                    result["cost"] - row.optimal_length
+                ) > max(1e-3, 5e-6 * row.optimal_length):
+                    wrong.append((row.start, row.goal, result))
+    assert wrong == [], f"{len(wrong)} of {len(scenarios)} rows wrong, first: {wrong[:3]}"
 
 
 def wait_for_tables(client: httpx.Client, map_id: str) -> dict[str, object]:

@@ -105,11 +105,13 @@ class PathBuffers:
         self.turns: CellArray = np.empty((cells, 2), np.int32)
         self.arrays = (self.cells, self.offsets, self.turns, self.turn_offsets)
 
-    def grow_cells(self, used: int, turns_used: int) -> None:
-        """Double the room for cells, keeping what is written."""
+    def grow_cells(self, used: int, turns_used: int, *, needed: int = 0) -> None:
+        """Make room for at least ``needed`` cells (at least double it), keeping the
+        first ``used`` cells and ``turns_used`` waypoints written."""
+        room = max(2 * self.cells.shape[0], needed)
         for name, keep in (("cells", used), ("turns", turns_used)):
             old: CellArray = getattr(self, name)
-            new = np.empty((2 * old.shape[0], 2), np.int32)
+            new = np.empty((room, 2), np.int32)
             new[:keep] = old[:keep]
             setattr(self, name, new)
         self.arrays = (self.cells, self.offsets, self.turns, self.turn_offsets)

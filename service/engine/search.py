@@ -293,7 +293,13 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
                             kernel_args, arrays.outputs, paths.arrays)  # fmt: skip
         if done == count:
             break
-        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]))
+        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
+                         needed=int(paths.offsets[done + 1]))  # fmt: skip
+        # Query ``done`` was searched, but its path did not fit: its stamps are in the
+        # scratch now. Re-run under the generation it had, it would take its own cells
+        # for already seen ones (``no_path`` after one expansion): every query from it
+        # on gets a fresh generation instead.
+        first_generation = scratch.take_generations(count - done) - done
     # One conversion per array for the whole batch, not one per element.
     status, cost, length, expanded, reopened = (a[:count].tolist() for a in arrays.outputs)
     offsets = paths.offsets[: count + 1].tolist()

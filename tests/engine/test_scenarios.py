@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from service.config import get_settings
-from service.engine import GridMap, build_clusters, find_path
+from service.engine import (
+    GridMap,
+    PathQuery,
+    PathResult,
+    Scratch,
+    build_clusters,
+    find_path,
+    find_paths,
+)
 from service.engine.movingai import Scenario, parse_scenarios
 from tests.support import walk_cost
 
@@ -76,6 +84,43 @@ def test_cluster_heuristic_rows_are_optimal(map_path: Path) -> None:
             row,
             result.cost,
         )
+
+
+#: Every row of these files goes through one ``find_paths`` call on a fresh scratch: the
+#: path buffers fill up and grow many times mid batch (the maps where a path that
+#: exists was answered ``no_path`` after the buffers grew). A* runs on the quicker two.
+WHOLE_FILES = {
+    "dao/brc202d.map": ("jps",),
+    "dao/den520d.map": ("jps", "astar"),
+    "dao/lak303d.map": ("jps", "astar"),
+    "dao/orz900d.map": ("jps",),
+    "sc1/AcrosstheCape.map": ("jps",),
+    "bg512/AR0011SR.map": ("jps",),
+}
+WHOLE_CASES = [
+    pytest.param(name, algorithm, id=f"{name}-{algorithm}")
+    for name, algorithms in WHOLE_FILES.items()
+    for algorithm in algorithms
+]
+
+
+@pytest.mark.skipif(not MAPS, reason=f"no Moving AI maps in {DATA} (set GRIDPATH_BENCH_DATA)")
+@pytest.mark.parametrize(("name", "algorithm"), WHOLE_CASES)
+def test_every_row_of_a_scenario_file_in_one_batch_on_a_fresh_scratch(name: str, algorithm: str
+                                                                       ) -> None:  # fmt: skip
+    map_path = DATA / name
+    grid = GridMap.from_movingai(map_path.read_text())
+    rows = parse_scenarios(map_path.with_name(map_path.name + ".scen").read_text())
+    queries = [PathQuery(row.start, row.goal, algorithm=algorithm) for row in rows]
+    results = find_paths(grid, queries, scratch=Scratch(grid.padded.size))
+    wrong = []
+    for row, result in zip(rows, results, strict=True):
+        assert isinstance(result, PathResult), (row, result)
+        if result.status != "found" or abs((result.cost or 0) - row.optimal_length) > tolerance(
+            row.optimal_length
+        ):
+            wrong.append((row.start, row.goal, result.status, result.cost, row.optimal_length))
+    assert wrong == [], f"{len(wrong)} of {len(rows)} rows wrong, first: {wrong[:3]}"
 
 
 def test_sample_spreads_over_the_file_and_keeps_the_ends() -> None:

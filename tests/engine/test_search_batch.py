@@ -1,7 +1,14 @@
 """find_paths: many queries in one kernel call, errors in their slots."""
 
-import numpy as np
+import subprocess
+import sys
+import threading
+from typing import Any
 
+import numpy as np
+import pytest
+
+from service.config import REPO_ROOT
 from service.engine import (
     GridMap,
     NotWalkableError,
@@ -10,11 +17,13 @@ from service.engine import (
     PathResult,
     Scratch,
     UnknownHeuristicError,
+    build_clusters,
+    build_landmarks,
     find_path,
     find_paths,
 )
-from service.engine.scratch import PathBuffers
-from tests.support import random_grid, walkable_cells
+from service.engine.scratch import INITIAL_PATH_CELLS, PathBuffers
+from tests.support import random_grid, serpentine, walk_cost, walkable_cells
 
 
 def _same(a: PathResult, b: PathResult) -> None:
@@ -127,3 +136,137 @@ def test_cluster_queries_ride_the_bucket_queue_when_4_connected_on_integer_costs
     assert buckets(weighted, "never") == MAX_BUCKETS
     assert buckets(weighted, "no_corner_cutting") == 0
     assert buckets(fractional, "never") == 0
+
+
+# -- regression: a path that exists answered no_path ------------------------------------
+# A path longer than the room left in the path buffers stopped the batch; the query
+# was re-run after the buffers grew, under the generation of its first try, so it
+# found its own stamps and answered no_path after one expansion.
+
+LONG_SIDE = 257  # a 257 x 257 serpentine: its one path has 33,025 cells
+LONG_QUERIES = [
+    pytest.param({"algorithm": "astar"}, id="astar"),
+    pytest.param({"algorithm": "jps"}, id="jps"),
+    pytest.param({"diagonal": "never", "heuristic": "manhattan"}, id="dial"),
+]
+
+
+@pytest.mark.parametrize("options", LONG_QUERIES)
+def test_regression_path_longer_than_the_buffer_answered_no_path(options: dict[str, Any]
+                                                                  ) -> None:  # fmt: skip
+    grid, goal, cost = serpentine(LONG_SIDE)
+    scratch = Scratch(grid.padded.size)
+    assert scratch.paths.cells.shape[0] == INITIAL_PATH_CELLS < cost
+    for _ in range(2):  # the first query grows the buffers, the second finds them grown
+        result = find_path(grid, (0, 0), goal, scratch=scratch, **options)
+        assert result.status == "found"
+        assert result.cost == cost
+        assert len(result.cells) == cost + 1
+        assert walk_cost(grid, result.cells, "never") == cost
+
+
+def test_regression_long_path_on_a_fresh_search_thread() -> None:
+    grid, goal, cost = serpentine(LONG_SIDE)
+    answers: list[PathResult] = []
+    for algorithm in ("astar", "jps"):  # each on a new thread: a new thread scratch
+        worker = threading.Thread(
+            target=lambda a=algorithm: answers.append(find_path(grid, (0, 0), goal, algorithm=a))
+        )
+        worker.start()
+        worker.join()
+    assert [(a.status, a.cost) for a in answers] == [("found", cost)] * 2
+
+
+def test_regression_long_path_in_a_fresh_process() -> None:
+    """The first long query of a fresh interpreter (the state a server starts in)."""
+    program = (
+        "from service.engine import find_path\n"
+        "from tests.support import serpentine\n"
+        f"grid, goal, cost = serpentine({LONG_SIDE})\n"
+        "for algorithm in ('astar', 'jps'):\n"
+        "    r = find_path(grid, (0, 0), goal, algorithm=algorithm)\n"
+        "    print(algorithm, r.status, r.cost == cost, r.expanded > 1)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True, cwd=REPO_ROOT, timeout=300)  # fmt: skip
+    assert out.stdout.split("\n")[:2] == ["astar found True True", "jps found True True"]
+
+
+def test_regression_batch_overflowing_the_buffer_mid_way_keeps_every_answer() -> None:
+    """Many searched (not straight-line) paths in one batch: the buffers fill up mid
+    batch, several times, on a fresh scratch; every answer equals a single query's."""
+    grid, goal, _ = serpentine(65)  # 1,089-cell paths: 16 fill the initial buffers
+    cells = walkable_cells(grid)
+    rng = np.random.default_rng(8)
+    queries = [PathQuery((0, 0), goal)] * 40 + [
+        PathQuery(cells[int(rng.integers(len(cells)))], cells[int(rng.integers(len(cells)))],
+                  algorithm=algorithm)
+        for algorithm in ("astar", "jps") for _ in range(30)
+    ]  # fmt: skip
+    batch = find_paths(grid, queries, scratch=Scratch(grid.padded.size))
+    for query, answer in zip(queries, batch, strict=True):
+        assert isinstance(answer, PathResult)
+        single = find_path(grid, query.start, query.goal, algorithm=query.algorithm,
+                           scratch=Scratch(grid.padded.size))  # fmt: skip
+        _same(answer, single)
+
+
+# -- no state survives between queries ---------------------------------------------------
+# Stamps, heap positions, buckets, the decoded cluster row and the active landmarks all
+# live in the reused scratch. Any of them leaking from one query into the next would
+# make a query's answer depend on what ran before it on that thread.
+
+
+def _mixed_queries(grid: GridMap, rng: np.random.Generator, count: int) -> list[PathQuery]:
+    cells = walkable_cells(grid)
+    kinds: list[dict[str, Any]] = [
+        {},
+        {"algorithm": "astar"},
+        {"algorithm": "astar", "heuristic": "cluster"},
+        {"algorithm": "astar", "heuristic": "landmarks"},
+        {"heuristic": "landmarks"},
+        {"diagonal": "never", "heuristic": "manhattan"},
+        {"diagonal": "never", "heuristic": "cluster"},
+        {"diagonal": "always", "heuristic": "zero"},
+        {"weight": 1.5},
+        {"max_expansions": 7},
+        {"algorithm": "astar", "max_expansions": 50, "heuristic": "cluster"},
+    ]
+    queries = []
+    for _ in range(count):
+        options = dict(kinds[int(rng.integers(len(kinds)))])
+        if not grid.uniform and options.get("algorithm") is None:
+            options["algorithm"] = "astar"
+        start = cells[int(rng.integers(len(cells)))]
+        goal = cells[int(rng.integers(len(cells)))]
+        queries.append(PathQuery(start, goal, **options))
+    return queries
+
+
+def _with_tables(grid: GridMap) -> GridMap:
+    grid.attach_clusters(build_clusters(grid, cluster_size=8, max_table_bytes=1 << 24))
+    grid.attach_landmarks(build_landmarks(grid, count=4, max_table_bytes=1 << 24))
+    return grid
+
+
+def test_no_state_survives_between_queries_on_a_reused_scratch() -> None:
+    rng = np.random.default_rng(21)
+    grids = [
+        _with_tables(random_grid(rng, 48, 40, 0.3, None)),
+        _with_tables(random_grid(rng, 70, 64, 0.25, (1, 5))),
+        _with_tables(serpentine(33)[0]),
+    ]
+    shared = Scratch(max(g.padded.size for g in grids))
+    shared.paths = PathBuffers(1, 64)  # small: the buffers grow again and again
+    for round_ in range(6):
+        grid = grids[round_ % len(grids)]
+        queries = _mixed_queries(grid, rng, 60)
+        reused = find_paths(grid, queries, scratch=shared)  # one batch
+        singles = [find_paths(grid, [q], scratch=shared)[0] for q in queries]  # one by one
+        for query, batched, single in zip(queries, reused, singles, strict=True):
+            fresh = find_paths(grid, [query], scratch=Scratch(grid.padded.size))[0]
+            assert isinstance(fresh, PathResult), query
+            assert isinstance(batched, PathResult)
+            assert isinstance(single, PathResult)
+            _same(batched, fresh)
+            _same(single, fresh)

@@ -9,8 +9,10 @@ search); on a uniform map a walkable straight line (optimal, no search); else th
 search: ``jps`` when asked for, ``dial`` when every f is an integer, ``astar``
 otherwise.
 Paths, their waypoints and their lengths are written into flat buffers with
-offsets, Detour-style; a query whose path does not fit stops the batch and the
-caller grows the buffers and resumes from it.
+offsets, Detour-style; a query whose path does not fit stops the batch (its end
+offset says how much room it needs) and the caller grows the buffers and resumes
+from it. The resumed query must run under a fresh generation: its first try left
+its stamps in the scratch (see ``search._search``).
 """
 
 import numpy as np
@@ -89,8 +91,9 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
             ``turns[turn_offsets[i]:turn_offsets[i + 1]]``, both (m, 2) int32 (x, y).
 
     Returns:
-        ``count`` when every query is answered; otherwise the index of the
-        query whose path did not fit (``offsets[i]`` and ``turn_offsets[i]`` hold).
+        ``count`` when every query is answered; otherwise the index ``i`` of the
+        query whose path did not fit: ``offsets[i]`` and ``turn_offsets[i]`` hold,
+        and ``offsets[i + 1]`` is the room (in cells) the buffers need for it.
     """
     cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmark_view = grid
     land_from, land_to, land_margin = landmark_view
@@ -126,6 +129,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         labels = islands[1] if d == DIAGONAL_ALWAYS else islands[0]
         if s == t:
             if at + 1 > room:
+                offsets[i + 1] = at + 1
                 return i
             cells[at, 0] = s % width - 1
             cells[at, 1] = s // width - 1
@@ -140,6 +144,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
             if uniform:
                 n = line_length(x0, y0, x1, y1, d)
                 if at + n > room:
+                    offsets[i + 1] = at + n
                     return i
                 if trace_line(cost, width, x0, y0, x1, y1, d, cells, at):
                     status[i] = STATUS_FOUND
@@ -188,6 +193,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 else:
                     n = jump_chain_length(links, width, end) if jumps else chain_length(links, end)
                     if at + n > room:
+                        offsets[i + 1] = at + n
                         return i
                     if jumps:
                         write_jump_chain(links, width, end, n, cells, at)
