@@ -10,25 +10,37 @@ overestimate there: those policies search with octile instead.
 
 The ``cluster`` heuristic is ``max(octile-style bound, into[cluster(goal),
 cluster(n)])``: admissible, not consistent (the search reopens nodes for it).
+
+Memory: ``max_table_bytes`` bounds what the tables hold (both connectivities' cell
+labels, 8 bytes a cell, and the packed tables); ``max_build_bytes`` bounds what the
+build allocates at any moment, the tables included. Each stage's arrays are counted
+before they are allocated; a map whose tables cannot fit at any sector size raises
+``TableBudgetError`` before the large allocations.
 """
 
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import InvalidClusterSizeError
+from service.engine.errors import InvalidClusterSizeError, TableBudgetError
 from service.engine.kernels.clusters import (
     NO_CLUSTER,
     UNREACHABLE,
+    border_move_count,
+    border_moves,
     bound_rows,
+    bound_rows_bytes,
     cluster_graph,
+    graph_bytes,
+    graph_shape,
     label_clusters,
     largest_bound,
     pack_bounds,
+    pool_isolated,
     unpack_row,
 )
 
@@ -38,7 +50,7 @@ if TYPE_CHECKING:
 #: Smallest and largest sector side accepted from a caller.
 MIN_CLUSTER_SIZE: Final = 4
 MAX_CLUSTER_SIZE: Final = 1024
-#: First sector side tried (``fitting_cluster_size`` doubles it while the tables are
+#: First sector side tried (``fitting_labels`` doubles it while the tables are
 #: too big): small sectors give tight bounds and small jumps of the bound between
 #: neighbouring clusters, hence few reopened cells; the memory bound caps the count
 #: of clusters, and with it the build time.
@@ -149,30 +161,106 @@ def check_cluster_size(size: int) -> int:
     return size
 
 
-def fitting_cluster_size(
+#: Bound on a build's working memory when the caller sets none.
+UNBOUNDED_BYTES: Final = 1 << 62
+#: Bytes of one cell label (int32); each connectivity labels every padded cell.
+LABEL_BYTES: Final = 4
+#: Bytes of one float32 bound while the tables are computed (packed to uint16 after).
+BOUND_BYTES: Final = 4
+
+
+class _Budget:
+    """The working memory of one build: what it holds now, checked before each stage
+    allocates more (``TableBudgetError`` naming the stage when it would not fit)."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.limit = limit
+        self.what = what
+        self.held = 0
+        self.peak = 0
+
+    def need(self, extra: int, stage: str) -> None:
+        """Check that ``extra`` more bytes fit now (they are not held after)."""
+        if self.held + extra > self.limit:
+            raise TableBudgetError(f"building the {self.what} ({stage})",
+                                   needed=self.held + extra, limit=self.limit,
+                                   limit_name="max_build_bytes")  # fmt: skip
+        self.peak = max(self.peak, self.held + extra)
+
+    def hold(self, extra: int, stage: str) -> None:
+        """Check and keep ``extra`` more bytes."""
+        self.need(extra, stage)
+        self.held += extra
+
+    def release(self, amount: int) -> None:
+        self.held -= amount
+
+
+class _Labels(NamedTuple):
+    """One connectivity's cluster labels at the chosen sector size."""
+
+    cluster_of: npt.NDArray[np.int32]
+    clusters: int
+    eight: bool
+
+
+def _label(padded: npt.NDArray[np.float32], padded_width: int, size: int, eight: bool,
+           cluster_of: npt.NDArray[np.int32], stack: npt.NDArray[np.int32]) -> int:  # fmt: skip
+    count = label_clusters(padded, padded_width, size, eight, cluster_of, stack)
+    return int(pool_isolated(padded, padded_width, eight, cluster_of, count))
+
+
+def fitting_labels(
     padded: npt.NDArray[np.float32],
     padded_width: int,
     start: int,
-    max_table_bytes: int,
     *,
+    max_table_bytes: int,
     symmetric: bool,
-) -> int:
-    """The first of ``start, 2 * start, ...`` whose two tables fit ``max_table_bytes``.
+    budget: _Budget,
+) -> tuple[int, _Labels, _Labels]:
+    """The first of ``start, 2 * start, ...`` whose tables fit ``max_table_bytes`` (cell
+    labels included) and whose float32 bounds fit the build's budget, with both
+    connectivities' labels at that size.
 
     Counting clusters is one O(cells) labelling per connectivity, far cheaper than
-    the tables. The largest size (one sector per map side) is returned if none fits.
+    the tables.
+
+    Raises:
+        TableBudgetError: no sector size up to the map's side fits.
     """
-    labels = np.empty(padded.size, np.int32)
-    stack = np.empty(padded.size, np.int32)
-    side = max(padded_width - 2, padded.size // padded_width - 2)
+    cells = padded.size
+    labels_bytes = 2 * LABEL_BYTES * cells
+    if labels_bytes > max_table_bytes:
+        raise TableBudgetError("the cluster tables' cell labels alone (8 bytes a cell)",
+                               needed=labels_bytes, limit=max_table_bytes,
+                               limit_name="max_table_bytes")  # fmt: skip
+    budget.hold(3 * LABEL_BYTES * cells, "labelling the clusters")
+    labels4 = np.empty(cells, np.int32)
+    labels8 = np.empty(cells, np.int32)
+    stack = np.empty(cells, np.int32)
+    side = max(padded_width - 2, cells // padded_width - 2)
     size = start
     while True:
-        count4 = label_clusters(padded, padded_width, size, False, labels, stack)
-        count8 = label_clusters(padded, padded_width, size, True, labels, stack)
-        needed = table_bytes(count4, symmetric=symmetric) + table_bytes(count8, symmetric=symmetric)
-        if needed <= max_table_bytes or size >= side:
-            return size
+        count4 = _label(padded, padded_width, size, False, labels4, stack)
+        count8 = _label(padded, padded_width, size, True, labels8, stack)
+        held = (
+            labels_bytes
+            + table_bytes(count4, symmetric=symmetric)
+            + table_bytes(count8, symmetric=symmetric)
+        )
+        bounds = BOUND_BYTES * (count4 * count4 + count8 * count8)
+        fits = held <= max_table_bytes and budget.held + bounds <= budget.limit
+        if fits or size >= side:
+            break
         size *= 2
+    budget.release(LABEL_BYTES * cells)  # the stack
+    if held > max_table_bytes:
+        raise TableBudgetError(
+            f"the cluster tables ({count4} and {count8} clusters at the largest sector size, "
+            f"{size})", needed=held, limit=max_table_bytes, limit_name="max_table_bytes"
+        )  # fmt: skip
+    return size, _Labels(labels4, count4, False), _Labels(labels8, count8, True)
 
 
 def build_clusters(
@@ -180,25 +268,34 @@ def build_clusters(
     *,
     cluster_size: int | None = None,
     max_table_bytes: int,
+    max_build_bytes: int = UNBOUNDED_BYTES,
     parallel: bool = True,
 ) -> ClusterTables:
     """Build both tables for ``grid`` (O(cells) plus one small Dijkstra per cluster).
 
     ``cluster_size`` (default: ``DEFAULT_CLUSTER_SIZE``) is doubled until the two
-    tables fit in ``max_table_bytes``; the size used is in the result. The kernels
-    release the GIL; with ``parallel`` the two tables are built in two threads.
+    tables, cell labels included, fit in ``max_table_bytes``; the size used is in the
+    result. Every array the build allocates is counted against ``max_build_bytes``
+    before it is allocated (the tables themselves included). The kernels release the
+    GIL; with ``parallel`` the two tables are built in two threads.
 
     Raises:
         InvalidClusterSizeError: ``cluster_size`` out of range.
+        TableBudgetError: the tables, or the build, cannot fit their bound at any
+            sector size (the message says which and how much they need).
     """
     started = time.perf_counter()
     padded, padded_width = grid.padded, grid.padded_width
     if cluster_size is None:
         cluster_size = DEFAULT_CLUSTER_SIZE
-    size = fitting_cluster_size(padded, padded_width, check_cluster_size(cluster_size),
-                                max_table_bytes, symmetric=grid.uniform)  # fmt: skip
+    budget = _Budget(max_build_bytes, "cluster tables")
+    size, labels4, labels8 = fitting_labels(
+        padded, padded_width, check_cluster_size(cluster_size),
+        max_table_bytes=max_table_bytes, symmetric=grid.uniform, budget=budget,
+    )  # fmt: skip
     half = grid.uniform  # moves are reversible at equal cost: bounds hold both ways
-    four, eight = _tables(padded, padded_width, size, half=half, threads=2 if parallel else 1)
+    four, eight = _tables(padded, padded_width, size, (labels4, labels8), half=half,
+                          threads=2 if parallel else 1, budget=budget)  # fmt: skip
     return ClusterTables(size, four, eight, time.perf_counter() - started)
 
 
@@ -206,16 +303,45 @@ def build_clusters(
 _CHUNKS_PER_TABLE: Final = 32
 
 
-def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int, *, half: bool,
-            threads: int) -> tuple[ClusterTable, ClusterTable]:  # fmt: skip
-    """Both connectivities' tables; the per-source Dijkstras run on ``threads``."""
+def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int,
+            labels: tuple[_Labels, _Labels], *, half: bool, threads: int, budget: _Budget
+            ) -> tuple[ClusterTable, ClusterTable]:  # fmt: skip
+    """Both connectivities' tables; each stage's memory is checked before it runs."""
+    cells = padded.size
+
+    def moves_of(label: _Labels) -> int:
+        return int(border_move_count(padded, padded_width, label.eight, label.cluster_of))
+
+    def graph_of(label: _Labels, moves: int) -> tuple[Any, Any]:
+        border = border_moves(padded, padded_width, label.eight, label.cluster_of,
+                              label.clusters, moves)  # fmt: skip
+        shape = graph_shape(border[0], label.clusters)
+        return border, shape
+
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gridpath-clusters") as pool:
-        graphs = list(
-            pool.map(lambda eight: cluster_graph(padded, padded_width, size, eight), (False, True))
-        )
-        outs = [np.empty((g[1].size, g[1].size), np.float32) for g in graphs]
+        moves = list(pool.map(moves_of, labels))
+        budget.need(72 * sum(moves), "sorting the moves between clusters")
+        borders, shapes = zip(*pool.map(graph_of, labels, moves), strict=True)
+        budget.hold(32 * sum(moves), "the moves between clusters")
+        counts = [label.clusters for label in labels]
+        budget.need(sum(int(graph_bytes(cells, size, count, move, nodes, arcs))
+                        for count, move, (nodes, arcs) in zip(counts, moves, shapes, strict=True)),
+                    "the abstract graphs")  # fmt: skip
+        graphs = list(pool.map(
+            lambda label, border: cluster_graph(padded, padded_width, size, label.eight,
+                                                label.cluster_of, label.clusters, border),
+            labels, borders))  # fmt: skip
+        borders = ()  # the moves are not needed past the graphs
+        budget.release(32 * sum(moves))
+        budget.hold(sum(_nbytes(graph) for graph in graphs), "the abstract graphs")
+        rows = max(int(bound_rows_bytes(count, nodes, arcs))
+                   for count, (nodes, arcs) in zip(counts, shapes, strict=True))  # fmt: skip
+        packed = sum(table_bytes(count, symmetric=half) for count in counts)
+        budget.need(sum(BOUND_BYTES * c * c for c in counts) + threads * rows + packed,
+                    "the bounds between clusters")  # fmt: skip
+        outs = [np.empty((count, count), np.float32) for count in counts]
         jobs = []
-        for (_, component, graph), out in zip(graphs, outs, strict=True):
+        for (component, graph), out in zip(graphs, outs, strict=True):
             count = out.shape[0]
             chunk = max(1, -(-count // _CHUNKS_PER_TABLE))
             for first in range(0, count, chunk):
@@ -224,7 +350,14 @@ def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int, *, ha
         for job in jobs:
             job.result()
     tables = []
-    for (cluster_of, _, _), out in zip(graphs, outs, strict=True):
-        packed, unit = pack_table(out, half=half)
-        tables.append(ClusterTable(cluster_of, packed, out.shape[0], unit, half))
+    for label, out in zip(labels, outs, strict=True):
+        packed_table, unit = pack_table(out, half=half)
+        tables.append(ClusterTable(label.cluster_of, packed_table, out.shape[0], unit, half))
     return tables[0], tables[1]
+
+
+def _nbytes(value: Any) -> int:
+    """Bytes of the arrays in a (nested) tuple of arrays."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    return sum(_nbytes(item) for item in value)

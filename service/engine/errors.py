@@ -55,7 +55,27 @@ class InvalidClusterSizeError(EngineError):
 
 
 class InvalidLandmarkCountError(EngineError):
-    """A landmark count outside the accepted range, or none fitting the memory bound."""
+    """A landmark count outside the accepted range."""
+
+
+class TableBudgetError(EngineError):
+    """A table, or its build, would need more memory than its bound allows.
+
+    ``limit_name`` is the keyword argument that set the bound (``max_table_bytes``,
+    ``max_build_bytes``); :meth:`naming` restates the message with the caller's own
+    name for it (a setting, say).
+    """
+
+    def __init__(self, detail: str, *, needed: int, limit: int, limit_name: str) -> None:
+        self.detail = detail
+        self.needed = needed
+        self.limit = limit
+        self.limit_name = limit_name
+        super().__init__(self.naming(limit_name))
+
+    def naming(self, limit_name: str) -> str:
+        return (f"{self.detail} would take {self.needed} bytes, over the limit of "
+                f"{self.limit} bytes ({limit_name})")  # fmt: skip
 
 
 class NotWalkableError(EngineError):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import InvalidLandmarkCountError
+from service.engine.errors import InvalidLandmarkCountError, TableBudgetError
 from service.engine.kernels.landmarks import landmark_tables
 
 if TYPE_CHECKING:
@@ -79,22 +79,34 @@ class LandmarkTables:
         return self.eight if eight else self.four
 
 
+#: Working memory of a build, per padded cell: the indexed heap (24 bytes), the
+#: distances of one Dijkstra (8) and each cell's distance to its nearest landmark (8).
+#: The two connectivities are built one after the other.
+WORKING_BYTES_PER_CELL: Final = 40
+
+
+def landmark_bytes(cells: int, *, symmetric: bool) -> int:
+    """Bytes one landmark adds to the tables of both connectivities."""
+    return 2 * cells * ENTRY_BYTES * (1 if symmetric else 2)
+
+
 def fitting_count(cells: int, count: int, max_table_bytes: int, *, symmetric: bool) -> int:
     """The largest number of landmarks, at most ``count``, whose tables fit (0: none)."""
-    per_landmark = 2 * cells * ENTRY_BYTES * (1 if symmetric else 2)  # two connectivities
-    return max(0, min(count, max_table_bytes // per_landmark))
+    return max(0, min(count, max_table_bytes // landmark_bytes(cells, symmetric=symmetric)))
 
 
-def build_landmarks(grid: "GridMap", *, count: int = DEFAULT_LANDMARKS, max_table_bytes: int
-                    ) -> LandmarkTables:  # fmt: skip
+def build_landmarks(grid: "GridMap", *, count: int = DEFAULT_LANDMARKS, max_table_bytes: int,
+                    max_build_bytes: int = 1 << 62) -> LandmarkTables:  # fmt: skip
     """Choose landmarks and build both connectivities' tables for ``grid``.
 
-    ``count`` is lowered until the tables fit in ``max_table_bytes``; the count used
-    is in the result. Releases the GIL while it computes.
+    ``count`` is lowered until the tables fit in ``max_table_bytes`` and, with the
+    build's working memory (``WORKING_BYTES_PER_CELL``), in ``max_build_bytes``; the
+    count used is in the result. Releases the GIL while it computes.
 
     Raises:
-        InvalidLandmarkCountError: ``count`` out of range, or not even one landmark
-            fits in ``max_table_bytes``.
+        InvalidLandmarkCountError: ``count`` out of range.
+        TableBudgetError: not even one landmark fits (the message says how much it
+            would take, and which bound it exceeds).
     """
     if not 1 <= count <= MAX_LANDMARKS:
         raise InvalidLandmarkCountError(
@@ -103,15 +115,17 @@ def build_landmarks(grid: "GridMap", *, count: int = DEFAULT_LANDMARKS, max_tabl
     started = time.perf_counter()
     padded, width = grid.padded, grid.padded_width
     symmetric = grid.uniform
-    fitted = fitting_count(padded.size, count, max_table_bytes, symmetric=symmetric)
-    if fitted == 0:
-        needed = fitting_count(padded.size, 1, 1 << 62, symmetric=symmetric) and (
-            2 * padded.size * ENTRY_BYTES * (1 if symmetric else 2)
-        )
-        raise InvalidLandmarkCountError(
-            f"one landmark needs {needed} bytes of tables on this map; the limit "
-            f"(max_table_bytes) is {max_table_bytes}"
-        )
+    one = landmark_bytes(padded.size, symmetric=symmetric)
+    working = WORKING_BYTES_PER_CELL * padded.size
+    if one > max_table_bytes:
+        raise TableBudgetError("the landmark tables of one landmark", needed=one,
+                               limit=max_table_bytes, limit_name="max_table_bytes")  # fmt: skip
+    if working + one > max_build_bytes:
+        raise TableBudgetError("building the landmark tables (one landmark, 40 bytes a cell "
+                               "of working memory)", needed=working + one,
+                               limit=max_build_bytes, limit_name="max_build_bytes")  # fmt: skip
+    fitted = min(fitting_count(padded.size, count, max_table_bytes, symmetric=symmetric),
+                 (max_build_bytes - working) // one)  # fmt: skip
     first = _central_cell(grid)
     four, eight = (
         _table(padded, width, fitted, eight, symmetric, first) for eight in (False, True)

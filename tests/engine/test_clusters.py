@@ -82,23 +82,53 @@ def test_bounds_never_exceed_the_exact_cluster_minima(
     assert float(np.mean(exact[finite] - bounds[finite])) < 2 * 4
 
 
+def _connected(grid: GridMap, labels: npt.NDArray[np.int32], cluster: int,
+               members: list[tuple[int, int]], policy: str) -> bool:  # fmt: skip
+    """Whether the members reach each other under the policy without leaving the cluster."""
+    sub = GridMap.from_costs(np.where(labels == cluster, grid.costs, 0))
+    reach = oracle_distances(sub, members[0], policy)
+    return all(np.isfinite(reach[y, x]) for x, y in members)
+
+
 @pytest.mark.parametrize("size", [4, 7])
-def test_clusters_are_connected_pieces_of_one_sector(size: int) -> None:
+def test_clusters_are_connected_pieces_of_one_sector_or_the_pool_of_isolated_islands(
+    size: int,
+) -> None:
     grid = random_grid(np.random.default_rng(size), 30, 22, 0.3, None)
     tables = tables_for(grid, size)
+    pooled = 0
     for policy, eight in TABLE_POLICIES.items():
         labels = tables.labels(width=grid.width, height=grid.height, eight=eight)
+        islands = grid.islands(policy)  # type: ignore[arg-type]
         assert np.array_equal(labels == NO_CLUSTER, grid.costs <= 0)
         ys, xs = np.nonzero(labels >= 0)
         sector = (ys // size) * 1000 + xs // size
         for cluster in range(int(labels.max()) + 1):
             inside = labels[ys, xs] == cluster
-            assert len(set(sector[inside].tolist())) == 1  # one sector
             members = list(zip(xs[inside].tolist(), ys[inside].tolist(), strict=True))
-            # Connected under the policy's moves, without leaving the cluster.
-            sub = GridMap.from_costs(np.where(labels == cluster, grid.costs, 0))
-            reach = oracle_distances(sub, members[0], policy)
-            assert all(np.isfinite(reach[y, x]) for x, y in members)
+            if len(set(sector[inside].tolist())) == 1 and _connected(
+                grid, labels, cluster, members, policy
+            ):
+                continue  # a connected piece of one sector
+            # Else the pool, label 0: whole islands, each inside one sector.
+            assert cluster == 0
+            pooled += 1
+            for island in set(islands[ys[inside], xs[inside]].tolist()):
+                whole = islands == island
+                assert np.all(labels[whole] == 0)
+                iy, ix = np.nonzero(whole)
+                assert len(set(((iy // size) * 1000 + ix // size).tolist())) == 1
+    assert pooled > 0  # 30% blocked leaves islands inside sectors
+
+
+def test_isolated_islands_share_one_cluster_so_cluttered_maps_stay_small() -> None:
+    """Regression: doubling the sector size cannot merge islands, so a cluttered map
+    had one cluster per island (23,864 on a 4096x4096 map, tables of 1.27 GB)."""
+    grid = random_grid(np.random.default_rng(42), 128, 128, 0.42, None)
+    islands = grid.island_count("no_corner_cutting")
+    tables = build_clusters(grid, cluster_size=128, max_table_bytes=UNLIMITED_BYTES)
+    assert islands > 100
+    assert tables.four.count < islands // 10
 
 
 @pytest.mark.parametrize(("width", "height", "blocked", "costs"), MAPS)

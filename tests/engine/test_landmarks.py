@@ -11,9 +11,11 @@ from scipy.sparse.csgraph import dijkstra
 from service.engine import (
     GridMap,
     InvalidLandmarkCountError,
+    TableBudgetError,
     build_landmarks,
     find_path,
 )
+from service.engine.landmarks import WORKING_BYTES_PER_CELL
 from tests.support import close, oracle_distances, oracle_graph, random_grid, walkable_cells
 
 UNLIMITED = 1 << 40
@@ -98,10 +100,30 @@ def test_count_shrinks_to_fit_the_memory_bound() -> None:
     per_landmark = 2 * grid.padded.size * 4 * 2  # two connectivities, from and to
     tables = build_landmarks(grid, count=8, max_table_bytes=3 * per_landmark)
     assert tables.count == 3
-    with pytest.raises(InvalidLandmarkCountError, match=r"^one landmark needs \d+ bytes"):
+    with pytest.raises(
+        TableBudgetError,
+        match=r"^the landmark tables of one landmark would "
+        r"take \d+ bytes, over the limit of \d+ bytes \(max_table_bytes\)$",
+    ):
         build_landmarks(grid, count=8, max_table_bytes=per_landmark - 1)
     with pytest.raises(InvalidLandmarkCountError, match=r"^landmark count 0 is out of range"):
         build_landmarks(grid, count=0, max_table_bytes=UNLIMITED)
+
+
+def test_the_build_counts_its_working_memory_too() -> None:
+    grid = random_grid(np.random.default_rng(6), 30, 30, 0.2, (1, 4))
+    per_landmark = 2 * grid.padded.size * 4 * 2
+    working = WORKING_BYTES_PER_CELL * grid.padded.size
+    tables = build_landmarks(grid, count=8, max_table_bytes=UNLIMITED,
+                             max_build_bytes=working + 2 * per_landmark)  # fmt: skip
+    assert tables.count == 2
+    with pytest.raises(
+        TableBudgetError,
+        match=r"^building the landmark tables .* would take "
+        rf"{working + per_landmark} bytes, .* \(max_build_bytes\)$",
+    ):
+        build_landmarks(grid, count=8, max_table_bytes=UNLIMITED,
+                        max_build_bytes=working + per_landmark - 1)  # fmt: skip
 
 
 def test_without_tables_landmarks_fall_back_to_octile() -> None:

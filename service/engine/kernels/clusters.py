@@ -18,6 +18,17 @@ crossing it really costs.
 
 Costs are those of the search: a step costs its length (1 or sqrt(2)) times the
 cost of the cell entered.
+
+Pooling. A cluster that no legal move leaves is a whole island inside one sector:
+a query reaching it starts and ends there (the island check answers every other
+query first), where the bound is 0 anyway. All such clusters share one label, 0
+(:func:`pool_isolated`), so islands scattered over a cluttered map do not each
+cost a row and a column of the table: doubling the sector size cannot merge them.
+(The bound argument never needs a cluster to be connected; only tightness does.)
+
+The graph is built in stages whose sizes are known before they allocate
+(:func:`border_move_count`, :func:`graph_shape`), so the caller can hold the build
+to a memory bound.
 """
 
 import numpy as np
@@ -94,42 +105,110 @@ def label_clusters(cost, width, size, eight, cluster_of, stack):
     return count
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def border_moves(cost, width, eight, cluster_of, count):
-    """Every legal move between two clusters, sorted by (from cluster, to cluster).
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def crosses(width, n, k, cluster_of):
+    """Whether move ``k`` out of ``n`` enters another cluster."""
+    return cluster_of[n + DY[k] * width + DX[k]] != cluster_of[n]
 
-    Returns:
-        ``(key, source, target, step)``: (moves,) arrays; ``key = from * count + to``.
-    """
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def pool_isolated(cost, width, eight, cluster_of, count):
+    """Relabel the clusters no legal move leaves to one shared cluster, 0, and the
+    others to 1, 2, ... in order; return the new count (unchanged, and the labels
+    too, when at most one cluster is isolated)."""
+    moves = 8 if eight else 4
+    linked = np.zeros(count, np.bool_)
+    for n in range(cost.size):
+        a = cluster_of[n]
+        if a == NO_CLUSTER or linked[a]:
+            continue
+        for k in range(moves):
+            if step_cost(cost, width, n, k, eight) != 0.0 and crosses(width, n, k, cluster_of):
+                linked[a] = True
+                break
+    isolated = count - int(np.sum(linked))
+    if isolated <= 1:
+        return count
+    relabel = np.zeros(count, np.int32)
+    pooled = 1
+    for c in range(count):
+        if linked[c]:
+            relabel[c] = pooled
+            pooled += 1
+    for n in range(cost.size):
+        if cluster_of[n] != NO_CLUSTER:
+            cluster_of[n] = relabel[cluster_of[n]]
+    return pooled
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def border_move_count(cost, width, eight, cluster_of):
+    """Legal moves between two clusters (the size of :func:`border_moves`' arrays)."""
     moves = 8 if eight else 4
     total = 0
-    for phase in range(2):
-        if phase == 1:
-            key = np.empty(total, np.int64)
-            source = np.empty(total, np.int64)
-            target = np.empty(total, np.int64)
-            step = np.empty(total, np.float64)
-            total = 0
-        for n in range(cost.size):
-            a = cluster_of[n]
-            if a == NO_CLUSTER:
-                continue
-            for k in range(moves):
-                s = step_cost(cost, width, n, k, eight)
-                if s == 0.0:
-                    continue
-                m = n + DY[k] * width + DX[k]
-                b = cluster_of[m]
-                if b == a:
-                    continue
-                if phase == 1:
-                    key[total] = a * count + b
-                    source[total] = n
-                    target[total] = m
-                    step[total] = s
+    for n in range(cost.size):
+        a = cluster_of[n]
+        if a == NO_CLUSTER:
+            continue
+        for k in range(moves):
+            if step_cost(cost, width, n, k, eight) != 0.0 and crosses(width, n, k, cluster_of):
                 total += 1
+    return total
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def border_moves(cost, width, eight, cluster_of, count, total):
+    """Every legal move between two clusters (``total`` of them, from
+    :func:`border_move_count`), sorted by (from cluster, to cluster).
+
+    Returns:
+        ``(key, source, target, step)``: (total,) arrays; ``key = from * count + to``.
+        At its peak this takes 72 bytes a move (the arrays, the sort order, the
+        sorted copies); the sorted copies, 32 bytes a move, remain.
+    """
+    moves = 8 if eight else 4
+    key = np.empty(total, np.int64)
+    source = np.empty(total, np.int64)
+    target = np.empty(total, np.int64)
+    step = np.empty(total, np.float64)
+    i = 0
+    for n in range(cost.size):
+        a = cluster_of[n]
+        if a == NO_CLUSTER:
+            continue
+        for k in range(moves):
+            s = step_cost(cost, width, n, k, eight)
+            if s == 0.0:
+                continue
+            m = n + DY[k] * width + DX[k]
+            b = cluster_of[m]
+            if b == a:
+                continue
+            key[i] = a * count + b
+            source[i] = n
+            target[i] = m
+            step[i] = s
+            i += 1
     order = np.argsort(key, kind="mergesort")
     return key[order], source[order], target[order], step[order]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def graph_shape(key, count):
+    """``(nodes, arcs)`` of the abstract graph over sorted border ``key``s: nodes are
+    the distinct (from, to) pairs, and each node (P -> C) has one arc per node
+    leaving C. Takes 8 bytes a cluster."""
+    leaving = np.zeros(count, np.int64)
+    nodes = 0
+    for i in range(key.size):
+        if i == 0 or key[i] != key[i - 1]:
+            nodes += 1
+            leaving[key[i] // count] += 1
+    arcs = 0
+    for i in range(key.size):
+        if i == 0 or key[i] != key[i - 1]:
+            arcs += leaving[key[i] % count]
+    return nodes, arcs
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -172,29 +251,30 @@ def heap_pop(keys, values, size):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cluster_graph(cost, width, size, eight):
-    """Label the clusters and build the abstract graph over them (see the module doc).
+def cluster_graph(cost, width, size, eight, cluster_of, count, border):
+    """The abstract graph over labelled clusters (see the module doc).
 
     Args:
         cost: (cells,) float32 padded costs.
         width: padded width.
-        size: sector side in cells.
+        size: sector side in cells (a cluster has at most ``size**2`` cells, the pool
+            none that this walks).
         eight: 8-connected without corner cutting (else 4-connected).
+        cluster_of: (cells,) int32 labels from :func:`label_clusters` (and
+            :func:`pool_isolated`); ``count`` clusters.
+        border: :func:`border_moves`' result.
 
     Returns:
-        ``(cluster_of, component, graph)``: (cells,) int32 labels (``NO_CLUSTER`` if
-        blocked); (count,) int64 connected component of each cluster in the abstract
-        graph; ``graph = (first_out, node_to, node_step, arc_start, arc_to,
-        arc_cost)``, the input of :func:`bound_rows`: nodes ``(P -> C)`` leaving
-        cluster ``P`` are ``first_out[P]:first_out[P + 1]``; ``node_to`` is ``C``
-        and ``node_step`` the cheapest step from P into C; the arcs of node ``e``
-        are ``arc_start[e]:arc_start[e + 1]`` (target node, cost).
+        ``(component, graph)``: (count,) int64 connected component of each cluster in
+        the abstract graph; ``graph = (first_out, node_to, node_step, arc_start,
+        arc_to, arc_cost)``, the input of :func:`bound_rows`: nodes ``(P -> C)``
+        leaving cluster ``P`` are ``first_out[P]:first_out[P + 1]``; ``node_to`` is
+        ``C`` and ``node_step`` the cheapest step from P into C; the arcs of node
+        ``e`` are ``arc_start[e]:arc_start[e + 1]`` (target node, cost). Allocates
+        :func:`graph_bytes` at its peak.
     """
     cells = cost.size
-    cluster_of = np.empty(cells, np.int32)
-    stack = np.empty(cells, np.int32)
-    count = label_clusters(cost, width, size, eight, cluster_of, stack)
-    key, source, target, step = border_moves(cost, width, eight, cluster_of, count)
+    key, source, target, step = border
     moves = key.size
 
     # Nodes of the abstract graph: distinct (from, to) cluster pairs, in key order.
@@ -232,7 +312,7 @@ def cluster_graph(cost, width, size, eight):
     arc_cost = np.full(arc_start[nodes], np.inf)
     g = np.full(cells, np.inf)
     touched = np.empty(cells, np.int64)
-    room = 8 * cells + 8  # pushes <= relaxations inside one cluster
+    room = heap_room(size, cells)
     keys = np.empty(room, np.float64)
     values = np.empty(room, np.int64)
     for e in range(nodes):
@@ -279,6 +359,7 @@ def cluster_graph(cost, width, size, eight):
             g[touched[i]] = np.inf
 
     component = np.full(count, -1, np.int64)
+    stack = np.empty(count, np.int64)
     for c in range(count):
         if component[c] != -1:
             continue
@@ -295,7 +376,38 @@ def cluster_graph(cost, width, size, eight):
                     stack[depth] = q
                     depth += 1
     graph = (first_out, node_to, node_step, arc_start, arc_to, arc_cost)
-    return cluster_of, component, graph
+    return component, graph
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def heap_room(size, cells):
+    """Heap entries one cluster's inner Dijkstra may need: its cells (at most
+    ``size**2``) pushed once as entries and once per relaxation (8 moves a cell)."""
+    return 9 * min(size * size, cells) + 8
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def graph_bytes(cells, size, count, moves, nodes, arcs):
+    """Bytes :func:`cluster_graph` allocates at its peak (its result included):
+    per move, the node of each move; per node its ends, step and first move (and the
+    arc offsets); per arc its target and cost; per cell the inner Dijkstra's costs
+    and touched list; the heap; per cluster the out offsets, component and stack."""
+    return (
+        8 * moves
+        + 40 * nodes
+        + 16
+        + 16 * arcs
+        + 16 * cells
+        + 16 * heap_room(size, cells)
+        + 24 * count
+        + 8
+    )
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def bound_rows_bytes(count, nodes, arcs):
+    """Bytes one :func:`bound_rows` call allocates (its heap, distances, bounds)."""
+    return 16 * (arcs + nodes + 8) + 8 * nodes + 16 * count
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

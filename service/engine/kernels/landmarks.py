@@ -15,8 +15,8 @@ farthest (by the distances found so far) from every landmark already chosen.
 import numpy as np
 from numba import njit
 
-from service.engine.kernels.clusters import heap_pop, heap_push
 from service.engine.kernels.codes import SQRT2
+from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.moves import DX, DY, ORTHOGONAL_MOVES
 
 
@@ -40,23 +40,23 @@ def move_length(cost, width, n, k, eight):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def distances(cost, width, source, eight, reverse, dist, keys, values):
+def distances(cost, width, source, eight, reverse, dist, heap):
     """Dijkstra from ``source`` over the whole grid into ``dist`` (inf: unreachable).
 
     ``reverse``: distances *to* ``source`` (each move priced at the cost of the cell
-    it enters in the forward direction). ``keys``/``values``: heap scratch with room
-    for 8 pushes per cell.
+    it enters in the forward direction). ``heap``: an indexed heap (see ``heap``)
+    with room for every cell, 24 bytes a cell: each cell is in it at most once, its
+    key lowered in place, where a heap of pushes would need room for 8 a cell.
     """
     moves = 8 if eight else 4
     dist[:] = np.inf
     dist[source] = 0.0
-    size = heap_push(keys, values, 0, 0.0, source)
+    node, key, _ = heap
+    size = push(heap, 0, source, 0.0, 0.0, False)
     while size > 0:
-        d = keys[0]
-        n = values[0]
-        size = heap_pop(keys, values, size)
-        if d > dist[n]:
-            continue
+        n = node[0]
+        d = key[0, 0]
+        size = pop(heap, size, False)
         for k in range(moves):
             length = move_length(cost, width, n, k, eight)
             if length == 0.0:
@@ -64,8 +64,12 @@ def distances(cost, width, source, eight, reverse, dist, keys, values):
             m = n + DY[k] * width + DX[k]
             nd = d + length * (cost[n] if reverse else cost[m])
             if nd < dist[m]:
-                dist[m] = nd
-                size = heap_push(keys, values, size, nd, m)
+                if dist[m] == np.inf:
+                    dist[m] = nd
+                    size = push(heap, size, m, nd, nd, False)
+                else:  # in the heap: a settled cell is never improved (costs >= 0)
+                    dist[m] = nd
+                    decrease(heap, m, nd, nd, False)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -85,14 +89,14 @@ def landmark_tables(cost, width, count, eight, symmetric, first):
         rounding of a difference of two entries, which the heuristic subtracts.
     """
     cells = cost.size
-    keys = np.empty(8 * cells + 8, np.float64)
-    values = np.empty(8 * cells + 8, np.int64)
+    heap = (np.empty(cells, np.int32), np.empty((cells, 2), np.float64),
+            np.empty(cells, np.int32))  # fmt: skip
     dist = np.empty(cells, np.float64)
     nearest = np.full(cells, np.inf)  # distance to the closest landmark chosen so far
     landmarks = np.empty(count, np.int64)
     from_table = np.empty((cells, count), np.float32)
     to_table = from_table if symmetric else np.empty((cells, count), np.float32)
-    distances(cost, width, first, eight, False, dist, keys, values)
+    distances(cost, width, first, eight, False, dist, heap)
     largest = 0.0
     for i in range(count):
         # Farthest reachable cell from everything chosen (from ``first`` at the start).
@@ -105,7 +109,7 @@ def landmark_tables(cost, width, count, eight, symmetric, first):
                 far = v
                 pick = n
         landmarks[i] = pick
-        distances(cost, width, pick, eight, False, dist, keys, values)
+        distances(cost, width, pick, eight, False, dist, heap)
         for n in range(cells):
             from_table[n, i] = dist[n]
             if dist[n] < nearest[n]:
@@ -113,7 +117,7 @@ def landmark_tables(cost, width, count, eight, symmetric, first):
             if dist[n] != np.inf and dist[n] > largest:
                 largest = dist[n]
         if not symmetric:
-            distances(cost, width, pick, eight, True, dist, keys, values)
+            distances(cost, width, pick, eight, True, dist, heap)
             for n in range(cells):
                 to_table[n, i] = dist[n]
                 if dist[n] != np.inf and dist[n] > largest:
