@@ -30,7 +30,50 @@ class Settings(BaseSettings):
         default=4096 * 4096, ge=1, description="Largest map accepted (width x height)."
     )
     max_body_bytes: int = Field(
-        default=128 * MIB, ge=1, description="Largest request body accepted, in bytes."
+        default=128 * MIB,
+        ge=1,
+        description="Largest map upload body (Moving AI text or .npy), in bytes.",
+    )
+    max_json_body_bytes: int = Field(
+        default=8 * MIB,
+        ge=1,
+        description=(
+            "Largest JSON map upload body, in bytes: JSON is parsed holding the "
+            "interpreter lock (about 15 ms a MiB), so larger maps come as .map or .npy."
+        ),
+    )
+    max_batch_body_bytes: int = Field(
+        default=1 * MIB,
+        ge=1,
+        description="Largest body of a batch of path queries (/paths), in bytes.",
+    )
+    max_query_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=1,
+        description="Largest body of a single path query, and of any other request, in bytes.",
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description=(
+            "Time a client has to send a whole request body; past it the request is "
+            "answered 408 RequestTimeout and the connection closed."
+        ),
+    )
+    ready_wait_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        description=(
+            "How long a request that needs the kernels (paths, uploads) waits, off the "
+            "event loop, for them to compile at startup before it is answered 503 NotReady."
+        ),
+    )
+    verify_on_start: bool = Field(
+        default=True,
+        description=(
+            "Check every stored grid's checksum in the background after a start, so a "
+            "corrupt map shows in its metadata before a query meets it."
+        ),
     )
     max_batch: int = Field(default=1000, ge=1, description="Most queries in one batch.")
     max_expansions: int = Field(
@@ -60,9 +103,20 @@ class Settings(BaseSettings):
         default=32 * MIB,
         ge=0,
         description=(
-            "Memory bound of a map's two cluster tables (4- and 8-connected); a map "
-            "whose tables would exceed it at the requested or default cluster size "
-            "gets a larger one."
+            "Memory bound of a map's two cluster tables (4- and 8-connected), their cell "
+            "labels (8 bytes a cell) included; a map whose tables would exceed it at the "
+            "requested or default cluster size gets a larger one, and none when no size "
+            "fits (status 'failed' with the reason)."
+        ),
+    )
+    max_table_build_bytes: int = Field(
+        default=512 * MIB,
+        ge=0,
+        description=(
+            "Memory bound of one table build (cluster or landmark tables): every array a "
+            "build allocates is counted before it is allocated, the tables included; a "
+            "build that cannot fit fails with the reason (GRIDPATH_TABLE_WORKERS builds "
+            "run at once)."
         ),
     )
     max_jump_table_bytes: int = Field(

@@ -1,6 +1,7 @@
 """The FastAPI application factory."""
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -9,10 +10,13 @@ from fastapi import FastAPI
 from service import __version__
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
 from service.api.metrics import Metrics
-from service.api.middleware import AccessLog, BodyLimit
+from service.api.middleware import AccessLog, BodyLimits, RequestBody, Unexpected
 from service.api.routes import health, maps, paths
 from service.api.runtime import Runtime
 from service.config import Settings, get_settings
+from service.store import DataDirInUseError
+
+log = logging.getLogger("gridpath")
 
 
 def _description() -> str:
@@ -33,7 +37,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runtime = Runtime(settings, metrics)
+        try:
+            runtime = Runtime(settings, metrics)
+        except DataDirInUseError as exc:
+            log.error("%s", exc)
+            raise
         app.state.runtime = runtime
         warming = asyncio.create_task(runtime.warm_up())
         try:
@@ -54,7 +62,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(maps.router)
     app.include_router(health.router)
     # Starlette runs the middleware added last first: the access log sees everything,
-    # including bodies rejected for size.
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    # including bodies rejected for size or time.
+    app.add_middleware(Unexpected)
+    app.add_middleware(RequestBody, limits=BodyLimits.of(settings),
+                       timeout=settings.body_timeout_seconds)  # fmt: skip
     app.add_middleware(AccessLog, metrics=metrics)
     return app

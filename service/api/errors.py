@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from service.engine import EngineError, MapTooBigError, NotWalkableError
+from service.store import CacheBudgetError, StoreError, UnknownMapError
 
 log = logging.getLogger("gridpath.api")
 
@@ -34,6 +35,8 @@ class ErrorCode(StrEnum):
     NOT_FOUND = "NotFound"
     METHOD_NOT_ALLOWED = "MethodNotAllowed"
     NOT_READY = "NotReady"
+    REQUEST_TIMEOUT = "RequestTimeout"
+    MAP_CORRUPT = "MapCorrupt"
     INTERNAL = "Internal"
 
 
@@ -48,6 +51,8 @@ STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.NOT_READY: 503,
+    ErrorCode.REQUEST_TIMEOUT: 408,
+    ErrorCode.MAP_CORRUPT: 500,
     ErrorCode.INTERNAL: 500,
 }
 
@@ -57,13 +62,19 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "weight < 1, a budget above the server cap, a malformed map.",
     ErrorCode.NOT_WALKABLE: "The start or goal is on a blocked cell.",
     ErrorCode.MAP_NOT_FOUND: "No map has this id.",
-    ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes or batch size.",
+    ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes (per route), batch size, "
+    "or a map whose grid and tables would not fit the map cache.",
     ErrorCode.UNAUTHORIZED: "A valid 'Authorization: Bearer <key>' header is required.",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",
     ErrorCode.NOT_FOUND: "No such route.",
     ErrorCode.METHOD_NOT_ALLOWED: "The route does not accept this method.",
-    ErrorCode.NOT_READY: "The service is starting (kernels compiling), or a map's cluster "
-    "tables are still building (`/clusters`).",
+    ErrorCode.NOT_READY: "The service is starting (kernels compiling) and did not become "
+    "ready within GRIDPATH_READY_WAIT_SECONDS, or a map's cluster tables are still building "
+    "(`/clusters`). Retry after the `Retry-After` seconds.",
+    ErrorCode.REQUEST_TIMEOUT: "The request body did not arrive within "
+    "GRIDPATH_BODY_TIMEOUT_SECONDS; the connection is closed.",
+    ErrorCode.MAP_CORRUPT: "The map's stored grid fails its checksum (see its `health`); it "
+    "cannot be served: delete it and upload it again.",
     ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
 }
 
@@ -113,10 +124,16 @@ def validation_message(exc: RequestValidationError | ValidationError) -> str:
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
+#: Headers some codes carry: how to authenticate, when to retry.
+_HEADERS: Final[dict[ErrorCode, dict[str, str]]] = {
+    ErrorCode.UNAUTHORIZED: {"WWW-Authenticate": "Bearer"},
+    ErrorCode.NOT_READY: {"Retry-After": "1"},
+}
+
+
 async def _api_error(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.code is ErrorCode.UNAUTHORIZED else None
-    return render(exc.code, exc.message, headers)
+    return render(exc.code, exc.message, _HEADERS.get(exc.code))
 
 
 async def _engine_error(_: Request, exc: Exception) -> Response:
@@ -141,17 +158,33 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return render(ErrorCode.INTERNAL, "internal error")
 
 
-async def _internal_error(request: Request, exc: Exception) -> Response:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return render(ErrorCode.INTERNAL, "internal error")
+async def _unknown_map(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, UnknownMapError)
+    return render(ErrorCode.MAP_NOT_FOUND, f"{exc} (deleted while the request ran)")
+
+
+async def _corrupt_map(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StoreError)
+    return render(
+        ErrorCode.MAP_CORRUPT, f"{exc}; the map cannot be served: delete it and upload it again"
+    )
+
+
+async def _over_cache(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, CacheBudgetError)
+    return render(ErrorCode.TOO_BIG, str(exc))
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    """Expected failures, each to its code. Anything else is caught by the
+    ``Unexpected`` middleware: a 500 ``Internal``, the connection kept."""
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(EngineError, _engine_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _internal_error)
+    app.add_exception_handler(UnknownMapError, _unknown_map)
+    app.add_exception_handler(StoreError, _corrupt_map)
+    app.add_exception_handler(CacheBudgetError, _over_cache)
 
 
 def error_responses(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:

@@ -5,12 +5,13 @@ import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+from service.api.errors import ApiError, ErrorCode
 from service.api.metrics import Metrics
 from service.config import Settings
 from service.engine import warmup
-from service.store import MapCache, MapStore, TableBuilder
+from service.store import CacheBudgetError, MapCache, MapRecord, MapStore, TableBuilder
 
 log = logging.getLogger("gridpath")
 
@@ -19,12 +20,21 @@ T = TypeVar("T")
 
 
 class Runtime:
-    """Process-wide state, created at startup and closed at shutdown."""
+    """Process-wide state, created at startup (on the event loop) and closed at shutdown.
+
+    Raises:
+        DataDirInUseError: another process serves the data dir.
+    """
 
     def __init__(self, settings: Settings, metrics: Metrics) -> None:
         self.settings = settings
         self.store = MapStore(settings.data_dir)
-        self.cache = MapCache(self.store, settings.cache_bytes)
+        self.cache = MapCache(
+            self.store,
+            settings.cache_bytes,
+            table_bytes=settings.max_table_bytes + settings.max_landmark_bytes,
+            jump_table_bytes=settings.max_jump_table_bytes,
+        )
         self.tables = TableBuilder(
             self.store,
             self.cache,
@@ -34,12 +44,15 @@ class Runtime:
             jump_table_bytes=settings.max_jump_table_bytes,
             landmarks=settings.landmarks,
             max_landmark_bytes=settings.max_landmark_bytes,
+            max_build_bytes=settings.max_table_build_bytes,
         )
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
         )
         self.ready = False
+        self._ready = asyncio.Event()
+        self._warmup_error: str | None = None
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run blocking work (searches, map I/O) on the search threads."""
@@ -48,12 +61,55 @@ class Runtime:
 
     async def warm_up(self) -> None:
         """Compile (or load cached) kernels off the event loop, then report ready."""
-        await self.run(warmup)
+        try:
+            await self.run(warmup)
+        except Exception as exc:
+            self._warmup_error = f"{type(exc).__name__}: {exc}"
+            log.exception("kernel warm-up failed; path queries and uploads answer NotReady")
+            return
+        if self.settings.verify_on_start:
+            self.tables.verify_all()
         self.tables.resume()  # after warm-up: the builds compile nothing on the loop
         self.ready = True
+        self._ready.set()
         log.info("kernels ready; serving %d stored maps", len(self.store))
+
+    async def until_ready(self) -> None:
+        """Wait (on the event loop, not blocking it) until the kernels are compiled.
+
+        Raises:
+            ApiError: ``NotReady`` after ``ready_wait_seconds``, or at once if the
+                warm-up failed.
+        """
+        if self.ready:
+            return
+        wait = self.settings.ready_wait_seconds
+        if self._warmup_error is None:
+            try:
+                async with asyncio.timeout(wait):
+                    await self._ready.wait()
+                return
+            except TimeoutError:
+                pass
+        reason = self._warmup_error or f"kernels still compiling after {wait:g} s"
+        raise ApiError(
+            ErrorCode.NOT_READY, f"starting: {reason} (GRIDPATH_READY_WAIT_SECONDS); retry"
+        )
+
+    def health(self, record: MapRecord) -> dict[str, Any]:
+        """``{"status": "ok" | "corrupt" | "too_big", "reason"}`` of a stored map."""
+        problem = self.store.problem(record.id)
+        if problem is not None:
+            return {"status": "corrupt", "reason": problem}
+        try:
+            self.cache.check_fits(record.width, record.height,
+                                  uniform=record.min_cost == record.max_cost)  # fmt: skip
+        except CacheBudgetError as exc:
+            return {"status": "too_big", "reason": str(exc)}
+        return {"status": "ok", "reason": None}
 
     def close(self) -> None:
         self.ready = False
         self.tables.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
+        self.store.close()

@@ -59,6 +59,11 @@ class MapCreate(BaseModel):
 class TableStatus(BaseModel):
     status: Literal["building", "ready", "failed"]
     bytes: int | None = Field(description="Size of the table in memory and on disk.")
+    reason: str | None = Field(
+        description="Why the table is not available (status 'failed'): e.g. the memory it "
+        "would need and the setting that bounds it. Failed builds are not retried until "
+        "the service restarts; queries fall back to octile (see heuristic_used)."
+    )
 
 
 class ClusterTableStatus(TableStatus):
@@ -82,6 +87,17 @@ class MapTables(BaseModel):
     landmarks: LandmarkTableStatus
 
 
+class MapHealth(BaseModel):
+    """Whether a stored map can be served, and if not, why."""
+
+    status: Literal["ok", "corrupt", "too_big"] = Field(
+        description="'corrupt': its stored grid fails its checksum (queries answer "
+        "MapCorrupt; delete it and upload it again). 'too_big': its grid and tables no "
+        "longer fit GRIDPATH_CACHE_BYTES (queries answer TooBig until the setting is raised)."
+    )
+    reason: str | None = Field(description="What is wrong; null when 'ok'.")
+
+
 class MapPublic(BaseModel):
     """A stored map's metadata."""
 
@@ -99,6 +115,7 @@ class MapPublic(BaseModel):
     max_cost: float
     version: int = Field(description="Storage format version of the map's files.")
     created_at: str = Field(description="ISO 8601 UTC.")
+    health: MapHealth
     tables: MapTables = Field(description="Precomputed tables and their status.")
 
 

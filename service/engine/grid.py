@@ -23,6 +23,7 @@ JUMP_TABLE_BYTES_PER_CELL = 16
 #: Default bound of one map's JPS+ table (the service passes its own setting).
 DEFAULT_JUMP_TABLE_BYTES = 256 * 1024 * 1024
 _NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
+_WORD_BITS = 64  # cells per word of the JPS bit rows
 _NO_LANDMARK_TABLE = np.zeros((0, 0), dtype=np.float32)
 _NO_LANDMARKS = (
     (_NO_LANDMARK_TABLE, _NO_LANDMARK_TABLE),  # d(L, n) per connectivity
@@ -38,6 +39,23 @@ _NO_CLUSTERS = (
     np.ones(2, dtype=np.float32),  # units
     np.zeros(2, dtype=np.bool_),  # symmetric
 )
+
+
+def memory_estimate(width: int, height: int, *, uniform: bool, jump_table_bytes: int) -> int:
+    """Bytes a ``width`` x ``height`` :class:`GridMap` holds once its Jump Point Search
+    tables are prepared (``prepare_jumps(max_table_bytes=jump_table_bytes)``), before
+    any cluster or landmark table is attached: what a cache must find room for. Equal
+    to that grid's :attr:`GridMap.nbytes`."""
+    padded_width, padded_height = width + 2, height + 2
+    padded = padded_width * padded_height
+    total = 4 * width * height + 4 * padded + 2 * 4 * padded  # costs, padded, islands
+    if uniform:  # JPS runs only on uniform maps: bit rows and, if it fits, the JPS+ table
+        row_words = -(-padded_width // _WORD_BITS) + 1
+        column_words = -(-padded_height // _WORD_BITS) + 1
+        total += 2 * 8 * (padded_height * row_words + padded_width * column_words)
+        if JUMP_TABLE_BYTES_PER_CELL * padded <= jump_table_bytes:
+            total += JUMP_TABLE_BYTES_PER_CELL * padded
+    return total
 
 
 class Islands(NamedTuple):

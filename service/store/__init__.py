@@ -1,14 +1,16 @@
 """Persistence of maps (atomic files, format versions) and the in-memory map cache."""
 
 from service.store.builder import TableBuilder, TableStatus
-from service.store.cache import CacheStats, MapCache
+from service.store.cache import CacheBudgetError, CacheStats, MapCache
 from service.store.records import FORMAT_VERSION, MapRecord
-from service.store.store import MapStore, StoreError
+from service.store.store import DataDirInUseError, MapStore, StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo
 
 __all__ = [
     "FORMAT_VERSION",
+    "CacheBudgetError",
     "CacheStats",
+    "DataDirInUseError",
     "MapCache",
     "MapRecord",
     "MapStore",
@@ -17,4 +19,5 @@ __all__ = [
     "TableFileError",
     "TableInfo",
     "TableStatus",
+    "UnknownMapError",
 ]

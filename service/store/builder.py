@@ -10,7 +10,16 @@ search with octile. One job builds a map's clusters, then its landmarks.
 Built tables are never rebuilt on restart: they are loaded with the map. A tables
 file that fails its version or checksum check is deleted and rebuilt, not trusted.
 
-Status per map and kind: ``building``, ``ready`` (with the figures) or ``failed``.
+Status per map and kind: ``building``, ``ready`` (with the figures) or ``failed``
+(with the reason). A failed build is not tried again while the process runs (a
+bound it exceeded will be exceeded again); a restart tries it once more, with the
+settings of that start.
+
+Every build is bounded: ``max_table_bytes``/``max_landmark_bytes`` bound what the
+tables hold, ``max_build_bytes`` what a build allocates (see ``build_clusters``).
+
+At startup :meth:`TableBuilder.verify_all` checks every stored grid in the
+background, so a corrupt map shows in its health before a query meets it.
 """
 
 import logging
@@ -19,10 +28,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from service.engine import GridMap, build_clusters, build_landmarks
+from service.engine import GridMap, TableBudgetError, build_clusters, build_landmarks
+from service.engine.clusters import UNBOUNDED_BYTES
 from service.engine.landmarks import DEFAULT_LANDMARKS
-from service.store.cache import MapCache
-from service.store.store import MapStore, StoreError
+from service.store.cache import CacheBudgetError, MapCache
+from service.store.store import MapStore, StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo, landmark_info
 
 log = logging.getLogger("gridpath.tables")
@@ -39,20 +49,31 @@ class TableStatus:
     count: int | None = None
     bytes: int | None = None
     build_seconds: float | None = None
+    reason: str | None = None
 
     @classmethod
     def ready(cls, info: TableInfo) -> "TableStatus":
         return cls("ready", info.cluster_size, info.count, info.bytes, info.build_seconds)
 
+    @classmethod
+    def failed(cls, reason: str) -> "TableStatus":
+        return cls("failed", reason=reason)
+
 
 BUILDING = TableStatus("building")
-FAILED = TableStatus("failed")
 
 
 CLUSTERS: Final = "clusters"
 LANDMARKS: Final = "landmarks"
 #: Every kind of table a map gets, built in this order.
 KINDS: Final = (CLUSTERS, LANDMARKS)
+#: The setting behind each memory bound a build can exceed, per kind of table.
+_SETTINGS: Final = {
+    (CLUSTERS, "max_table_bytes"): "GRIDPATH_MAX_TABLE_BYTES",
+    (LANDMARKS, "max_table_bytes"): "GRIDPATH_MAX_LANDMARK_BYTES",
+    (CLUSTERS, "max_build_bytes"): "GRIDPATH_MAX_TABLE_BUILD_BYTES",
+    (LANDMARKS, "max_build_bytes"): "GRIDPATH_MAX_TABLE_BUILD_BYTES",
+}
 
 
 class TableBuilder:
@@ -69,10 +90,12 @@ class TableBuilder:
         jump_table_bytes: int,
         landmarks: int = DEFAULT_LANDMARKS,
         max_landmark_bytes: int = 64 * 1024 * 1024,
+        max_build_bytes: int = UNBOUNDED_BYTES,
     ) -> None:
         self._store = store
         self._cache = cache
         self._max_table_bytes = max_table_bytes
+        self._max_build_bytes = max_build_bytes
         self._default_size = cluster_size
         self._jump_table_bytes = jump_table_bytes
         self._landmarks = landmarks
@@ -102,11 +125,17 @@ class TableBuilder:
             if missing:
                 self.schedule(record.id, kinds=tuple(missing))
 
+    def verify_all(self) -> None:
+        """Check every stored grid in the background (before any queued build)."""
+        self._pool.submit(self._verify, [record.id for record in self._store.records()])
+
     def schedule(self, map_id: str, cluster_size: int | None = None, *,
                  kinds: tuple[str, ...] = KINDS) -> None:  # fmt: skip
-        """Queue a build of ``map_id``'s tables (``cluster_size`` None: the default)."""
+        """Queue a build of ``map_id``'s tables (``cluster_size`` None: the default).
+
+        Kinds already building, or failed in this process, are left as they are."""
         with self._lock:
-            wanted = tuple(k for k in kinds if self._status.get((map_id, k)) is not BUILDING)
+            wanted = tuple(k for k in kinds if self._wanted(self._status.get((map_id, k))))
             if not wanted:
                 return
             for kind in wanted:
@@ -144,6 +173,21 @@ class TableBuilder:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     # -- internals ----------------------------------------------------------------
+
+    @staticmethod
+    def _wanted(status: TableStatus | None) -> bool:
+        return status is None or status.status == "ready"
+
+    def _verify(self, map_ids: list[str]) -> None:
+        """The scrub: read and check each grid; a map whose file is damaged while a
+        checked copy is in memory gets its file rewritten from that copy."""
+        for map_id in map_ids:
+            if self._store.verify(map_id) is None:
+                continue
+            with self._cache.acquire_cached(map_id) as grid:
+                if grid is not None and self._store.repair(map_id, grid):
+                    log.warning("map %s: grid file rewritten from its checked copy in memory",
+                                map_id)  # fmt: skip
 
     def _info(self, map_id: str, kind: str) -> TableInfo | None:
         if kind == CLUSTERS:
@@ -184,38 +228,47 @@ class TableBuilder:
                 for kind in kinds:
                     self._finish(map_id, kind, self._build_one(map_id, kind, grid))
                     self._cache.refresh(map_id)
-        except KeyError:  # deleted meanwhile
+        except KeyError:  # deleted meanwhile (UnknownMapError)
             self.forget(map_id)
-        except (StoreError, OSError) as exc:
+        except (StoreError, CacheBudgetError, OSError) as exc:
             log.error("map %s: cannot load it to build its tables (%s)", map_id, exc)
             for kind in kinds:
-                self._finish(map_id, kind, FAILED)
+                self._finish(map_id, kind, TableStatus.failed(f"the map cannot be loaded: {exc}"))
 
     def _build_one(self, map_id: str, kind: str, grid: GridMap) -> TableStatus:
         """Build, persist and attach one kind of table; its new status."""
         try:
-            if kind == CLUSTERS:
-                with self._lock:
-                    size = self._sizes.get(map_id) or self._default_size
-                clusters = build_clusters(grid, cluster_size=size,
-                                          max_table_bytes=self._max_table_bytes)  # fmt: skip
-                if not self._store.save_clusters(map_id, clusters):
-                    raise KeyError(map_id)
-                grid.attach_clusters(clusters)
-                info = TableInfo.of(clusters)
-            else:
-                landmarks = build_landmarks(grid, count=self._landmarks,
-                                            max_table_bytes=self._max_landmark_bytes)  # fmt: skip
-                if not self._store.save_landmarks(map_id, landmarks):
-                    raise KeyError(map_id)
-                grid.attach_landmarks(landmarks)
-                info = landmark_info(landmarks)
-        except (ValueError, OSError, MemoryError):
+            info = self._make(map_id, kind, grid)
+        except TableBudgetError as exc:  # expected for big maps: one line, no traceback
+            reason = exc.naming(_SETTINGS[kind, exc.limit_name])
+            log.warning("map %s: no %s: %s", map_id, kind, reason)
+            return TableStatus.failed(reason)
+        except (ValueError, OSError, MemoryError) as exc:
             log.exception("map %s: building its %s failed", map_id, kind)
-            return FAILED
+            return TableStatus.failed(f"the build failed: {type(exc).__name__}: {exc}")
         log.info("map %s: %s ready (%d, %d bytes, %.2f s)", map_id, kind, info.count,
                  info.bytes, info.build_seconds)  # fmt: skip
         return TableStatus.ready(info)
+
+    def _make(self, map_id: str, kind: str, grid: GridMap) -> TableInfo:
+        """Build, persist and attach one kind of table; its figures."""
+        if kind == CLUSTERS:
+            with self._lock:
+                size = self._sizes.get(map_id) or self._default_size
+            clusters = build_clusters(grid, cluster_size=size,
+                                      max_table_bytes=self._max_table_bytes,
+                                      max_build_bytes=self._max_build_bytes)  # fmt: skip
+            if not self._store.save_clusters(map_id, clusters):
+                raise UnknownMapError(map_id)
+            grid.attach_clusters(clusters)
+            return TableInfo.of(clusters)
+        landmarks = build_landmarks(grid, count=self._landmarks,
+                                    max_table_bytes=self._max_landmark_bytes,
+                                    max_build_bytes=self._max_build_bytes)  # fmt: skip
+        if not self._store.save_landmarks(map_id, landmarks):
+            raise UnknownMapError(map_id)
+        grid.attach_landmarks(landmarks)
+        return landmark_info(landmarks)
 
     def _finish(self, map_id: str, kind: str, status: TableStatus) -> None:
         with self._lock:
@@ -226,7 +279,6 @@ class TableBuilder:
 __all__ = [
     "BUILDING",
     "CLUSTERS",
-    "FAILED",
     "KINDS",
     "LANDMARKS",
     "TableBuilder",

@@ -3,6 +3,11 @@
 A map in use is *pinned*: eviction passes it over, so a running query never has
 its map freed under it (the budget may be exceeded until it is released). Loads
 happen outside the cache lock, one at a time per map id.
+
+Every map must fit the budget on its own, with the most its tables may take
+(:meth:`MapCache.check_fits`): uploads are refused otherwise, and a stored map that
+no longer fits (the budget was lowered) is refused before it is read, rather than
+read from disk again for every request.
 """
 
 import threading
@@ -12,7 +17,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from service.engine import GridMap
-from service.store.store import MapStore
+from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
+from service.store.store import MapStore, UnknownMapError
+
+
+class CacheBudgetError(ValueError):
+    """A map whose grid and tables could not fit the cache even alone."""
+
+    def __init__(self, width: int, height: int, needed: int, budget: int) -> None:
+        super().__init__(
+            f"map of {width}x{height} cells needs up to {needed} bytes in memory (grid, "
+            "jump tables, and the cluster and landmark tables' limits), more than the "
+            f"whole map cache of {budget} bytes (GRIDPATH_CACHE_BYTES)"
+        )
+        self.needed = needed
+        self.budget = budget
 
 
 @dataclass(slots=True)
@@ -34,9 +53,14 @@ class CacheStats:
 class MapCache:
     """LRU cache of :class:`GridMap` by bytes in front of a :class:`MapStore`."""
 
-    def __init__(self, store: MapStore, max_bytes: int) -> None:
+    def __init__(self, store: MapStore, max_bytes: int, *, table_bytes: int = 0,
+                 jump_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES) -> None:  # fmt: skip
+        """``table_bytes``: the most a map's cluster and landmark tables may take;
+        ``jump_table_bytes``: the JPS+ table bound (as ``GridMap.prepare_jumps``)."""
         self._store = store
         self._max_bytes = max_bytes
+        self._table_bytes = table_bytes
+        self._jump_table_bytes = jump_table_bytes
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._loading: dict[str, threading.Lock] = {}
@@ -48,12 +72,25 @@ class MapCache:
         #: it is cached: attaches derived tables (see ``TableBuilder``).
         self.on_load: Callable[[str, GridMap], None] | None = None
 
+    def footprint(self, width: int, height: int, *, uniform: bool) -> int:
+        """The most bytes a map of this size may hold in the cache, tables included."""
+        grid = memory_estimate(width, height, uniform=uniform,
+                               jump_table_bytes=self._jump_table_bytes)  # fmt: skip
+        return grid + self._table_bytes
+
+    def check_fits(self, width: int, height: int, *, uniform: bool) -> None:
+        """Raise :class:`CacheBudgetError` unless such a map fits the budget alone."""
+        needed = self.footprint(width, height, uniform=uniform)
+        if needed > self._max_bytes:
+            raise CacheBudgetError(width, height, needed, self._max_bytes)
+
     @contextmanager
     def acquire(self, map_id: str) -> Iterator[GridMap]:
         """Pin a map for the duration of the block, loading it if needed.
 
         Raises:
-            KeyError: no such map. StoreError: its files are corrupt.
+            UnknownMapError: no such map (or deleted meanwhile). StoreError: its grid
+                is corrupt. CacheBudgetError: it cannot fit the cache (not read).
         """
         entry = self._pin_cached(map_id) or self._load_and_pin(map_id)
         try:
@@ -116,13 +153,18 @@ class MapCache:
                 entry = self._pin_cached(map_id)
                 if entry is not None:
                     return entry
+                record = self._store.record(map_id)
+                if record is None:
+                    raise UnknownMapError(map_id)
+                self.check_fits(record.width, record.height,
+                                uniform=record.min_cost == record.max_cost)  # fmt: skip
                 grid = self._store.load(map_id)
                 if self.on_load is not None:
                     self.on_load(map_id, grid)
                 with self._lock:
                     self._misses += 1
                     if self._store.record(map_id) is None:  # deleted while loading
-                        raise KeyError(map_id)
+                        raise UnknownMapError(map_id)
                     entry = self._insert(map_id, grid)
                     entry.pins += 1
                     self._evict()

@@ -11,17 +11,29 @@ is renamed to ``maps/<id>`` and ``maps/`` fsynced: the rename is atomic, so afte
 a crash a map either exists whole or not at all, and every map acknowledged to a
 client (after the rename) survives a restart. Leftover ``.incoming-*`` and
 ``.deleting-*`` folders are removed on open.
+
+One process serves a data dir: the store holds an advisory lock (``flock``) on
+``<data_dir>/.lock`` from open to :meth:`MapStore.close`, and a second store on the
+same dir is refused (:class:`DataDirInUseError`) instead of serving a map list that
+the first one changes under it.
+
+A map whose grid fails its checksum is *corrupt*: it stays listed, its health says
+why (:meth:`MapStore.problem`), and loading it raises :class:`StoreError` at once,
+without reading the file again.
 """
 
+import errno
+import fcntl
 import io
 import logging
+import os
 import re
 import secrets
 import shutil
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, NoReturn
 
 import numpy as np
 import orjson
@@ -52,7 +64,21 @@ _DELETING: Final = ".deleting-"
 
 
 class StoreError(RuntimeError):
-    """A stored map could not be read back (corrupt or from an unknown format)."""
+    """A stored map could not be read back: its grid is corrupt or missing."""
+
+
+class UnknownMapError(KeyError):
+    """No map has this id: never stored, or deleted (perhaps while it was being read)."""
+
+    def __str__(self) -> str:
+        return f"no map with id {self.args[0]!r}"
+
+
+class DataDirInUseError(RuntimeError):
+    """Another process (or another open store) holds the data dir's lock."""
+
+
+LOCK_FILE: Final = ".lock"
 
 
 def new_map_id() -> str:
@@ -68,16 +94,27 @@ class MapStore:
     """Maps persisted under ``data_dir``; records are kept in memory, grids are not."""
 
     def __init__(self, data_dir: Path) -> None:
+        """Open (creating if needed) the store under ``data_dir`` and lock it.
+
+        Raises:
+            DataDirInUseError: another store, in this process or another, has it open.
+        """
         self.root = data_dir / "maps"
         self.root.mkdir(parents=True, exist_ok=True)
+        self._lock_fd: int | None = _lock_data_dir(data_dir / LOCK_FILE)
         self._lock = threading.Lock()
         self._records: dict[str, MapRecord] = {}
-        self._remove_leftovers()
-        for folder in sorted(self.root.iterdir()):
-            if valid_map_id(folder.name):
-                record = self._read_record(folder)
-                if record is not None:
-                    self._records[record.id] = record
+        self._problems: dict[str, str] = {}
+        try:
+            self._remove_leftovers()
+            for folder in sorted(self.root.iterdir()):
+                if valid_map_id(folder.name):
+                    record = self._read_record(folder)
+                    if record is not None:
+                        self._records[record.id] = record
+        except BaseException:
+            self.close()
+            raise
 
     # -- reads ------------------------------------------------------------------
 
@@ -93,32 +130,103 @@ class MapStore:
     def __len__(self) -> int:
         return len(self._records)
 
+    def close(self) -> None:
+        """Release the data dir's lock (idempotent); the store is not used after."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = None
+
+    def problem(self, map_id: str) -> str | None:
+        """Why a stored map cannot be served (its grid is corrupt), or None."""
+        with self._lock:
+            return self._problems.get(map_id)
+
     def load(self, map_id: str) -> GridMap:
-        """Read a map's grid and tables back; raises KeyError if unknown.
+        """Read a map's grid and tables back.
 
         Raises:
-            StoreError: the grid file fails its checksum. (A bad island table is
-                recomputed from the grid and rewritten instead: it is derived data.)
+            UnknownMapError: no such map, or it was deleted while being read.
+            StoreError: the grid file is missing or fails its checksum (now or on an
+                earlier load: a corrupt map is not read again). A bad island table
+                is recomputed from the grid and rewritten instead: it is derived data.
         """
-        record = self.record(map_id)
-        if record is None:
-            raise KeyError(map_id)
-        folder = self.root / map_id
+        record = self._served_record(map_id)
         try:
-            grid_data = (folder / GRID_FILE).read_bytes()
+            grid_data = self._checked_grid(record)
+            costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
+            folder = self.root / map_id
+            islands = self._load_islands(folder, record)
+            grid = GridMap(costs, islands=islands)
+            if islands is None:
+                log.warning("map %s: island table failed its check; rebuilt", map_id)
+                self._rewrite_islands(folder, record, grid)
         except FileNotFoundError:
             if self.record(map_id) is None:  # deleted while we were reading
-                raise KeyError(map_id) from None
-            raise StoreError(f"map {map_id}: {GRID_FILE} is missing") from None
-        if checksum(grid_data) != record.grid_crc32:
-            raise StoreError(f"map {map_id}: {GRID_FILE} fails its checksum")
-        costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
-        islands = self._load_islands(folder, record)
-        grid = GridMap(costs, islands=islands)
-        if islands is None:
-            log.warning("map %s: island table failed its check; rebuilt", map_id)
-            self._rewrite_islands(folder, record, grid)
+                raise UnknownMapError(map_id) from None
+            raise
         return grid
+
+    def verify(self, map_id: str) -> str | None:
+        """Read a map's grid and check it (a scrub); return its problem, or None.
+
+        A map deleted meanwhile has no problem.
+        """
+        try:
+            self._checked_grid(self._served_record(map_id))
+        except (UnknownMapError, FileNotFoundError):
+            return None
+        except StoreError as exc:
+            return str(exc)
+        return None
+
+    def repair(self, map_id: str, grid: GridMap) -> bool:
+        """Rewrite a corrupt map's grid file from a copy of it that passed its checksum
+        when it was loaded (held in memory); True if the map is whole again. The copy
+        must serialise to the very bytes the record's checksum names."""
+        record = self.record(map_id)
+        if record is None:
+            return False
+        data = npy_bytes(grid.costs)
+        if checksum(data) != record.grid_crc32:
+            return False
+        try:
+            atomic_write(self.root / map_id / GRID_FILE, data)
+        except FileNotFoundError:  # deleted meanwhile
+            return False
+        with self._lock:
+            self._problems.pop(map_id, None)
+        return True
+
+    def _served_record(self, map_id: str) -> MapRecord:
+        """The record of a map that may be read; the errors :meth:`load` names."""
+        record = self.record(map_id)
+        if record is None:
+            raise UnknownMapError(map_id)
+        problem = self.problem(map_id)
+        if problem is not None:
+            raise StoreError(problem)
+        return record
+
+    def _checked_grid(self, record: MapRecord) -> bytes:
+        """The grid file's bytes, checked against the record's checksum. A missing or
+        corrupt file is remembered as the map's problem."""
+        try:
+            data = (self.root / record.id / GRID_FILE).read_bytes()
+        except FileNotFoundError:
+            if self.record(record.id) is None:
+                raise UnknownMapError(record.id) from None
+            self._fail(record.id, f"map {record.id}: {GRID_FILE} is missing")
+        if checksum(data) != record.grid_crc32:
+            self._fail(record.id, f"map {record.id}: {GRID_FILE} fails its checksum")
+        return data
+
+    def _fail(self, map_id: str, problem: str) -> NoReturn:
+        log.error("%s; the map cannot be served until it is deleted and uploaded again",
+                  problem)  # fmt: skip
+        with self._lock:
+            if map_id in self._records:
+                self._problems[map_id] = problem
+        raise StoreError(problem)
 
     def clusters_info(self, map_id: str) -> TableInfo | None:
         """Figures of a map's stored cluster tables; None if there is no such file.
@@ -228,6 +336,7 @@ class MapStore:
         with self._lock:
             if self._records.pop(map_id, None) is None:
                 return False
+            self._problems.pop(map_id, None)
         doomed = self.root / f"{_DELETING}{map_id}"
         (self.root / map_id).rename(doomed)
         fsync_dir(self.root)
@@ -289,3 +398,36 @@ class MapStore:
         with self._lock:
             if record.id in self._records:
                 self._records[record.id] = fixed
+
+
+def check_data_dir(data_dir: Path) -> None:
+    """Raise :class:`DataDirInUseError` if another process serves ``data_dir`` now (a
+    check before a slow start; the store takes the lock itself when it opens)."""
+    if (data_dir / LOCK_FILE).exists():
+        os.close(_lock_data_dir(data_dir / LOCK_FILE, claim=False))
+
+
+def _lock_data_dir(path: Path, *, claim: bool = True) -> int:
+    """Take the data dir's advisory lock; return the descriptor that holds it.
+
+    With ``claim`` the lock file names the holder's process id, for the message a
+    second process gets. The kernel drops the lock when the holder exits, however it
+    exits.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+            raise
+        raise DataDirInUseError(
+            f"data dir {path.parent} is in use by another gridpath process (pid {holder}); "
+            "a data dir is served by one process at a time"
+        ) from None
+    if claim:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    return fd

@@ -37,10 +37,16 @@ def wait_tables(client: TestClient, map_id: str, timeout: float = 60.0, kind: st
 
 @pytest.fixture
 def make_client(tmp_path: Path) -> Iterator[ClientFactory]:
-    """Build clients on one data dir; ``make_client(max_batch=3)`` overrides settings."""
+    """Build clients on one data dir; ``make_client(max_batch=3)`` overrides settings.
+
+    One service at a time serves a data dir (its lock): a new client is a restart,
+    so the one before it is shut down first.
+    """
     clients: list[TestClient] = []
 
     def factory(**overrides: object) -> TestClient:
+        while clients:
+            clients.pop().__exit__(None, None, None)  # a second exit is harmless
         settings = Settings(data_dir=tmp_path / "data", **overrides)  # type: ignore[arg-type]
         client = TestClient(create_app(settings), raise_server_exceptions=False)
         client.__enter__()

@@ -212,8 +212,9 @@ def test_tables_build_in_the_background_without_blocking_queries(
     map_id = created["id"]
     assert created["tables"]["clusters"] == {
         "status": "building", "cluster_size": None, "count": None, "bytes": None,
-        "build_seconds": None,
+        "build_seconds": None, "reason": None,
     }  # fmt: skip
+    assert created["health"] == {"status": "ok", "reason": None}
     assert gate.started.wait(30)
     query = {"start": [0, 0], "goal": [2, 3], "heuristic": "cluster", "format": "cells"}
     early = client.post(f"/v1/maps/{map_id}/path", json=query)

@@ -15,7 +15,7 @@ def test_bodies_over_the_limit_are_too_big(make_client: ClientFactory) -> None:
     assert declared.status_code == 413
     assert declared.json() == {
         "code": "TooBig",
-        "message": "body of at least 101 bytes exceeds the limit of 100 bytes "
+        "message": "body of at least 101 bytes exceeds the limit of 100 bytes for this route "
         "(GRIDPATH_MAX_BODY_BYTES)",
     }
 

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 from service.store import MapCache, MapStore, TableBuilder, TableStatus
+from tests.store.conftest import OpenStore
 from tests.support import random_grid
 
 
-def builder_on(tmp_path: Path, **kwargs: Any) -> tuple[MapStore, MapCache, TableBuilder]:
-    store = MapStore(tmp_path)
+def builder_on(open_store: OpenStore, tmp_path: Path, **kwargs: Any
+               ) -> tuple[MapStore, MapCache, TableBuilder]:  # fmt: skip
+    store = open_store(tmp_path)
     cache = MapCache(store, 1 << 30)
     options: dict[str, Any] = {
         "workers": 1,
@@ -32,8 +34,8 @@ def wait(builder: TableBuilder, map_id: str) -> TableStatus:
     return status
 
 
-def test_schedule_builds_persists_and_attaches(tmp_path: Path) -> None:
-    store, cache, builder = builder_on(tmp_path, cluster_size=4)
+def test_schedule_builds_persists_and_attaches(tmp_path: Path, open_store: OpenStore) -> None:
+    store, cache, builder = builder_on(open_store, tmp_path, cluster_size=4)
     grid = random_grid(np.random.default_rng(1), 30, 20, 0.2, None)
     record = store.create(grid, None)
     cache.put(record.id, grid)
@@ -52,14 +54,16 @@ def test_schedule_builds_persists_and_attaches(tmp_path: Path) -> None:
     builder.close()
 
 
-def test_resume_reports_stored_tables_and_builds_missing_ones(tmp_path: Path) -> None:
-    store, _, builder = builder_on(tmp_path)
+def test_resume_reports_stored_tables_and_builds_missing_ones(
+    tmp_path: Path, open_store: OpenStore
+) -> None:
+    store, _, builder = builder_on(open_store, tmp_path)
     grids = [random_grid(np.random.default_rng(s), 16, 16, 0.2, None) for s in range(2)]
     ids = [store.create(g, None).id for g in grids]
     builder.schedule(ids[0])
     wait(builder, ids[0])
     builder.close()
-    _, cache2, builder2 = builder_on(tmp_path)
+    _, cache2, builder2 = builder_on(open_store, tmp_path)
     builder2.resume()
     assert builder2.status(ids[0]) == builder.status(ids[0])  # read back, not rebuilt
     assert wait(builder2, ids[1]).status == "ready"  # never built: built now
@@ -69,11 +73,11 @@ def test_resume_reports_stored_tables_and_builds_missing_ones(tmp_path: Path) ->
 
 
 def test_a_map_deleted_during_its_build_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
 ) -> None:
     import service.store.builder as module
 
-    store, cache, builder = builder_on(tmp_path)
+    store, cache, builder = builder_on(open_store, tmp_path)
     record = store.create(random_grid(np.random.default_rng(3), 16, 16, 0.2, None), None)
     entered, release = threading.Event(), threading.Event()
     real = module.build_clusters

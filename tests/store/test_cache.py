@@ -3,20 +3,19 @@ deleted maps, and one load per map under concurrent acquires."""
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from service.engine import GridMap
-from service.store import CacheStats, MapCache, MapStore, StoreError
-
-ROWS = ["..@", "..."]
+from service.store import CacheBudgetError, CacheStats, MapCache, MapStore, StoreError
 
 
 def small() -> GridMap:
-    return GridMap.from_rows(ROWS)
+    """A weighted map: no jump tables, so it holds exactly what the cache budgets."""
+    return GridMap.from_costs([[1, 2, 0], [1, 1, 3]])
 
 
 #: Bytes of one ``small()`` map: every map in these tests has this size.
@@ -40,8 +39,10 @@ class CountingStore(MapStore):
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> CountingStore:
-    return CountingStore(tmp_path / "data")
+def store(tmp_path: Path) -> Iterator[CountingStore]:
+    opened = CountingStore(tmp_path / "data")
+    yield opened
+    opened.close()
 
 
 def new_map(store: MapStore) -> str:
@@ -180,23 +181,27 @@ def test_a_pinned_map_survives_other_maps_passing_through(store: CountingStore) 
     assert store.loads == [a, b, c]
 
 
-def test_a_map_over_budget_is_evicted_once_released(store: CountingStore) -> None:
-    map_id = new_map(store)
-    cache = MapCache(store, ONE_MAP - 1)  # not even one map fits
-    with cache.acquire(map_id) as grid:
-        assert cache.stats().maps == 1
+def test_maps_pinned_over_budget_are_evicted_once_released(store: CountingStore) -> None:
+    a, b = new_map(store), new_map(store)
+    cache = MapCache(store, ONE_MAP)  # each fits alone, not both
+    with cache.acquire(a) as grid, cache.acquire(b):
+        assert cache.stats().maps == 2  # both pinned: the budget waits
         assert grid.width == 3
-    assert stats(cache) == (0, 1, 1, 0, 0)
+    assert stats(cache) == (0, 2, 1, 1, ONE_MAP)
 
 
 def test_a_map_pinned_twice_stays_until_both_release(store: CountingStore) -> None:
-    map_id = new_map(store)
-    cache = MapCache(store, 0)
-    with cache.acquire(map_id):
-        with cache.acquire(map_id):
+    a, b = new_map(store), new_map(store)
+    cache = MapCache(store, ONE_MAP)
+    with cache.acquire(a):
+        with cache.acquire(a):
             pass
-        assert cache.stats().maps == 1
-    assert cache.stats().maps == 0
+        with cache.acquire(b):
+            assert cache.stats().maps == 2
+        assert is_cached(cache, a)  # still pinned once: b went instead
+    with cache.acquire(b):
+        pass
+    assert not is_cached(cache, a)
 
 
 # -- acquire_cached ------------------------------------------------------------------
@@ -427,3 +432,33 @@ def test_an_acquire_arriving_as_a_load_finishes_does_not_load_again(
     assert store.loads == [map_id]
     assert cache.stats().misses == 1
     assert cache.stats().bytes == ONE_MAP
+
+
+# -- maps that cannot fit -------------------------------------------------------------
+
+
+def test_regression_map_larger_than_the_cache_is_refused_not_reloaded_per_request(
+    store: CountingStore,
+) -> None:
+    """A map over the whole budget was read from disk again for every request."""
+    map_id = new_map(store)
+    cache = MapCache(store, ONE_MAP - 1)
+    for _ in range(2):
+        with (
+            pytest.raises(CacheBudgetError, match=r"map of 3x2 cells needs up to \d+ bytes"),
+            cache.acquire(map_id),
+        ):
+            pass
+    assert store.loads == []  # refused from its record, never read
+    assert stats(cache) == (0, 0, 0, 0, 0)
+
+
+def test_footprint_counts_the_grid_jump_tables_and_the_table_limits(store: CountingStore) -> None:
+    uniform = GridMap.from_rows(["..@", "..."])
+    cache = MapCache(store, 1 << 30, table_bytes=1000, jump_table_bytes=1 << 30)
+    uniform.prepare_jumps(max_table_bytes=1 << 30)
+    assert cache.footprint(3, 2, uniform=True) == uniform.nbytes + 1000
+    assert cache.footprint(3, 2, uniform=False) == small().nbytes + 1000
+    cache.check_fits(3, 2, uniform=True)
+    with pytest.raises(CacheBudgetError):
+        MapCache(store, uniform.nbytes + 999, table_bytes=1000).check_fits(3, 2, uniform=True)

@@ -3,7 +3,10 @@ format versions, and corrupt files (a bad grid fails, a bad island table is rebu
 
 import json
 import logging
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
@@ -12,10 +15,18 @@ import numpy as np
 import orjson
 import pytest
 
+from service.config import REPO_ROOT
 from service.engine import GridMap
-from service.store import FORMAT_VERSION, MapRecord, MapStore, StoreError
+from service.store import (
+    FORMAT_VERSION,
+    DataDirInUseError,
+    MapRecord,
+    MapStore,
+    StoreError,
+)
 from service.store.files import checksum, npy_bytes
-from service.store.store import new_map_id, valid_map_id
+from service.store.store import UnknownMapError, new_map_id, valid_map_id
+from tests.store.conftest import OpenStore
 
 HEX16 = re.compile(r"^[0-9a-f]{16}$")
 HEX8 = re.compile(r"^[0-9a-f]{8}$")
@@ -35,8 +46,8 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(data_dir: Path) -> MapStore:
-    return MapStore(data_dir)
+def store(data_dir: Path, open_store: OpenStore) -> MapStore:
+    return open_store(data_dir)
 
 
 def assert_same_grid(loaded: GridMap, original: GridMap) -> None:
@@ -213,39 +224,114 @@ def test_store_error_is_a_runtime_error() -> None:
     assert issubclass(StoreError, RuntimeError)
 
 
+def test_a_corrupt_map_stays_listed_with_its_problem_and_is_not_read_again(
+    store: MapStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = store.create(weighted(), None)
+    assert store.problem(record.id) is None
+    flip_last_byte(store.root / record.id / "grid.npy")
+    with pytest.raises(StoreError):
+        store.load(record.id)
+    problem = f"map {record.id}: grid.npy fails its checksum"
+    assert store.problem(record.id) == problem
+    assert store.record(record.id) == record  # still listed: the client must be told
+
+    def no_reads(*_args: object) -> bytes:
+        raise AssertionError("a corrupt grid was read again")
+
+    monkeypatch.setattr(Path, "read_bytes", no_reads)
+    with pytest.raises(StoreError, match=f"^{problem}$"):
+        store.load(record.id)  # fails at once
+    monkeypatch.undo()
+    assert store.delete(record.id)
+    assert store.problem(record.id) is None
+
+
+def test_verify_reads_and_checks_a_grid_and_remembers_a_problem(store: MapStore) -> None:
+    good = store.create(weighted(), None)
+    bad = store.create(weighted(), None)
+    flip_last_byte(store.root / bad.id / "grid.npy")
+    assert store.verify(good.id) is None
+    assert store.verify(bad.id) == f"map {bad.id}: grid.npy fails its checksum"
+    assert store.problem(bad.id) == f"map {bad.id}: grid.npy fails its checksum"
+    assert store.verify("0123456789abcdef") is None  # unknown (or deleted): no problem
+    (store.root / good.id / "grid.npy").unlink()
+    assert store.verify(good.id) == f"map {good.id}: grid.npy is missing"
+
+
+# -- the data dir's lock -------------------------------------------------------------
+
+
+def test_regression_second_store_on_a_data_dir_in_use_is_refused(
+    data_dir: Path, store: MapStore
+) -> None:
+    """A second server on a data dir in use served a stale map list: it is refused."""
+    with pytest.raises(
+        DataDirInUseError, match=rf"in use by another gridpath process \(pid {os.getpid()}\)"
+    ):
+        MapStore(data_dir)
+    store.close()
+    store.close()  # idempotent
+    reopened = MapStore(data_dir)  # released on close
+    reopened.close()
+
+
+def test_the_lock_is_released_when_its_process_dies(data_dir: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from service.store import MapStore\n"
+         f"MapStore(__import__('pathlib').Path({str(data_dir)!r}))\n"
+         "print('locked', flush=True)\ntime.sleep(60)\n"],
+        stdout=subprocess.PIPE, cwd=REPO_ROOT,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == b"locked\n"
+        with pytest.raises(DataDirInUseError, match=f"pid {holder.pid}"):
+            MapStore(data_dir)
+    finally:
+        holder.kill()  # SIGKILL: no clean-up runs, the kernel drops the lock
+        holder.communicate()
+    MapStore(data_dir).close()
+
+
 # -- restart -------------------------------------------------------------------------
 
 
-def test_a_new_store_on_the_same_dir_lists_the_same_records(data_dir: Path) -> None:
-    first = MapStore(data_dir)
+def test_a_new_store_on_the_same_dir_lists_the_same_records(
+    data_dir: Path, open_store: OpenStore
+) -> None:
+    first = open_store(data_dir)
     records = [first.create(weighted(), "a"), first.create(GridMap.from_rows(["..@"]), None)]
-    restarted = MapStore(data_dir)
+    restarted = open_store(data_dir)
     assert restarted.records() == first.records()
     assert sorted(restarted.records(), key=lambda r: r.id) == sorted(records, key=lambda r: r.id)
     assert len(restarted) == 2
 
 
-def test_a_new_store_on_the_same_dir_loads_the_same_grid(data_dir: Path) -> None:
+def test_a_new_store_on_the_same_dir_loads_the_same_grid(
+    data_dir: Path, open_store: OpenStore
+) -> None:
     grid = weighted()
-    record = MapStore(data_dir).create(grid, None)
-    assert_same_grid(MapStore(data_dir).load(record.id), grid)
+    record = open_store(data_dir).create(grid, None)
+    assert_same_grid(open_store(data_dir).load(record.id), grid)
 
 
 # -- records order -------------------------------------------------------------------
 
 
 def test_records_are_listed_oldest_first_not_by_id(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
 ) -> None:
     start = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
     use_clock(monkeypatch, *(start + timedelta(seconds=s) for s in range(3)))
     use_ids(monkeypatch, "f" * 16, "e" * 16, "d" * 16)
-    store = MapStore(data_dir)
+    store = open_store(data_dir)
     for _ in range(3):
         store.create(weighted(), None)
     expected = ["f" * 16, "e" * 16, "d" * 16]
     assert [r.id for r in store.records()] == expected
-    assert [r.id for r in MapStore(data_dir).records()] == expected
+    assert [r.id for r in open_store(data_dir).records()] == expected
 
 
 def test_records_created_in_the_same_millisecond_are_listed_by_id(
@@ -283,11 +369,11 @@ def test_delete_of_an_unknown_id_returns_false(store: MapStore) -> None:
     assert store.delete("0123456789abcdef") is False
 
 
-def test_a_deleted_map_stays_deleted_after_a_restart(data_dir: Path) -> None:
-    store = MapStore(data_dir)
+def test_a_deleted_map_stays_deleted_after_a_restart(data_dir: Path, open_store: OpenStore) -> None:
+    store = open_store(data_dir)
     record = store.create(weighted(), None)
     store.delete(record.id)
-    assert MapStore(data_dir).records() == []
+    assert open_store(data_dir).records() == []
 
 
 # -- crash leftovers -----------------------------------------------------------------
@@ -295,9 +381,9 @@ def test_a_deleted_map_stays_deleted_after_a_restart(data_dir: Path) -> None:
 
 @pytest.mark.parametrize("prefix", [".incoming-", ".deleting-"])
 def test_unfinished_map_folders_are_removed_on_open_and_never_listed(
-    data_dir: Path, prefix: str
+    data_dir: Path, prefix: str, open_store: OpenStore
 ) -> None:
-    store = MapStore(data_dir)
+    store = open_store(data_dir)
     keep = store.create(weighted(), None)
     torn = store.create(weighted(), None)
     # A crash before the final rename (upload) or the final rmtree (delete).
@@ -305,19 +391,21 @@ def test_unfinished_map_folders_are_removed_on_open_and_never_listed(
     (store.root / f"{prefix}0123456789abcdef").mkdir()
     (store.root / f"{prefix}0123456789abcdef" / "grid.npy").write_bytes(b"half")
 
-    restarted = MapStore(data_dir)
+    restarted = open_store(data_dir)
     assert [p.name for p in restarted.root.iterdir()] == [keep.id]
     assert restarted.records() == [keep]
     assert restarted.record(torn.id) is None
 
 
-def test_folders_that_are_not_map_ids_are_ignored_and_left_alone(data_dir: Path) -> None:
-    store = MapStore(data_dir)
+def test_folders_that_are_not_map_ids_are_ignored_and_left_alone(
+    data_dir: Path, open_store: OpenStore
+) -> None:
+    store = open_store(data_dir)
     record = store.create(weighted(), None)
     (store.root / "notes").mkdir()
     (store.root / "ABCDEF0123456789").mkdir()
     (store.root / "0123456789abcdef").write_bytes(b"a file named like an id")
-    restarted = MapStore(data_dir)
+    restarted = open_store(data_dir)
     assert restarted.records() == [record]
     assert sorted(p.name for p in restarted.root.iterdir()) == sorted(
         [record.id, "notes", "ABCDEF0123456789", "0123456789abcdef"]
@@ -329,28 +417,30 @@ def test_folders_that_are_not_map_ids_are_ignored_and_left_alone(data_dir: Path)
 
 @pytest.mark.parametrize("version", [FORMAT_VERSION + 1, 0, "1"], ids=repr)
 def test_a_map_of_another_format_version_is_skipped(
-    data_dir: Path, version: object, caplog: pytest.LogCaptureFixture
+    data_dir: Path, version: object, caplog: pytest.LogCaptureFixture, open_store: OpenStore
 ) -> None:
-    store = MapStore(data_dir)
+    store = open_store(data_dir)
     keep = store.create(weighted(), None)
     other = store.create(weighted(), None)
     meta = read_meta(store, other.id) | {"format_version": version}
     write_meta(store, other.id, orjson.dumps(meta))
     with caplog.at_level(logging.ERROR, logger="gridpath.store"):
-        restarted = MapStore(data_dir)
+        restarted = open_store(data_dir)
     assert restarted.records() == [keep]
     assert restarted.record(other.id) is None
     assert f"map {other.id}: format version {version!r}" in caplog.text
     assert (restarted.root / other.id).is_dir()  # skipped, not deleted
 
 
-def test_a_meta_json_without_a_format_version_is_skipped(data_dir: Path) -> None:
-    store = MapStore(data_dir)
+def test_a_meta_json_without_a_format_version_is_skipped(
+    data_dir: Path, open_store: OpenStore
+) -> None:
+    store = open_store(data_dir)
     record = store.create(weighted(), None)
     meta = read_meta(store, record.id)
     del meta["format_version"]
     write_meta(store, record.id, orjson.dumps(meta))
-    assert MapStore(data_dir).records() == []
+    assert open_store(data_dir).records() == []
 
 
 @pytest.mark.parametrize(
@@ -366,30 +456,34 @@ def test_a_meta_json_without_a_format_version_is_skipped(data_dir: Path) -> None
     ],
     ids=repr,
 )
-def test_a_garbage_meta_json_is_skipped(data_dir: Path, content: bytes) -> None:
-    store = MapStore(data_dir)
+def test_a_garbage_meta_json_is_skipped(
+    data_dir: Path, content: bytes, open_store: OpenStore
+) -> None:
+    store = open_store(data_dir)
     keep = store.create(weighted(), None)
     bad = store.create(weighted(), None)
     write_meta(store, bad.id, content)
-    restarted = MapStore(data_dir)
+    restarted = open_store(data_dir)
     assert restarted.records() == [keep]
     assert restarted.record(bad.id) is None
 
 
 @pytest.mark.parametrize("content", [b"[]", b"null", b"1", b'"text"'], ids=repr)
-def test_a_meta_json_that_is_not_an_object_is_skipped(data_dir: Path, content: bytes) -> None:
-    store = MapStore(data_dir)
+def test_a_meta_json_that_is_not_an_object_is_skipped(
+    data_dir: Path, content: bytes, open_store: OpenStore
+) -> None:
+    store = open_store(data_dir)
     keep = store.create(weighted(), None)
     bad = store.create(weighted(), None)
     write_meta(store, bad.id, content)
-    assert MapStore(data_dir).records() == [keep]
+    assert open_store(data_dir).records() == [keep]
 
 
-def test_a_map_folder_without_meta_json_is_skipped(data_dir: Path) -> None:
-    store = MapStore(data_dir)
+def test_a_map_folder_without_meta_json_is_skipped(data_dir: Path, open_store: OpenStore) -> None:
+    store = open_store(data_dir)
     record = store.create(weighted(), None)
     (store.root / record.id / "meta.json").unlink()
-    assert MapStore(data_dir).records() == []
+    assert open_store(data_dir).records() == []
 
 
 # -- corrupt island table: rebuilt -----------------------------------------------------
@@ -408,9 +502,9 @@ def test_a_corrupt_island_table_is_rebuilt_on_load(
 
 
 def test_a_rebuilt_island_table_is_written_back_with_a_matching_checksum(
-    data_dir: Path, caplog: pytest.LogCaptureFixture
+    data_dir: Path, caplog: pytest.LogCaptureFixture, open_store: OpenStore
 ) -> None:
-    store = MapStore(data_dir)
+    store = open_store(data_dir)
     grid = weighted()
     record = store.create(grid, None)
     folder = store.root / record.id
@@ -426,7 +520,7 @@ def test_a_rebuilt_island_table_is_written_back_with_a_matching_checksum(
     assert fixed is not None
     assert fixed.islands_crc32 == checksum(rewritten)
 
-    restarted = MapStore(data_dir)
+    restarted = open_store(data_dir)
     assert restarted.record(record.id) == fixed
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="gridpath.store"):
@@ -444,14 +538,16 @@ def test_a_missing_island_table_is_rebuilt(store: MapStore) -> None:
     )
 
 
-def test_an_island_table_of_the_wrong_shape_is_rebuilt(store: MapStore) -> None:
+def test_an_island_table_of_the_wrong_shape_is_rebuilt(
+    store: MapStore, open_store: OpenStore
+) -> None:
     grid = weighted()
     record = store.create(grid, None)
     wrong = npy_bytes(np.zeros((2, 3), dtype=np.int32))
     (store.root / record.id / "islands.npy").write_bytes(wrong)
     meta = read_meta(store, record.id) | {"islands_crc32": checksum(wrong)}
     write_meta(store, record.id, orjson.dumps(meta))
-    reopened = MapStore(store.root.parent)
+    reopened = open_store(store.root.parent)
     assert_same_grid(reopened.load(record.id), grid)
 
 
@@ -476,30 +572,32 @@ def test_a_map_deleted_while_loading_raises_key_error(data_dir: Path) -> None:
     store = DeleteDuringLoad(data_dir)
     record = store.create(weighted(), None)
     store.armed = True
-    with pytest.raises(KeyError):
+    with pytest.raises(UnknownMapError, match=record.id):
         store.load(record.id)
+    assert issubclass(UnknownMapError, KeyError)  # callers that catch KeyError still do
+    store.close()
 
 
-def test_stale_temporaries_are_removed_on_open(tmp_path: Path) -> None:
-    store = MapStore(tmp_path / "data")
+def test_stale_temporaries_are_removed_on_open(tmp_path: Path, open_store: OpenStore) -> None:
+    store = open_store(tmp_path / "data")
     record = store.create(GridMap.from_rows(["..."]), None)
     stale = store.root / record.id / ".meta.json.1234abcd.tmp"
     stale.write_bytes(b"torn")
-    MapStore(tmp_path / "data")
+    open_store(tmp_path / "data")
     assert not stale.exists()
     assert (store.root / record.id / "meta.json").exists()
 
 
-def test_meta_json_naming_another_map_is_skipped(tmp_path: Path) -> None:
-    store = MapStore(tmp_path / "data")
+def test_meta_json_naming_another_map_is_skipped(tmp_path: Path, open_store: OpenStore) -> None:
+    store = open_store(tmp_path / "data")
     record = store.create(GridMap.from_rows(["..."]), None)
     meta = store.root / record.id / "meta.json"
     meta.write_bytes(orjson.dumps(record.to_json() | {"id": "0" * 16}))
-    assert MapStore(tmp_path / "data").records() == []
+    assert open_store(tmp_path / "data").records() == []
 
 
-def test_missing_grid_file_is_a_store_error(tmp_path: Path) -> None:
-    store = MapStore(tmp_path / "data")
+def test_missing_grid_file_is_a_store_error(tmp_path: Path, open_store: OpenStore) -> None:
+    store = open_store(tmp_path / "data")
     record = store.create(GridMap.from_rows(["..."]), None)
     (store.root / record.id / "grid.npy").unlink()
     with pytest.raises(StoreError, match=rf"^map {record.id}: grid\.npy is missing$"):

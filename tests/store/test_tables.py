@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from service.engine import GridMap, build_clusters, build_landmarks
-from service.store import MapStore, TableFileError
+from service.store import TableFileError
 from service.store.tables import (
     TABLES_FILE,
     decode_landmarks,
@@ -17,6 +17,7 @@ from service.store.tables import (
     encode_tables,
     read_info,
 )
+from tests.store.conftest import OpenStore
 from tests.support import random_grid
 
 BUDGET = 1 << 30
@@ -72,8 +73,8 @@ def test_garbage_is_refused(garbage: bytes) -> None:
         decode_tables(garbage)
 
 
-def test_store_saves_reads_info_and_discards(tmp_path: Path) -> None:
-    store = MapStore(tmp_path)
+def test_store_saves_reads_info_and_discards(tmp_path: Path, open_store: OpenStore) -> None:
+    store = open_store(tmp_path)
     grid, _ = grid_and_tables()
     record = store.create(grid, "t")
     assert store.clusters_info(record.id) is None
@@ -119,8 +120,8 @@ def test_a_landmark_checksum_mismatch_is_refused() -> None:
         decode_landmarks(wrong)
 
 
-def test_store_saves_and_reads_landmarks(tmp_path: Path) -> None:
-    store = MapStore(tmp_path)
+def test_store_saves_and_reads_landmarks(tmp_path: Path, open_store: OpenStore) -> None:
+    store = open_store(tmp_path)
     grid = random_grid(np.random.default_rng(14), 15, 9, 0.1, None)
     record = store.create(grid, None)
     assert store.landmarks_info(record.id) is None

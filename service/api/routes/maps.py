@@ -32,8 +32,8 @@ _UPLOAD_BODY: dict[str, Any] = {
 }
 
 
-def public(record: MapRecord, clusters: TableStatus | None, landmarks: TableStatus | None
-           ) -> dict[str, Any]:  # fmt: skip
+def public(record: MapRecord, clusters: TableStatus | None, landmarks: TableStatus | None,
+           health: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """The metadata answer for a stored map (``MapPublic``)."""
     status = clusters or BUILDING
     marks = landmarks or BUILDING
@@ -49,20 +49,23 @@ def public(record: MapRecord, clusters: TableStatus | None, landmarks: TableStat
         "max_cost": record.max_cost,
         "version": record.format_version,
         "created_at": record.created_at,
+        "health": health,
         "tables": {
-            "islands": {"status": "ready", "bytes": record.islands_bytes},
+            "islands": {"status": "ready", "bytes": record.islands_bytes, "reason": None},
             "clusters": {
                 "status": status.status,
                 "cluster_size": status.cluster_size,
                 "count": status.count,
                 "bytes": status.bytes,
                 "build_seconds": status.build_seconds,
+                "reason": status.reason,
             },
             "landmarks": {
                 "status": marks.status,
                 "count": marks.count,
                 "bytes": marks.bytes,
                 "build_seconds": marks.build_seconds,
+                "reason": marks.reason,
             },
         },
     }
@@ -70,7 +73,8 @@ def public(record: MapRecord, clusters: TableStatus | None, landmarks: TableStat
 
 def describe(runtime: Runtime, record: MapRecord) -> dict[str, Any]:
     tables = runtime.tables
-    return public(record, tables.status(record.id, CLUSTERS), tables.status(record.id, LANDMARKS))
+    return public(record, tables.status(record.id, CLUSTERS), tables.status(record.id, LANDMARKS),
+                  runtime.health(record))  # fmt: skip
 
 
 def _json(payload: Any, status_code: int = 200, headers: dict[str, str] | None = None
@@ -83,6 +87,9 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
     settings = runtime.settings
     check_cluster_size(cluster_size)
     upload = decode_map(content_type, body, settings)
+    grid = upload.grid
+    # Refused now rather than accepted only to be unservable: a map must fit the cache.
+    runtime.cache.check_fits(grid.width, grid.height, uniform=grid.uniform)
     record = runtime.store.create(upload.grid, check_name(upload.name or name, settings))
     runtime.tables.prepare_jumps(upload.grid)  # before any query: JPS reads them
     runtime.cache.put(record.id, upload.grid)
@@ -122,6 +129,7 @@ async def create_map(
         ),
     ] = None,
 ) -> Response:
+    await runtime.until_ready()
     body = await request.body()
     content_type = media_type(request.headers.get("content-type"))
     record = await runtime.run(_create, runtime, content_type, body, name, cluster_size)

@@ -98,6 +98,8 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
 )
 async def find_one(request: Request) -> Response:
     runtime, record = readable_map(request, request.path_params["map_id"])
+    if not runtime.ready:
+        await runtime.until_ready()
     try:
         body = PathRequest.model_validate_json(await request.body())
     except ValidationError as exc:
@@ -145,6 +147,8 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
 )
 async def find_many(request: Request) -> Response:
     runtime, record = readable_map(request, request.path_params["map_id"])
+    if not runtime.ready:
+        await runtime.until_ready()
     results = await runtime.run(_batch, runtime, record.id, await request.body())
     _note(request, runtime, results)
     return _respond({"results": results})
