@@ -12,7 +12,7 @@ USERS      ?= 20
 SPAWN_RATE ?= 10
 DURATION   ?= 60s
 
-.PHONY: run test lint pytest bench loadtest clean
+.PHONY: run test lint pytest bench loadtest schemathesis clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -56,6 +56,11 @@ bench: $(VENV)/.installed-dev
 # fails on any failed request or a p99 above the threshold (see loadtests/loadtest.py).
 loadtest: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.loadtest --users $(USERS) --spawn-rate $(SPAWN_RATE) --duration $(DURATION)
+
+# The API against its own OpenAPI document: schemathesis on a real server (all
+# operations, the stateful phase, deterministic cases; see .ci/schemathesis).
+schemathesis: $(VENV)/.installed-dev
+	.ci/schemathesis
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

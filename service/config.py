@@ -147,7 +147,8 @@ class Settings(BaseSettings):
         default=None,
         ge=4,
         le=1024,
-        description="Default sector side of the cluster tables; unset: chosen from the map size.",
+        description="Default sector side of the cluster tables; unset: 8. Doubled while the "
+        "tables would not fit max_table_bytes.",
     )
 
     api_key: SecretStr | None = Field(

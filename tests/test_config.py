@@ -1,8 +1,15 @@
 """Settings: every limit from GRIDPATH_* variables."""
 
-import pytest
+import re
 
-from service.config import Settings
+import pytest
+import yaml
+
+from service.config import REPO_ROOT, Settings
+
+#: Settings that compose does not pass: the command line sets them in the image, the
+#: thread count defaults to the container's cores, benchmark data is not deployed.
+NOT_IN_COMPOSE = {"host", "port", "data_dir", "search_threads", "bench_data"}
 
 
 def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,3 +46,27 @@ def test_cluster_settings_and_an_empty_cluster_size(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("GRIDPATH_CLUSTER_SIZE", "2")
     with pytest.raises(ValueError, match="cluster_size"):
         Settings()
+
+
+def test_every_setting_is_documented_and_passed_through_by_compose() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    compose = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
+    environment = compose["services"]["gridpath"]["environment"]
+    for name, field in Settings.model_fields.items():
+        variable = f"GRIDPATH_{name.upper()}"
+        assert f"| `{variable}` |" in readme, variable
+        if name in NOT_IN_COMPOSE:
+            continue
+        default = field.get_default(call_default_factory=True)
+        passed = re.fullmatch(r"\$\{" + variable + r":-(.*)\}", environment[variable])
+        assert passed, (variable, environment.get(variable))
+        expected = (
+            ""
+            if default is None
+            else str(default).lower()
+            if isinstance(default, bool)
+            else f"{default:g}"
+            if isinstance(default, float)
+            else str(default)
+        )
+        assert passed.group(1) == expected, (variable, passed.group(1), default)

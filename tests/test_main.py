@@ -5,12 +5,14 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from service.__main__ import parse_args
@@ -28,9 +30,10 @@ def free_port() -> int:
         return port
 
 
-@contextmanager
-def running_server(data_dir: Path) -> Iterator[httpx.Client]:
-    port = free_port()
+def start_server(data_dir: Path, *, port: int | None = None, env: dict[str, str] | None = None
+                 ) -> tuple[subprocess.Popen[bytes], int, Path]:  # fmt: skip
+    """``python -m service`` on loopback; its process, port and log file."""
+    port = port or free_port()
     log = data_dir.parent / f"server-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
@@ -38,20 +41,36 @@ def running_server(data_dir: Path) -> Iterator[httpx.Client]:
              "--data-dir", str(data_dir)],
             stdout=sink,
             stderr=subprocess.STDOUT,
-            env=os.environ | {"GRIDPATH_LOG_LEVEL": "warning"},
+            env=os.environ | {"GRIDPATH_LOG_LEVEL": "warning"} | (env or {}),
         )  # fmt: skip
+    return process, port, log
+
+
+def wait_until_ready(client: httpx.Client, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        assert process.poll() is None, log.read_text()
+        try:
+            if client.get("/readyz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "server did not become ready"
+        time.sleep(0.1)
+
+
+def server_log(client: httpx.Client, data_dir: Path) -> str:
+    """What the server behind ``client`` (started on ``data_dir``) has logged."""
+    return (data_dir.parent / f"server-{client.base_url.port}.log").read_text()
+
+
+@contextmanager
+def running_server(data_dir: Path, env: dict[str, str] | None = None
+                   ) -> Iterator[httpx.Client]:  # fmt: skip
+    process, port, log = start_server(data_dir, env=env)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            deadline = time.monotonic() + STARTUP_SECONDS
-            while True:
-                assert process.poll() is None, log.read_text()
-                try:
-                    if client.get("/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "server did not become ready"
-                time.sleep(0.1)
+            wait_until_ready(client, process, log)
             yield client
     finally:
         process.terminate()
@@ -148,3 +167,179 @@ def test_module_help_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "service", "--help"], capture_output=True,
                          text=True, check=True)  # fmt: skip
     assert "--data-dir" in out.stdout
+
+
+# -- hardening: connections, bodies, startup ------------------------------------------
+
+
+def raw_request(port: int, head: bytes, *, timeout: float) -> tuple[bytes, bool]:
+    """Send ``head`` (request line, headers, maybe part of a body) and nothing more;
+    return what came back and whether the server closed the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except TimeoutError:
+            return received, False
+        return received, True
+
+
+def test_regression_upload_body_that_never_completes_held_its_connection(tmp_path: Path) -> None:
+    head = (b"POST /v1/maps HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+            b"Content-Length: 1000\r\n\r\ntype octile\n")  # fmt: skip
+    with running_server(tmp_path / "data", {"GRIDPATH_BODY_TIMEOUT_SECONDS": "1"}) as client:
+        began = time.monotonic()
+        received, closed = raw_request(client.base_url.port or 0, head, timeout=15)
+        waited = time.monotonic() - began
+        assert client.get("/healthz").status_code == 200
+    assert received.startswith(b"HTTP/1.1 408 "), received
+    assert b'"code":"RequestTimeout"' in received
+    assert closed, "the connection was left open"
+    assert 0.9 < waited < 10
+
+
+def test_regression_client_disconnect_mid_body_was_a_logged_500(tmp_path: Path) -> None:
+    head = (b"POST /v1/maps HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+            b"Content-Length: 1000\r\n\r\ntype octile\n")  # fmt: skip
+    data_dir = tmp_path / "data"
+    with running_server(data_dir) as client:
+        port = client.base_url.port or 0
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                sock.sendall(head)  # then hang up mid-body
+        deadline = time.monotonic() + 10
+        while 'status="499"} 3' not in (metrics := client.get("/metrics").text):
+            assert time.monotonic() < deadline, metrics
+            time.sleep(0.05)
+        log = server_log(client, data_dir)
+    assert 'status="500"' not in metrics
+    assert "ERROR" not in log
+    assert "Traceback" not in log
+
+
+def test_regression_second_server_on_a_data_dir_in_use_served_a_stale_list(tmp_path: Path
+                                                                           ) -> None:  # fmt: skip
+    data_dir = tmp_path / "data"
+    with running_server(data_dir) as client:
+        process, _, log = start_server(data_dir)
+        try:
+            status = process.wait(timeout=60)
+        finally:
+            process.kill()  # should it have started after all
+            process.wait()
+        assert client.get("/healthz").status_code == 200  # the first one is untouched
+    assert status == 1
+    assert f"gridpath: data dir {data_dir} is in use by another gridpath process" in log.read_text()
+
+
+def test_regression_port_in_use_exited_21_s_later_after_opening_the_data_dir(
+    tmp_path: Path,
+) -> None:
+    with running_server(tmp_path / "data") as client:
+        port = client.base_url.port or 0
+        began = time.monotonic()
+        process, _, log = start_server(tmp_path / "other", port=port)
+        try:
+            status = process.wait(timeout=60)
+        finally:
+            process.kill()
+            process.wait()
+        took = time.monotonic() - began
+    assert status == 1
+    assert f"gridpath: cannot listen on 127.0.0.1:{port}: Address already in use" in (
+        log.read_text()
+    )
+    assert not (tmp_path / "other").exists()  # failed before touching any data dir
+    assert took < 15  # an interpreter start, not a kernel warm-up
+
+
+def test_regression_queries_racing_deletes_answered_500_and_dropped_connections(
+    tmp_path: Path,
+) -> None:
+    """Queries and DELETEs on the same maps from several keep-alive clients: every answer
+    is 200 or MapNotFound, and no connection is dropped. The cache holds two maps of
+    eight, so queries keep loading maps while deletes remove them."""
+    rows = ["." * 120] * 120
+    text = movingai_text(rows)
+    env = {"GRIDPATH_CACHE_BYTES": str(3 * 1024 * 1024), "GRIDPATH_MAX_TABLE_BYTES": "0",
+           "GRIDPATH_MAX_LANDMARK_BYTES": "0"}  # fmt: skip
+    outcomes: list[str] = []
+    with running_server(tmp_path / "data", env) as client:
+        base = str(client.base_url)
+        for _round in range(3):
+            ids = [client.post("/v1/maps", content=text,
+                               headers={"content-type": "text/plain"}).json()["id"]
+                   for _ in range(8)]  # fmt: skip
+            deadline = time.monotonic() + 2.0
+
+            def query(seed: int, ids: list[str] = ids, deadline: float = deadline) -> None:
+                rng = np.random.default_rng(seed)
+                with httpx.Client(base_url=base, timeout=30) as own:
+                    while time.monotonic() < deadline:
+                        map_id = ids[int(rng.integers(len(ids)))]
+                        try:
+                            answer = own.post(
+                                f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [119, 60]}
+                            )
+                            outcomes.append(f"{answer.status_code} "
+                                            f"{answer.json().get('code', '')}")  # fmt: skip
+                        except httpx.TransportError as exc:
+                            outcomes.append(f"dropped {exc!r}")
+
+            workers = [threading.Thread(target=query, args=(seed,)) for seed in range(3)]
+            for worker in workers:
+                worker.start()
+            for map_id in ids:
+                time.sleep(0.2)
+                assert client.delete(f"/v1/maps/{map_id}").status_code == 204
+            for worker in workers:
+                worker.join(30)
+    assert set(outcomes) <= {"200 ", "404 MapNotFound"}, sorted(set(outcomes))
+    assert "404 MapNotFound" in outcomes
+
+
+def test_regression_cold_start_compiled_on_the_event_loop(tmp_path: Path) -> None:
+    """With an empty kernel cache the first query compiled the kernels on the event loop
+    (the server went silent for seconds), and queries were accepted before /readyz said
+    ready. Now the kernels compile in a child process, /healthz keeps answering, and a
+    query before readiness waits off the loop (see ``tests/api/test_runtime.py``) or,
+    past GRIDPATH_READY_WAIT_SECONDS (0 here), answers 503 NotReady."""
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba"), "GRIDPATH_READY_WAIT_SECONDS": "0"}
+    process, port, log = start_server(tmp_path / "data", env=env)
+    slowest = 0.0
+    answers: list[int] = []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while True:
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "never answered /healthz"
+                try:
+                    client.get("/healthz")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            assert client.get("/readyz").status_code == 503  # compiling: not ready yet
+
+            early = client.post("/v1/maps", json={"rows": ["....", "...."]})
+            answers.append(early.status_code)
+            assert early.headers.get("retry-after") == "1", early.text
+            assert early.json()["code"] == "NotReady"
+            while client.get("/readyz").status_code != 200:
+                began = time.monotonic()
+                assert client.get("/healthz").status_code == 200
+                slowest = max(slowest, time.monotonic() - began)
+                assert time.monotonic() < deadline, "never became ready"
+                time.sleep(0.02)
+            created = client.post("/v1/maps", json={"rows": ["....", "...."]})
+            answers.append(created.status_code)
+            path = client.post(f"/v1/maps/{created.json()['id']}/path",
+                               json={"start": [0, 0], "goal": [3, 1]})  # fmt: skip
+            answers.append(path.status_code)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert answers == [503, 201, 200], answers
+    assert slowest < 1.0, f"/healthz took {slowest:.2f} s while the kernels compiled"

@@ -1,6 +1,7 @@
 """The FastAPI application factory."""
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -8,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from service import __version__
+from service.api.docs import install_docs
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
 from service.api.metrics import Metrics
 from service.api.middleware import AccessLog, BodyLimits, RequestBody, Unexpected
@@ -48,6 +50,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await warming  # lets it stop a compiling child process first
             runtime.close()
 
     app = FastAPI(
@@ -55,8 +59,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description=_description(),
         lifespan=lifespan,
+        docs_url=None,  # served by install_docs, from local files
+        redoc_url=None,
     )
     install_error_handlers(app)
+    install_docs(app)
     # Routes match in order: the hot path routes first.
     app.include_router(paths.router)
     app.include_router(maps.router)

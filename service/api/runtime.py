@@ -3,14 +3,18 @@
 import asyncio
 import functools
 import logging
+import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from service.api.errors import ApiError, ErrorCode
 from service.api.metrics import Metrics
 from service.config import Settings
 from service.engine import warmup
+from service.engine.kernels.cache import is_warm
 from service.store import CacheBudgetError, MapCache, MapRecord, MapStore, TableBuilder
 
 log = logging.getLogger("gridpath")
@@ -60,7 +64,14 @@ class Runtime:
         return await loop.run_in_executor(self.executor, functools.partial(fn, *args, **kwargs))
 
     async def warm_up(self) -> None:
-        """Compile (or load cached) kernels off the event loop, then report ready."""
+        """Compile (or load cached) kernels off the event loop, then report ready.
+
+        With a cold cache the kernels are compiled in a child process first: numba
+        holds the interpreter lock for most of its compiling, which would stall the
+        event loop (``/healthz``) for a hundred milliseconds at a time.
+        """
+        if not is_warm():
+            await _compile_in_child()
         try:
             await self.run(warmup)
         except Exception as exc:
@@ -113,3 +124,25 @@ class Runtime:
         self.tables.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.store.close()
+
+
+async def _compile_in_child() -> None:
+    """Run the warm-up in a child process, filling numba's on-disk cache; on failure
+    the caller's own warm-up compiles instead (and the loop stalls for it)."""
+    root = str(Path(__file__).resolve().parents[2])  # where ``service`` is importable
+    path = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
+    log.info("compiling the kernels in a child process (cold cache)")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "service.engine.warmup",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        env=os.environ | {"PYTHONPATH": path},
+    )  # fmt: skip
+    try:
+        _, errors = await child.communicate()
+    except asyncio.CancelledError:  # shutting down while it compiles: no orphan
+        child.kill()
+        await child.communicate()  # reaps it and closes its pipe
+        raise
+    if child.returncode != 0:
+        log.warning("compiling in a child process failed (status %s): %s; compiling here",
+                    child.returncode, errors.decode(errors="replace")[-2000:])  # fmt: skip

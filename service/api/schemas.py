@@ -8,8 +8,9 @@ map or on server limits are checked after, in a fixed order (``InvalidValue``,
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from service.api.errors import ErrorCode
 from service.engine import (
     DEFAULT_ALGORITHM,
     DEFAULT_DIAGONAL,
@@ -21,11 +22,20 @@ from service.engine import (
     Status,
 )
 
+# Every number is strict: JSON true, "2" or 5.0 are not numbers or integers here.
 Coordinate = Annotated[int, Field(strict=True)]
+StrictCount = Annotated[int, Field(strict=True)]
+StrictNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+# Documented as an array of exactly two integers rather than with ``prefixItems``:
+# the same points, and tools that mishandle ``prefixItems`` nested in ``items``
+# (schemathesis#3842) read it too. Validation is still a strict pair.
 Point = Annotated[
     tuple[Coordinate, Coordinate],
-    Field(description="A cell as [x, y] = [column, row], zero-based.", examples=[[3, 7]]),
-]
+    WithJsonSchema({
+        "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+        "description": "A cell as [x, y] = [column, row], zero-based.", "examples": [[3, 7]],
+    }),
+]  # fmt: skip
 PathFormat = Literal["waypoints", "cells", "smoothed"]
 
 
@@ -37,8 +47,12 @@ class MapCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, description="Free text, up to the server's limit.")
-    costs: list[list[float]] | None = Field(
+    name: str | None = Field(
+        default=None,
+        description="Free text, up to GRIDPATH_MAX_NAME_LENGTH characters; no control, "
+        "format (bidirectional overrides, zero-width) or line-separator characters.",
+    )
+    costs: list[list[StrictNumber]] | None = Field(
         default=None,
         description="Rows of cell costs: 0 = blocked, positive finite = cost of entering.",
         examples=[[[1, 1, 0], [1, 2, 1]]],
@@ -49,10 +63,11 @@ class MapCreate(BaseModel):
         "blocked.",
         examples=[["..@", "..."]],
     )
-    cluster_size: int | None = Field(
+    cluster_size: StrictCount | None = Field(
         default=None,
-        description="Sector side of the cluster tables (4..1024); default: chosen from the map "
-        "size. Made larger if the tables would not fit GRIDPATH_MAX_TABLE_BYTES.",
+        description="Sector side of the cluster tables (4..1024); default: 8 "
+        "(GRIDPATH_CLUSTER_SIZE), doubled while the tables would not fit "
+        "GRIDPATH_MAX_TABLE_BYTES.",
     )
 
 
@@ -143,12 +158,12 @@ class PathOptions(BaseModel):
         description=f"Default {DEFAULT_DIAGONAL!r}: a diagonal needs both orthogonal "
         "neighbours walkable. 'one_obstacle': at least one. 'always': none. 'never': 4-connected.",
     )
-    weight: float | None = Field(
+    weight: StrictNumber | None = Field(
         default=None,
         description="Default 1. f = g + weight * h; at least 1 (InvalidValue otherwise). The "
         "cost is then at most weight x optimal for admissible heuristics.",
     )
-    max_expansions: int | None = Field(
+    max_expansions: StrictCount | None = Field(
         default=None,
         description="Node budget; default and maximum: the server cap (GRIDPATH_MAX_EXPANSIONS). "
         "When it runs out the answer is 'partial': the path to the node nearest the goal.",
@@ -194,8 +209,8 @@ class PathResponse(BaseModel):
 class ErrorBody(BaseModel):
     """Every error, and a failed query's slot in a batch."""
 
-    code: str
-    message: str
+    code: ErrorCode = Field(description="One of a closed set; see the API description.")
+    message: str = Field(description="What was wrong: the offending value and the limit.")
 
 
 class BatchRequest(BaseModel):
@@ -206,8 +221,9 @@ class BatchRequest(BaseModel):
     # Items are validated one by one (one bad item cannot fail the batch), but the
     # schema documents them as PathRequest.
     queries: list[dict[str, Any]] = Field(
-        description="Each item is a PathRequest; a bad item gets an error in its slot.",
-        json_schema_extra={"items": PathRequest.model_json_schema()},
+        description="Each item is a PathRequest; a bad item gets an error in its slot. At "
+        "most GRIDPATH_MAX_BATCH items (TooBig).",
+        json_schema_extra={"items": {"$ref": "#/components/schemas/PathRequest"}},
     )
     defaults: PathOptions | None = Field(
         default=None, description="Options applied to every query that does not set them."

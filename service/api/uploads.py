@@ -6,6 +6,7 @@ rejected as ``TooBig`` from its header alone.
 """
 
 import io
+import unicodedata
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -22,6 +23,7 @@ JSON: Final = "application/json"
 NPY: Final = "application/x-npy"
 CONTENT_TYPES: Final = (TEXT, JSON, NPY)
 _NUMERIC_KINDS: Final = "biuf"
+_NUMBER_TYPES: Final = frozenset({int, float})
 
 
 def media_type(header: str | None) -> str:
@@ -70,12 +72,29 @@ def check_cells(width: int, height: int, settings: Settings) -> None:
         )
 
 
+#: Unicode categories a name may not hold: controls (NUL, newlines), format characters
+#: (bidirectional overrides, zero-width), surrogates, line and paragraph separators.
+#: Names end up in logs, dashboards and UIs, where these hide or reorder text.
+_FORBIDDEN_IN_NAMES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
 def check_name(name: str | None, settings: Settings) -> str | None:
-    if name is not None and len(name) > settings.max_name_length:
+    if name is None:
+        return None
+    if len(name) > settings.max_name_length:
         raise ApiError(
             ErrorCode.INVALID_VALUE,
-            f"name has {len(name)} characters; the limit is {settings.max_name_length}",
+            f"name has {len(name)} characters; the limit is {settings.max_name_length} "
+            "(GRIDPATH_MAX_NAME_LENGTH)",
         )
+    for index, char in enumerate(name):
+        if unicodedata.category(char) in _FORBIDDEN_IN_NAMES:
+            raise ApiError(
+                ErrorCode.INVALID_VALUE,
+                f"name has a control or format character, U+{ord(char):04X} "
+                f"({unicodedata.name(char, 'unnamed')}), at index {index}: names are "
+                "printable text",
+            )
     return name
 
 
@@ -131,8 +150,25 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
             raise ApiError(ErrorCode.INVALID_QUERY, "rows: must be a list of strings")
         grid = GridMap.from_rows(grid_rows)
     else:
+        _check_numbers(grid_rows)
         grid = GridMap.from_costs(grid_rows)
     return Upload(grid, check_name(name, settings), cluster_size)
+
+
+def _check_numbers(rows: list[Any]) -> None:
+    """JSON costs are numbers: not strings, not booleans (which numpy would convert).
+    One C-level pass per row (``map(type, row)``), so the interpreter lock is never
+    held for a whole big map at once."""
+    for y, row in enumerate(rows):
+        if not isinstance(row, list):
+            raise ApiError(ErrorCode.INVALID_QUERY, f"costs[{y}]: must be a list of numbers")
+        if set(map(type, row)) <= _NUMBER_TYPES:
+            continue
+        x = next(i for i, v in enumerate(row) if type(v) not in _NUMBER_TYPES)
+        raise ApiError(
+            ErrorCode.INVALID_QUERY,
+            f"costs[{y}][{x}]: must be a number, got {type(row[x]).__name__} {row[x]!r}"[:200],
+        )
 
 
 def _from_npy(body: bytes, settings: Settings) -> GridMap:
@@ -143,14 +179,22 @@ def _from_npy(body: bytes, settings: Settings) -> GridMap:
             shape, _, dtype = np.lib.format.read_array_header_1_0(buffer)
         else:
             shape, _, dtype = np.lib.format.read_array_header_2_0(buffer)
-    except (ValueError, OSError, SyntaxError) as exc:
+    except (ValueError, OSError, SyntaxError, TypeError, KeyError, RecursionError) as exc:
+        # numpy parses the header with ast.literal_eval: any of these can come out.
         raise ApiError(ErrorCode.INVALID_VALUE, f"body is not a valid .npy file: {exc}") from None
-    if len(shape) != 2 or dtype.kind not in _NUMERIC_KINDS:
+    if len(shape) != 2 or min(shape) < 1 or dtype.kind not in _NUMERIC_KINDS:
         raise ApiError(
             ErrorCode.INVALID_VALUE,
-            f".npy must hold a 2-D numeric array, got shape {shape} of dtype {dtype}",
+            f".npy must hold a non-empty 2-D numeric array, got shape {shape} of dtype {dtype}",
         )
     check_cells(shape[1], shape[0], settings)
+    expected = buffer.tell() + shape[0] * shape[1] * dtype.itemsize
+    if len(body) != expected:
+        raise ApiError(
+            ErrorCode.INVALID_VALUE,
+            f".npy body has {len(body)} bytes; its header ({shape} of {dtype}) needs exactly "
+            f"{expected}: {'truncated' if len(body) < expected else 'trailing bytes'}",
+        )
     try:
         costs = np.load(io.BytesIO(body), allow_pickle=False)
     except (ValueError, OSError) as exc:

@@ -79,10 +79,24 @@ def _rows_after_header(header: dict[str, str], body: list[str], max_cells: int |
     return body
 
 
+#: Most digits a header number may have: enough for any map, and ``int()`` is never
+#: asked to convert thousands of digits (Python refuses over 4,300).
+_HEADER_DIGITS: Final = 9
+
+
 def _header_int(header: dict[str, str], key: str) -> int:
     value = header.get(key)
-    if value is None or not value.isdigit() or int(value) < 1:
-        raise InvalidMapError(f"Moving AI map: '{key}' must be a positive integer, got {value!r}")
+    if (value is None or not value.isascii() or not value.isdigit()
+            or len(value) > _HEADER_DIGITS or int(value) < 1):  # fmt: skip
+        shown = (
+            value
+            if value is None or len(value) <= 20
+            else f"{value[:20]}... ({len(value)} characters)"
+        )
+        raise InvalidMapError(
+            f"Moving AI map: '{key}' must be a positive integer of at most {_HEADER_DIGITS} "
+            f"digits, got {shown!r}"
+        )
     return int(value)
 
 

@@ -1,7 +1,14 @@
-"""Compile (or load from numba's cache) every kernel before the first real query."""
+"""Compile (or load from numba's cache) every kernel before the first real query.
+
+``python -m service.engine.warmup`` does the same in a process of its own: a
+starting service runs it when the cache is cold, so that compiling (seconds of
+LLVM work holding the interpreter lock) never stalls the service's event loop,
+then loads the compiled kernels from the cache.
+"""
 
 from service.engine.clusters import build_clusters
 from service.engine.grid import GridMap
+from service.engine.kernels.cache import mark_warm
 from service.engine.landmarks import build_landmarks
 from service.engine.search import find_path
 
@@ -29,3 +36,8 @@ def warmup() -> None:
     find_path(grid, (0, 0), (3, 2), heuristic="cluster")
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
     find_path(grid, (0, 0), (3, 2), heuristic="landmarks")
+    mark_warm()
+
+
+if __name__ == "__main__":
+    warmup()

@@ -1,5 +1,6 @@
 """Fixtures: an app on a temporary data dir, and a client that waits until ready."""
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+import service.api.runtime as runtime_module
 from service.api import create_app
 from service.config import Settings
 
@@ -57,6 +59,17 @@ def make_client(tmp_path: Path) -> Iterator[ClientFactory]:
     yield factory
     for client in clients:
         client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def slow_warmup(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Hold the service's kernel warm-up until the test sets the event (the kernel
+    cache counts as warm, so no child process compiles either)."""
+    release = threading.Event()
+    monkeypatch.setattr(runtime_module, "warmup", lambda: release.wait(30))
+    monkeypatch.setattr(runtime_module, "is_warm", lambda: True)
+    yield release
+    release.set()
 
 
 @pytest.fixture

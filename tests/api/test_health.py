@@ -1,28 +1,18 @@
 """Liveness, readiness (kernels compiled) and Prometheus metrics."""
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
-import service.api.runtime as runtime_module
 from service.api import create_app
 from service.config import Settings
 from tests.api.conftest import wait_ready
+from tests.api.test_docs import resolve
 
 
 def test_healthz(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-
-
-@pytest.fixture
-def slow_warmup(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    release = threading.Event()
-    monkeypatch.setattr(runtime_module, "warmup", lambda: release.wait(30))
-    yield release
-    release.set()
 
 
 def test_readyz_waits_for_the_kernels(tmp_path: Path, slow_warmup: threading.Event) -> None:
@@ -63,13 +53,13 @@ def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -
     assert {"200", "400", "404", "413", "422", "500"} <= set(path_post["responses"])
     assert "NotWalkable" in path_post["responses"]["400"]["description"]
     assert [p["name"] for p in path_post["parameters"]] == ["map_id"]
-    body = path_post["requestBody"]["content"]["application/json"]["schema"]
+    body = resolve(spec, path_post["requestBody"]["content"]["application/json"]["schema"]["$ref"])
     request = body["properties"]
     assert set(body["required"]) == {"start", "goal"}
     batch_post = spec["paths"]["/v1/maps/{map_id}/paths"]["post"]
-    batch_body = batch_post["requestBody"]["content"]["application/json"]["schema"]
-    batch = batch_body["properties"]["queries"]
-    assert batch["items"]["properties"] == request
+    batch_ref = batch_post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    batch = resolve(spec, batch_ref)["properties"]["queries"]
+    assert resolve(spec, batch["items"]["$ref"])["properties"] == request
     assert "no_corner_cutting" in str(request["diagonal"])
     assert "GRIDPATH_MAX_EXPANSIONS" in request["max_expansions"]["description"]
     upload = spec["paths"]["/v1/maps"]["post"]["requestBody"]["content"]

@@ -1,7 +1,9 @@
 """``/v1/maps``: uploads in every format, metadata, listing, deletion and their errors."""
 
 import io
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +79,7 @@ def test_list_and_delete(client: TestClient, map_id: str) -> None:
         (b"\xff\xfe", TEXT, 400, "InvalidValue", r"^map text is not UTF-8"),
         (b"garbage, not numpy", NPY, 400, "InvalidValue", r"^body is not a valid \.npy file"),
         (npy(np.ones((2, 2, 2))), NPY, 400, "InvalidValue",
-         r"^\.npy must hold a 2-D numeric array, got shape \(2, 2, 2\)"),
+         r"^\.npy must hold a non-empty 2-D numeric array, got shape \(2, 2, 2\)"),
         (npy(np.array([["a"]])), NPY, 400, "InvalidValue", r"2-D numeric array.*dtype <U1"),
         (npy(np.array([[1.0, np.nan]])), NPY, 400, "InvalidValue",
          r"^cost at \(x=1, y=0\) is nan; costs must be 0 \(blocked\) or positive and finite"),
@@ -135,7 +137,7 @@ def test_name_length_is_limited(make_client: ClientFactory) -> None:
     assert response.status_code == 400
     assert response.json() == {
         "code": "InvalidValue",
-        "message": "name has 6 characters; the limit is 5",
+        "message": "name has 6 characters; the limit is 5 (GRIDPATH_MAX_NAME_LENGTH)",
     }
 
 
@@ -364,3 +366,252 @@ def path_answer(client: TestClient, map_id: str) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
+
+
+# -- hardening: parsing ---------------------------------------------------------------
+
+
+def test_regression_map_header_number_with_5000_digits_was_a_500(client: TestClient) -> None:
+    text = f"type octile\nheight {'9' * 5000}\nwidth 3\nmap\n...\n"
+    response = client.post("/v1/maps", content=text, headers=TEXT)
+    assert response.status_code == 400, response.text
+    assert response.json() == {
+        "code": "InvalidValue",
+        "message": "Moving AI map: 'height' must be a positive integer of at most 9 digits, "
+        "got '99999999999999999999... (5000 characters)'",
+    }
+    superscript = client.post("/v1/maps", content="type octile\nheight ²\nwidth 1\nmap\n.\n",
+                              headers=TEXT)  # fmt: skip
+    assert superscript.json()["code"] == "InvalidValue"  # str.isdigit() says yes, int() no
+
+
+@pytest.mark.parametrize(
+    ("costs", "where"),
+    [([[1, "2"]], r"costs\[0\]\[1\]: must be a number, got str '2'"),
+     ([[1, 1], [True, 1]], r"costs\[1\]\[0\]: must be a number, got bool True"),
+     ([[1, None]], r"costs\[0\]\[1\]: must be a number, got NoneType None"),
+     ([[1, [2]]], r"costs\[0\]\[1\]: must be a number, got list \[2\]")],
+)  # fmt: skip
+def test_regression_json_costs_given_as_strings_or_booleans_were_accepted(
+    client: TestClient, costs: list[list[object]], where: str
+) -> None:
+    response = client.post("/v1/maps", json={"costs": costs})
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "InvalidQuery"
+    assert __import__("re").fullmatch(where, response.json()["message"]), response.json()
+
+
+def test_regression_npy_with_trailing_garbage_was_accepted(client: TestClient) -> None:
+    body = npy(np.ones((2, 3), np.float32))
+    trailing = client.post("/v1/maps", content=body + b"garbage", headers=NPY)
+    assert trailing.status_code == 400
+    assert trailing.json() == {
+        "code": "InvalidValue",
+        "message": f".npy body has {len(body) + 7} bytes; its header ((2, 3) of float32) needs "
+        f"exactly {len(body)}: trailing bytes",
+    }
+    truncated = client.post("/v1/maps", content=body[:-1], headers=NPY)
+    assert truncated.json()["message"].endswith(": truncated")
+    assert client.post("/v1/maps", content=body, headers=NPY).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("a\x00b", "U+0000"), ("line\nbreak", "U+000A"), ("evil\u202egnp.exe", "U+202E"),
+     ("zero\u200bwidth", "U+200B"), ("para\u2029graph", "U+2029")],
+)  # fmt: skip
+def test_regression_names_with_control_or_bidi_characters_were_stored(
+    client: TestClient, name: str, shown: str
+) -> None:
+    for response in (
+        client.post("/v1/maps", json={"name": name, "rows": ["..."]}),
+        client.post("/v1/maps", params={"name": name}, content=ARENA_LIKE, headers=TEXT),
+    ):
+        assert response.status_code == 400, response.text
+        assert response.json()["code"] == "InvalidValue"
+        assert f"name has a control or format character, {shown}" in response.json()["message"]
+    assert client.get("/v1/maps").json()["maps"] == []
+    kept = client.post("/v1/maps", json={"name": "Zoë's map 🗺 (v2)", "rows": ["..."]})
+    assert kept.json()["name"] == "Zoë's map 🗺 (v2)"  # printable text is fine
+
+
+def test_cluster_size_in_json_uploads_is_strict(client: TestClient) -> None:
+    for size in (True, "8", 8.0):
+        response = client.post("/v1/maps", json={"rows": ["..."], "cluster_size": size})
+        assert response.status_code == 422, (size, response.text)
+        assert response.json() == {"code": "InvalidQuery",
+                                   "message": "cluster_size: must be an integer"}  # fmt: skip
+
+
+# -- hardening: races, corruption, memory ----------------------------------------------
+
+
+def test_regression_query_racing_a_delete_was_a_500(make_client: ClientFactory) -> None:
+    """A query loading its map while a DELETE removed it raised KeyError: 500."""
+    first = make_client()
+    map_id = first.post("/v1/maps", content=ARENA_LIKE, headers=TEXT).json()["id"]
+    wait_tables(first, map_id)  # else the restart's builds would load it first
+    client = make_client()  # a restart: the map is not in the cache, the query loads it
+    store = client.app.state.runtime.store  # type: ignore[attr-defined]
+    loading, deleted = threading.Event(), threading.Event()
+    real_load = store.load
+
+    def slow_load(requested: str) -> Any:
+        loading.set()
+        assert deleted.wait(30)
+        return real_load(requested)
+
+    store.load = slow_load
+    answers: list[Any] = []
+    query = threading.Thread(target=lambda: answers.append(client.post(
+        f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [5, 0]})))  # fmt: skip
+    query.start()
+    assert loading.wait(30)
+    assert client.delete(f"/v1/maps/{map_id}").status_code == 204
+    deleted.set()
+    query.join(30)
+    assert answers[0].status_code == 404, answers[0].text
+    assert answers[0].json() == {
+        "code": "MapNotFound",
+        "message": f"no map with id {map_id!r} (deleted while the request ran)",
+    }
+
+
+def corrupt_grid(tmp_path: Path, map_id: str) -> None:
+    path = tmp_path / "data" / "maps" / map_id / "grid.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def wait_health(client: TestClient, map_id: str, status: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while (health := client.get(f"/v1/maps/{map_id}").json()["health"])["status"] != status:
+        assert time.monotonic() < deadline, health
+        time.sleep(0.02)
+    found: dict[str, Any] = health
+    return found
+
+
+def test_regression_corrupt_grid_stayed_listed_as_healthy_and_answered_500(
+    make_client: ClientFactory, tmp_path: Path
+) -> None:
+    first = make_client()
+    map_id = first.post("/v1/maps", content=ARENA_LIKE, headers=TEXT).json()["id"]
+    first.__exit__(None, None, None)
+    corrupt_grid(tmp_path, map_id)
+    client = make_client()  # the startup scrub finds it before any query does
+    problem = f"map {map_id}: grid.npy fails its checksum"
+    assert wait_health(client, map_id, "corrupt") == {"status": "corrupt", "reason": problem}
+    assert [m["id"] for m in client.get("/v1/maps").json()["maps"]] == [map_id]
+    for _ in range(2):  # the second answer comes from the remembered problem
+        answer = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [5, 0]})
+        assert answer.status_code == 500
+        assert answer.json() == {
+            "code": "MapCorrupt",
+            "message": f"{problem}; the map cannot be served: delete it and upload it again",
+        }
+    batch = client.post(f"/v1/maps/{map_id}/paths", json={"queries": []})
+    assert batch.json()["code"] == "MapCorrupt"
+    assert client.delete(f"/v1/maps/{map_id}").status_code == 204
+
+
+def test_a_damaged_grid_file_of_a_cached_map_is_rewritten_from_memory(
+    client: TestClient, tmp_path: Path
+) -> None:
+    map_id = client.post("/v1/maps", content=ARENA_LIKE, headers=TEXT).json()["id"]
+    original = (tmp_path / "data" / "maps" / map_id / "grid.npy").read_bytes()
+    corrupt_grid(tmp_path, map_id)
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    runtime.tables.verify_all()  # the scrub, as at startup
+    deadline = time.monotonic() + 30
+    while (tmp_path / "data" / "maps" / map_id / "grid.npy").read_bytes() != original:
+        assert time.monotonic() < deadline, "the grid file was never repaired"
+        time.sleep(0.02)
+    assert client.get(f"/v1/maps/{map_id}").json()["health"]["status"] == "ok"
+
+
+def test_regression_map_larger_than_the_cache_was_accepted_then_reloaded_per_request(
+    make_client: ClientFactory,
+) -> None:
+    big = {"rows": ["." * 200] * 200}
+    small = {"cache_bytes": 3 * 1024 * 1024, "max_table_bytes": 1024 * 1024,
+             "max_landmark_bytes": 1024 * 1024}  # grid and jump tables take 1.3 MB  # fmt: skip
+    client = make_client(**small)
+    refused = client.post("/v1/maps", json=big)
+    assert refused.status_code == 413, refused.text
+    assert refused.json()["code"] == "TooBig"
+    assert refused.json()["message"].startswith("map of 200x200 cells needs up to ")
+    assert refused.json()["message"].endswith(
+        "more than the whole map cache of 3145728 bytes (GRIDPATH_CACHE_BYTES)"
+    )
+    assert client.get("/v1/maps").json()["maps"] == []  # not stored
+    roomy = make_client()
+    map_id = roomy.post("/v1/maps", json=big).json()["id"]
+    smaller = make_client(**small)  # the setting lowered: a restart
+    health = smaller.get(f"/v1/maps/{map_id}").json()["health"]
+    assert health["status"] == "too_big"
+    assert "(GRIDPATH_CACHE_BYTES)" in health["reason"]
+    answer = smaller.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [9, 9]})
+    assert answer.status_code == 413
+    assert answer.json() == {"code": "TooBig", "message": health["reason"]}
+
+
+def test_regression_tables_over_their_bound_were_built_anyway_and_named_no_setting(
+    make_client: ClientFactory,
+) -> None:
+    """Cluster tables of 2.3 GB were built under an 8 MiB bound; landmark failures named
+    ``max_table_bytes``."""
+    client = make_client(max_table_bytes=1000, max_landmark_bytes=1000)
+    map_id = client.post("/v1/maps", content=ROOMS, headers=TEXT).json()["id"]
+    wait_tables(client, map_id)
+    tables = client.get(f"/v1/maps/{map_id}").json()["tables"]
+    assert tables["clusters"] == {
+        "status": "failed", "cluster_size": None, "count": None, "bytes": None,
+        "build_seconds": None,
+        "reason": "the cluster tables' cell labels alone (8 bytes a cell) would take 1568 "
+        "bytes, over the limit of 1000 bytes (GRIDPATH_MAX_TABLE_BYTES)",
+    }  # fmt: skip
+    assert tables["landmarks"]["status"] == "failed"
+    assert tables["landmarks"]["reason"] == (
+        "the landmark tables of one landmark would take 1568 bytes, over the limit of 1000 "
+        "bytes (GRIDPATH_MAX_LANDMARK_BYTES)"
+    )
+    query = {"start": [0, 0], "goal": [11, 11], "heuristic": "cluster"}
+    answer = client.post(f"/v1/maps/{map_id}/path", json=query).json()
+    assert (answer["status"], answer["heuristic_used"]) == ("found", "octile")  # falls back
+    build = make_client(max_table_build_bytes=1000)
+    # After a restart the build is tried once more, with that start's settings.
+    failed = str(wait_tables(build, map_id)["reason"])
+    assert failed.endswith("over the limit of 1000 bytes (GRIDPATH_MAX_TABLE_BUILD_BYTES)")
+
+
+def test_regression_failed_table_build_was_retried_on_every_load(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import service.store.builder as builder
+
+    attempts: list[str] = []
+    real = builder.build_clusters
+
+    def counted(grid: Any, **kwargs: Any) -> Any:
+        attempts.append("clusters")
+        return real(grid, **kwargs)
+
+    monkeypatch.setattr(builder, "build_clusters", counted)
+    one_map = 1024 * 1024  # room for one 150x150 map with its jump tables, not two
+    client = make_client(max_table_bytes=1000, max_landmark_bytes=1000,
+                         cache_bytes=one_map)  # fmt: skip
+    ids = [client.post("/v1/maps", json={"rows": ["." * 150] * 150}).json()["id"]
+           for _ in range(2)]  # fmt: skip
+    for map_id in ids:
+        wait_tables(client, map_id)
+    with caplog.at_level(logging.INFO):
+        for _ in range(3):  # each query evicts the other map: every query loads its map
+            for map_id in ids:
+                answer = client.post(f"/v1/maps/{map_id}/path",
+                                     json={"start": [0, 0], "goal": [149, 149]})  # fmt: skip
+                assert answer.status_code == 200
+    assert client.get("/metrics").text.count("gridpath_cache_misses_total 0") == 0
+    assert attempts == ["clusters", "clusters"]  # one per map, not one per load
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

@@ -1,11 +1,19 @@
-"""Body-size limit and the structured access log."""
+"""Request bodies (limits per route, deadline, disconnects), the access log, and the
+last resort for unexpected errors."""
 
+import asyncio
 import json
 import logging
 from collections.abc import Iterator
 
+import orjson
 import pytest
+from fastapi.testclient import TestClient
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.api.metrics import Metrics
+from service.api.middleware import AccessLog, BodyLimits, RequestBody
+from service.store import CacheStats
 from tests.api.conftest import ClientFactory
 
 
@@ -44,3 +52,135 @@ def test_one_access_log_line_per_request(
     assert (line["method"], line["status"], line["map_id"]) == ("POST", 200, map_id)
     assert line["expansions"] == 0  # a straight line: no search
     assert line["latency_ms"] > 0
+
+
+# -- per-route limits, deadlines, disconnects, unexpected errors ---------------------------
+
+
+def test_each_kind_of_body_has_its_own_limit(make_client: ClientFactory) -> None:
+    client = make_client(max_json_body_bytes=100, max_body_bytes=10_000)
+    rows = {"rows": ["." * 30] * 4}
+    json_map = client.post("/v1/maps", json=rows)
+    assert json_map.status_code == 413
+    assert json_map.json()["message"].endswith(
+        "exceeds the limit of 100 bytes for this route (GRIDPATH_MAX_JSON_BODY_BYTES)"
+    )
+    text = "type octile\nheight 4\nwidth 30\nmap\n" + "\n".join(rows["rows"])
+    assert client.post("/v1/maps", content=text, headers={"content-type": "text/plain"}
+                       ).status_code == 201  # fmt: skip
+
+
+def test_body_limits_by_route() -> None:
+    limits = BodyLimits(upload=4, json_upload=3, batch=2, query=1)
+    assert limits.for_request("POST", "/v1/maps", "text/plain") == (4, "GRIDPATH_MAX_BODY_BYTES")
+    assert limits.for_request("POST", "/v1/maps/", "application/x-npy")[0] == 4
+    assert limits.for_request("POST", "/v1/maps", "application/json") == (
+        3, "GRIDPATH_MAX_JSON_BODY_BYTES")  # fmt: skip
+    assert limits.for_request("POST", "/v1/maps/0123456789abcdef/paths", "application/json"
+                              ) == (2, "GRIDPATH_MAX_BATCH_BODY_BYTES")  # fmt: skip
+    assert limits.for_request("POST", "/v1/maps/0123456789abcdef/path", "application/json"
+                              ) == (1, "GRIDPATH_MAX_QUERY_BODY_BYTES")  # fmt: skip
+    assert limits.for_request("PUT", "/anything", "")[0] == 1
+
+
+class Recorder:
+    """An ASGI app behind the middleware under test: records whether it ran."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = await receive()
+        self.bodies.append(message["body"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def run_asgi(app: ASGIApp, messages: list[Message], *, stall: bool = False
+             ) -> list[Message]:  # fmt: skip
+    """Send one POST with ``messages`` as the client's side; return what was sent back.
+    ``stall``: after the messages the client sends nothing more, ever."""
+    scope: Scope = {"type": "http", "method": "POST", "path": "/v1/maps", "headers": [
+        (b"content-type", b"text/plain"), (b"content-length", b"100")]}  # fmt: skip
+    incoming = list(messages)
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        if incoming:
+            return incoming.pop(0)
+        if stall:
+            await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
+    return sent
+
+
+def stack(metrics: Metrics, app: ASGIApp, timeout: float = 5.0) -> ASGIApp:
+    limits = BodyLimits(upload=1000, json_upload=1000, batch=1000, query=1000)
+    return AccessLog(RequestBody(app, limits=limits, timeout=timeout), metrics=metrics)
+
+
+def test_regression_client_disconnect_mid_body_was_logged_as_an_error_and_counted_500(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    metrics, app = Metrics(), Recorder()
+    with caplog.at_level(logging.INFO):
+        sent = run_asgi(stack(metrics, app), [
+            {"type": "http.request", "body": b"type octile\n", "more_body": True},
+            {"type": "http.disconnect"}])  # fmt: skip
+    assert sent == []  # nobody to answer
+    assert app.bodies == []  # the app never ran on half a body
+    rendered = metrics.render(CacheStats(0, 0, 0, 0, 0), 0)
+    assert 'status="499"} 1' in rendered
+    assert 'status="500"' not in rendered
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "client disconnected while sending POST /v1/maps" in caplog.text
+
+
+def test_regression_body_that_never_completes_held_its_connection_forever() -> None:
+    metrics, app = Metrics(), Recorder()
+    sent = run_asgi(stack(metrics, app, timeout=0.05),
+                    [{"type": "http.request", "body": b"type", "more_body": True}],
+                    stall=True)  # fmt: skip
+    assert sent[0]["status"] == 408
+    assert (b"connection", b"close") in sent[0]["headers"]
+    assert orjson.loads(sent[1]["body"]) == {
+        "code": "RequestTimeout",
+        "message": "the request body did not arrive within 0.05 s (GRIDPATH_BODY_TIMEOUT_SECONDS)",
+    }
+    assert app.bodies == []
+    assert 'status="408"} 1' in metrics.render(CacheStats(0, 0, 0, 0, 0), 0)
+
+
+def test_a_whole_body_reaches_the_app_in_one_message() -> None:
+    app = Recorder()
+    run_asgi(stack(Metrics(), app), [
+        {"type": "http.request", "body": b"ab", "more_body": True},
+        {"type": "http.request", "body": b"cd", "more_body": False}])  # fmt: skip
+    assert app.bodies == [b"abcd"]
+
+
+def test_regression_unexpected_errors_reached_the_server_and_dropped_the_connection(
+    client: TestClient, map_id: str, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    """Starlette's last-resort handler re-raises to the server, which then closes the
+    keep-alive connection; the ``Unexpected`` middleware answers instead."""
+    import service.api.routes.paths as routes
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(routes, "_try_inline", broken)
+    strict = TestClient(client.app, raise_server_exceptions=True)  # would raise if it escaped
+    with caplog.at_level(logging.ERROR):
+        response = strict.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [4, 3]})
+    assert response.status_code == 500
+    assert response.json() == {"code": "Internal", "message": "internal error"}
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert errors[0].exc_info is not None  # logged once, with its traceback

@@ -200,3 +200,72 @@ def test_batch_defaults_carry_the_algorithm(client: TestClient, map_id: str) -> 
     assert response.status_code == 200
     first, second = response.json()["results"]
     assert (first["algorithm_used"], second["algorithm_used"]) == ("jps", "astar")
+
+
+# -- hardening ------------------------------------------------------------------------
+
+LENIENT = [
+    pytest.param({"weight": True}, "weight: Input should be a valid number (got True)", id="bool"),
+    pytest.param({"weight": "2"}, "weight: Input should be a valid number (got '2')", id="str"),
+    pytest.param({"max_expansions": "5"}, "max_expansions: Input should be a valid integer "
+                 "(got '5')", id="str-budget"),
+    pytest.param({"max_expansions": 5.0}, "max_expansions: Input should be a valid integer "
+                 "(got 5.0)", id="float-budget"),
+    pytest.param({"max_expansions": False}, "max_expansions: Input should be a valid integer "
+                 "(got False)", id="bool-budget"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("option", "message"), LENIENT)
+def test_regression_lenient_numbers_were_accepted(
+    client: TestClient, map_id: str, option: dict[str, object], message: str
+) -> None:
+    query = {"start": [0, 0], "goal": [4, 3]} | option
+    single = client.post(f"/v1/maps/{map_id}/path", json=query)
+    assert single.status_code == 422
+    assert single.json() == {"code": "InvalidQuery", "message": message}
+    batch = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query]})
+    assert batch.json()["results"] == [{"code": "InvalidQuery", "message": message}]
+    defaults = client.post(f"/v1/maps/{map_id}/paths",
+                           json={"queries": [], "defaults": option})  # fmt: skip
+    assert defaults.status_code == 422
+    assert defaults.json()["message"] == "defaults." + message
+    assert path(client, map_id, start=[0, 0], goal=[4, 3], weight=2)["status"] == "found"
+
+
+def test_regression_non_finite_weight_is_refused_by_the_schema(client: TestClient, map_id: str
+                                                               ) -> None:  # fmt: skip
+    body = b'{"start": [0, 0], "goal": [4, 3], "weight": 1e999}'
+    response = client.post(f"/v1/maps/{map_id}/path", content=body,
+                           headers={"content-type": "application/json"})  # fmt: skip
+    assert response.status_code == 422
+    assert response.json()["message"] == "weight: Input should be a finite number (got inf)"
+
+
+def test_regression_huge_batch_body_was_parsed_before_its_limits(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 128 MiB batch was parsed whole (15-20 s, 4.5 GB) before the query count was
+    checked: the bytes are bounded first, the count before any query is validated."""
+    import service.api.routes.paths as routes
+
+    client = make_client(max_batch_body_bytes=4096, max_batch=3)
+    map_id = client.post("/v1/maps", json={"rows": ["...."]}).json()["id"]
+    query = {"start": [0, 0], "goal": [3, 0]}
+    oversized = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query] * 200})
+    assert oversized.status_code == 413
+    assert oversized.json()["message"].endswith(
+        "exceeds the limit of 4096 bytes for this route (GRIDPATH_MAX_BATCH_BODY_BYTES)"
+    )
+
+    def no_validation(*_args: object) -> None:
+        raise AssertionError("a query was validated before the count was checked")
+
+    monkeypatch.setattr(routes, "resolve_item", no_validation)
+    counted = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query] * 4})
+    assert counted.status_code == 413
+    assert counted.json()["message"] == "batch of 4 queries exceeds the limit of 3 " \
+        "(GRIDPATH_MAX_BATCH)"  # fmt: skip
+    single = client.post(f"/v1/maps/{map_id}/path", json=query | {"pad": "x" * 70_000})
+    assert single.status_code == 413
+    assert single.json()["message"].endswith("(GRIDPATH_MAX_QUERY_BODY_BYTES)")

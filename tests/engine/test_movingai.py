@@ -20,7 +20,10 @@ def test_parse_map_returns_the_rows() -> None:
         ("type octile\nheight 2\nwidth 3\n", r"no 'map' line"),
         ("type grid\nheight 1\nwidth 1\nmap\n.\n", r"type must be 'octile', got 'grid'"),
         ("type octile\nheight x\nwidth 1\nmap\n.\n", r"'height' must be a positive integer"),
-        ("type octile\nwidth 1\nmap\n.\n", r"'height' must be a positive integer, got None"),
+        (
+            "type octile\nwidth 1\nmap\n.\n",
+            r"'height' must be a positive integer of at most 9 digits, got None",
+        ),
         ("type octile\nheight 2\nwidth 1\nmap\n.\n", r"header says height 2, but 1 rows follow"),
         ("type octile\nheight 1\nwidth 2\nmap\n...\n", r"row y=0 has 3 characters.*width 2"),
         ("hello world\n", r"unexpected header line 1"),

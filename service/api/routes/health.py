@@ -29,7 +29,17 @@ async def readyz(runtime: RuntimeDep) -> Response:
     return Response(_OK, media_type="application/json")
 
 
-@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "Prometheus text exposition format, version 0.0.4.",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def metrics(runtime: RuntimeDep) -> Response:
     text = runtime.metrics.render(runtime.cache.stats(), len(runtime.store))
     return Response(text, media_type="text/plain; version=0.0.4")

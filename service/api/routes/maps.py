@@ -1,12 +1,13 @@
 """``/v1/maps``: upload, list, read and delete maps."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
 from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
+from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses
 from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic
@@ -17,19 +18,14 @@ from service.store.files import npy_bytes
 
 router = APIRouter(prefix="/v1/maps", tags=["maps"])
 
-_UPLOAD_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "text/plain": {
-                "schema": {"type": "string"},
-                "example": "type octile\nheight 2\nwidth 3\nmap\n..@\n...\n",
-            },
-            "application/json": {"schema": MapCreate.model_json_schema()},
-            "application/x-npy": {"schema": {"type": "string", "format": "binary"}},
-        },
-    }
-}
+_UPLOAD_BODY: Final = request_body({
+    "text/plain": {
+        "schema": {"type": "string"},
+        "example": "type octile\nheight 2\nwidth 3\nmap\n..@\n...\n",
+    },
+    "application/json": {"schema": ref(MapCreate)},
+    "application/x-npy": {"schema": {"type": "string", "format": "binary"}},
+})  # fmt: skip
 
 
 def public(record: MapRecord, clusters: TableStatus | None, landmarks: TableStatus | None,
@@ -115,6 +111,8 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
         ErrorCode.TOO_BIG,
         ErrorCode.UNAUTHORIZED,
         ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode.REQUEST_TIMEOUT,
+        ErrorCode.NOT_READY,
     ),
 )
 async def create_map(
@@ -124,8 +122,9 @@ async def create_map(
     cluster_size: Annotated[
         int | None,
         Query(
-            description="Sector side of the cluster tables (4..1024); default: from the map "
-            "size. A JSON body's `cluster_size` takes precedence."
+            description="Sector side of the cluster tables (4..1024); default: 8 "
+            "(GRIDPATH_CLUSTER_SIZE), doubled while the tables would not fit "
+            "GRIDPATH_MAX_TABLE_BYTES. A JSON body's `cluster_size` takes precedence."
         ),
     ] = None,
 ) -> Response:
@@ -199,6 +198,8 @@ def _cluster_labels(runtime: Runtime, map_id: str, *, eight: bool) -> bytes | No
             ErrorCode.MAP_NOT_FOUND,
             ErrorCode.NOT_READY,
             ErrorCode.UNAUTHORIZED,
+            ErrorCode.TOO_BIG,
+            ErrorCode.MAP_CORRUPT,
         ),
     },
 )

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from service.api.deps import readable_map
+from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, validation_message
 from service.api.pathing import Query, answer, resolve, resolve_item, run, run_batch, search
 from service.api.runtime import Runtime
@@ -24,7 +25,6 @@ router = APIRouter(prefix="/v1/maps", tags=["paths"])
 # would otherwise cost more than the search. (A batch is parsed on its search
 # thread, not on the event loop.) The schemas are documented all the same.
 def _json_body(model: type[PathRequest] | type[BatchRequest]) -> dict[str, Any]:
-    schema = {"application/json": {"schema": model.model_json_schema()}}
     map_id = {
         "name": "map_id",
         "in": "path",
@@ -32,7 +32,7 @@ def _json_body(model: type[PathRequest] | type[BatchRequest]) -> dict[str, Any]:
         "description": "Map id from the upload answer.",
         "schema": {"type": "string"},
     }
-    return {"parameters": [map_id], "requestBody": {"required": True, "content": schema}}
+    return {"parameters": [map_id]} | request_body({"application/json": {"schema": ref(model)}})
 
 
 _PATH_BODY = _json_body(PathRequest)
@@ -94,6 +94,9 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
         ErrorCode.MAP_NOT_FOUND,
         ErrorCode.TOO_BIG,
         ErrorCode.UNAUTHORIZED,
+        ErrorCode.REQUEST_TIMEOUT,
+        ErrorCode.NOT_READY,
+        ErrorCode.MAP_CORRUPT,
     ),
 )
 async def find_one(request: Request) -> Response:
@@ -113,18 +116,25 @@ async def find_one(request: Request) -> Response:
 
 
 def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
-    """Parse, validate and answer a whole batch: all of it on one search thread."""
+    """Parse, validate and answer a whole batch: all of it on one search thread.
+
+    The body is already bounded in bytes (``GRIDPATH_MAX_BATCH_BODY_BYTES``); its
+    queries are counted right after the JSON parse, before any is validated."""
     try:
-        body = BatchRequest.model_validate_json(raw)
-    except ValidationError as exc:
-        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(ErrorCode.INVALID_QUERY, f"body is not valid JSON: {exc}") from None
+    queries = data.get("queries") if isinstance(data, dict) else None
     limit = runtime.settings.max_batch
-    if len(body.queries) > limit:
+    if isinstance(queries, list) and len(queries) > limit:
         raise ApiError(
             ErrorCode.TOO_BIG,
-            f"batch of {len(body.queries)} queries exceeds the limit of {limit} "
-            "(GRIDPATH_MAX_BATCH)",
+            f"batch of {len(queries)} queries exceeds the limit of {limit} (GRIDPATH_MAX_BATCH)",
         )
+    try:
+        body = BatchRequest.model_validate(data)
+    except ValidationError as exc:
+        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     items = [resolve_item(q, body.defaults, runtime.settings) for q in body.queries]
     with runtime.cache.acquire(map_id) as grid:
         return run_batch(grid, items)
@@ -143,6 +153,9 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
         ErrorCode.MAP_NOT_FOUND,
         ErrorCode.TOO_BIG,
         ErrorCode.UNAUTHORIZED,
+        ErrorCode.REQUEST_TIMEOUT,
+        ErrorCode.NOT_READY,
+        ErrorCode.MAP_CORRUPT,
     ),
 )
 async def find_many(request: Request) -> Response:

@@ -1,10 +1,20 @@
 """Stale numba cache files are dropped when any kernel source changes."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from service.engine.kernels.cache import MARKER, cache_folders, drop_stale_cache, fingerprint
+from service.engine.kernels.cache import (
+    MARKER,
+    cache_folders,
+    drop_stale_cache,
+    fingerprint,
+    is_warm,
+    mark_warm,
+)
 
 
 def _kernels(tmp_path: Path) -> Path:
@@ -41,13 +51,35 @@ def test_editing_a_callee_drops_its_callers_cache(tmp_path: Path) -> None:
     assert (folder / "__pycache__" / MARKER).read_text() == fingerprint(folder)
 
 
-def test_numba_cache_dir_is_covered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_regression_numba_cache_dir_was_not_where_numba_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With NUMBA_CACHE_DIR set, numba writes to ``<dir>/<folder>_<sha1>``, not to a
+    mirror of the folder's path: stale kernels there were never dropped."""
     folder = _kernels(tmp_path)
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
-    mirror = cache_folders(folder)[1]
-    assert mirror == tmp_path / "numba" / folder.relative_to(folder.anchor)
-    mirror.mkdir(parents=True)
-    stale = mirror / "astar.astar-40.py311.nbc"
-    stale.write_bytes(b"old")
-    assert stale in drop_stale_cache(folder)
-    assert not stale.exists()
+    (folder / "tiny.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef tiny(x):\n    return x + 1\n"
+    )
+    numba_dir = tmp_path / "numba"
+    subprocess.run([sys.executable, "-c", "import tiny; tiny.tiny(1)"], cwd=folder, check=True,
+                   env=os.environ | {"NUMBA_CACHE_DIR": str(numba_dir)}, timeout=120)  # fmt: skip
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(numba_dir))
+    written = cache_folders(folder)[1]
+    stale = sorted(written.glob("tiny.tiny-*.nbi"))
+    assert stale, sorted(numba_dir.rglob("*"))  # numba wrote where we look
+    (folder / "astar.py").write_text("def astar(): return 2\n")  # any kernel edited
+    assert set(stale) <= set(drop_stale_cache(folder))
+    assert not any(path.exists() for path in stale)
+
+
+def test_warm_marker_follows_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _kernels(tmp_path)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert not is_warm(folder)
+    mark_warm(folder)
+    assert is_warm(folder)
+    (folder / "astar.py").write_text("def astar(): return 3\n")
+    assert not is_warm(folder)  # edited since: the next start compiles again
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "unwritable" / "x"))
+    mark_warm(folder)  # a folder that does not exist: best effort, no error
+    assert not is_warm(folder)

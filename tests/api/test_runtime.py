@@ -1,0 +1,123 @@
+"""``Runtime``: readiness. Requests that need the kernels wait for the warm-up off the
+event loop, up to ``GRIDPATH_READY_WAIT_SECONDS``, then answer 503 ``NotReady``;
+a cold kernel cache is compiled in a child process."""
+
+import asyncio
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import service.api.runtime as runtime_module
+from service.api import create_app
+from service.config import Settings
+
+QUERY = {"rows": ["....", "...."]}
+
+
+def test_an_upload_before_readiness_waits_then_succeeds(tmp_path: Path,
+                                                        slow_warmup: threading.Event
+                                                        ) -> None:  # fmt: skip
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        answers: list[int] = []
+        waiting = threading.Thread(
+            target=lambda: answers.append(client.post("/v1/maps", json=QUERY).status_code)
+        )
+        waiting.start()
+        time.sleep(0.3)
+        assert answers == []  # still waiting...
+        assert client.get("/healthz").status_code == 200  # ...off the event loop
+        assert client.get("/readyz").status_code == 503
+        slow_warmup.set()
+        waiting.join(30)
+        assert answers == [201]
+
+
+def test_past_the_wait_requests_answer_not_ready(tmp_path: Path, slow_warmup: threading.Event
+                                                 ) -> None:  # fmt: skip
+    settings = Settings(data_dir=tmp_path, ready_wait_seconds=0.05)
+    with TestClient(create_app(settings)) as client:
+        for method, url in (("POST", "/v1/maps"), ("POST", "/v1/maps/0123456789abcdef/path")):
+            response = client.request(method, url, json=QUERY)
+            if url.endswith("/path"):  # the map lookup comes first: unknown map
+                assert response.json()["code"] == "MapNotFound"
+                continue
+            assert response.status_code == 503
+            assert response.headers["retry-after"] == "1"
+            assert response.json() == {
+                "code": "NotReady",
+                "message": "starting: kernels still compiling after 0.05 s "
+                "(GRIDPATH_READY_WAIT_SECONDS); retry",
+            }
+        slow_warmup.set()
+
+
+def test_a_failed_warm_up_answers_not_ready_at_once_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> None:
+        raise RuntimeError("no LLVM today")
+
+    monkeypatch.setattr(runtime_module, "warmup", broken)
+    monkeypatch.setattr(runtime_module, "is_warm", lambda: True)
+    with TestClient(create_app(Settings(data_dir=tmp_path, ready_wait_seconds=60))) as client:
+        began = time.monotonic()
+        deadline = began + 30
+        while (response := client.post("/v1/maps", json=QUERY)).status_code != 503:
+            assert time.monotonic() < deadline
+        assert response.json()["message"] == (
+            "starting: RuntimeError: no LLVM today (GRIDPATH_READY_WAIT_SECONDS); retry"
+        )
+        assert time.monotonic() - began < 30  # not the 60 s wait
+        assert client.get("/readyz").status_code == 503
+
+
+def test_a_cold_kernel_cache_is_compiled_in_a_child_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    children: list[str] = []
+
+    async def child() -> None:
+        children.append("compiled")
+
+    monkeypatch.setattr(runtime_module, "is_warm", lambda: False)
+    monkeypatch.setattr(runtime_module, "_compile_in_child", child)
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        deadline = time.monotonic() + 60
+        while client.get("/readyz").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    assert children == ["compiled"]
+    monkeypatch.setattr(runtime_module, "is_warm", lambda: True)
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        while client.get("/readyz").status_code != 200:
+            time.sleep(0.02)
+    assert children == ["compiled"]  # a warm cache: no child
+
+
+def test_a_shutdown_during_the_child_compile_leaves_no_orphan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runtime_module, "is_warm", lambda: False)
+    started: list[int] = []
+    real_exec = asyncio.create_subprocess_exec
+
+    async def sleeper(*_args: object, **kwargs: Any) -> asyncio.subprocess.Process:
+        child = await real_exec(sys.executable, "-c", "import time; time.sleep(60)", **kwargs)
+        started.append(child.pid)
+        return child
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", sleeper)
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        deadline = time.monotonic() + 30
+        while not started:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert client.get("/readyz").status_code == 503
+    with pytest.raises(ProcessLookupError):  # killed and reaped at shutdown
+        os.kill(started[0], 0)
