@@ -167,6 +167,9 @@ UNBOUNDED_BYTES: Final = 1 << 62
 LABEL_BYTES: Final = 4
 #: Bytes of one float32 bound while the tables are computed (packed to uint16 after).
 BOUND_BYTES: Final = 4
+#: Peak bytes per move between clusters while they are sorted: four arrays (32), the
+#: sort order (8), the sorted copies (32) and the merge sort's buffer (half the keys).
+SORT_BYTES_PER_MOVE: Final = 76
 
 
 class _Budget:
@@ -320,7 +323,7 @@ def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int,
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gridpath-clusters") as pool:
         moves = list(pool.map(moves_of, labels))
-        budget.need(72 * sum(moves), "sorting the moves between clusters")
+        budget.need(SORT_BYTES_PER_MOVE * sum(moves), "sorting the moves between clusters")
         borders, shapes = zip(*pool.map(graph_of, labels, moves), strict=True)
         budget.hold(32 * sum(moves), "the moves between clusters")
         counts = [label.clusters for label in labels]

@@ -5,12 +5,15 @@ over the explicit graph (``tests.support``); searches against the same oracle.
 """
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 from scipy.sparse.csgraph import dijkstra
 
+from service.config import REPO_ROOT
 from service.engine import (
     ClusterTable,
     ClusterTables,
@@ -239,3 +242,53 @@ def test_attach_rejects_tables_of_another_grid() -> None:
     with pytest.raises(ValueError, match="cluster labels have shape"):
         grid.attach_clusters(tables)
     assert grid.clusters is None
+
+
+PEAK_PROGRAM = """
+import resource, sys
+import numpy as np
+import service.engine.clusters as clusters
+from service.engine import GridMap, TableBudgetError, build_clusters
+
+side, blocked, bound = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+costs = np.where(np.random.default_rng(1).random((side, side)) < blocked, 0.0, 1.0)
+grid = GridMap.from_costs(costs)
+build_clusters(GridMap.from_costs(np.ones((20, 20))), max_table_bytes=1 << 30)  # kernels in
+budgets = []
+class Recorded(clusters._Budget):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        budgets.append(self)
+clusters._Budget = Recorded
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+try:
+    build_clusters(grid, max_table_bytes=1 << 30, max_build_bytes=bound)
+    outcome = "built"
+except TableBudgetError:
+    outcome = "refused"
+grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+print(outcome, budgets[0].peak, grew)
+"""
+
+
+def peak_run(side: int, blocked: float, bound: int) -> tuple[str, int, int]:
+    """``(built or refused, accounted peak, peak resident growth)`` of one build in a
+    fresh interpreter."""
+    run = subprocess.run([sys.executable, "-c", PEAK_PROGRAM, str(side), str(blocked),
+                          str(bound)], capture_output=True, text=True, check=True,
+                         cwd=REPO_ROOT, timeout=300)  # fmt: skip
+    outcome, peak, grew = run.stdout.split()
+    return outcome, int(peak), int(grew)
+
+
+def test_regression_the_build_bound_was_not_a_bound() -> None:
+    """Every array a build allocates is counted before it is allocated: a build whose
+    bound is its accounted peak fits, and its resident memory grows by that much (up
+    to what the allocator keeps of freed arrays); one byte less is refused."""
+    side, blocked = 512, 0.42  # cluttered: thousands of clusters
+    outcome, peak, _ = peak_run(side, blocked, 1 << 40)
+    assert outcome == "built"
+    outcome, again, grew = peak_run(side, blocked, peak)
+    assert (outcome, again) == ("built", peak)
+    assert grew <= peak * 1.05 + 8 * 2**20, (grew, peak)
+    assert peak_run(side, blocked, peak - 1)[0] == "refused"

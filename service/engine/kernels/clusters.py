@@ -163,8 +163,9 @@ def border_moves(cost, width, eight, cluster_of, count, total):
 
     Returns:
         ``(key, source, target, step)``: (total,) arrays; ``key = from * count + to``.
-        At its peak this takes 72 bytes a move (the arrays, the sort order, the
-        sorted copies); the sorted copies, 32 bytes a move, remain.
+        At its peak this takes 76 bytes a move (the arrays, the sort order and the
+        merge sort's buffer, the sorted copies); the sorted copies, 32 bytes a move,
+        remain.
     """
     moves = 8 if eight else 4
     key = np.empty(total, np.int64)
