@@ -3,9 +3,9 @@
 Command-line values override ``GRIDPATH_HOST``, ``GRIDPATH_PORT`` and
 ``GRIDPATH_DATA_DIR``; every other setting comes from the environment.
 
-Startup fails fast, before anything is loaded or compiled: the port is bound
-first, then the data dir's lock is checked; either failing prints one line and
-exits with status 1.
+Startup fails fast, before anything is loaded or compiled: the port is bound (and
+listened on) first, then the data dir's lock is taken and handed to the service;
+either failing prints one line and exits with status 1.
 """
 
 import argparse
@@ -19,8 +19,7 @@ import uvicorn
 
 from service.api import create_app
 from service.config import Settings
-from service.store import DataDirInUseError
-from service.store.store import check_data_dir
+from service.store import DataDirInUseError, DataDirLock
 
 #: Exit status when the service cannot start (port taken, data dir in use).
 CANNOT_START: Final = 1
@@ -40,7 +39,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (as uvicorn binds it), before the app starts.
+    """A socket listening on ``host:port`` (as uvicorn would), before the app starts.
+    Listening at once matters: two sockets merely bound with ``SO_REUSEADDR`` may
+    share a port, and the second server would only fail later.
 
     Raises:
         OSError: the address is taken or cannot be bound.
@@ -50,6 +51,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
+        sock.listen(socket.SOMAXCONN)
     except OSError:
         sock.close()
         raise
@@ -72,12 +74,12 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         fail(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}")
     try:
-        check_data_dir(settings.data_dir)
+        lock = DataDirLock(settings.data_dir)
     except DataDirInUseError as exc:
         sock.close()
         fail(str(exc))
     config = uvicorn.Config(
-        create_app(settings),
+        create_app(settings, lock=lock),
         host=settings.host,
         port=settings.port,
         access_log=False,  # gridpath.access logs one structured line per request

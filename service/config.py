@@ -68,6 +68,23 @@ class Settings(BaseSettings):
             "event loop, for them to compile at startup before it is answered 503 NotReady."
         ),
     )
+    compile_timeout_seconds: float = Field(
+        default=600.0,
+        gt=0,
+        description=(
+            "How long the child process that compiles the kernels of a cold cache at "
+            "startup may take; past it the service compiles them itself."
+        ),
+    )
+    table_retry_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description=(
+            "How long after a table build failed for a reason that may pass (a full disk, "
+            "a map that could not be loaded) it may be tried again; builds over a memory "
+            "bound are not tried again before a restart."
+        ),
+    )
     verify_on_start: bool = Field(
         default=True,
         description=(
@@ -99,8 +116,10 @@ class Settings(BaseSettings):
         ),
     )
 
+    # 40 MiB: since the cell labels count too, the bound that keeps the sector sizes a
+    # 32 MiB bound on the pair tables alone chose on the Moving AI maps (README).
     max_table_bytes: int = Field(
-        default=32 * MIB,
+        default=40 * MIB,
         ge=0,
         description=(
             "Memory bound of a map's two cluster tables (4- and 8-connected), their cell "

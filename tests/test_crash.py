@@ -33,10 +33,8 @@ after a process crash, not whether the fsyncs would survive a power cut.
 import contextlib
 import io
 import itertools
-import os
 import random
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -51,9 +49,8 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from service.config import REPO_ROOT
 from service.store.tables import TableFileError, decode_landmarks, decode_tables
-from tests.test_main import free_port
+from tests.server import start_server, wait_until_ready
 
 Costs = npt.NDArray[np.float32]
 
@@ -168,35 +165,15 @@ class Server:
 @contextlib.contextmanager
 def serve(data_dir: Path, log: Path, ready_seconds: float) -> Iterator[Server]:
     """``python -m service`` on a free loopback port, ready; killed (and reaped) after."""
-    port = free_port()
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "service", "--host", "127.0.0.1", "--port", str(port),
-             "--data-dir", str(data_dir)],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=os.environ | {"GRIDPATH_LOG_LEVEL": "warning"},
-            cwd=REPO_ROOT,
-        )  # fmt: skip
+    process, port, _ = start_server(data_dir, log=log)
     server = Server(process, f"http://127.0.0.1:{port}", log)
     try:
-        wait_ready(server, ready_seconds)
+        with httpx.Client(base_url=server.base_url, timeout=2.0) as client:
+            wait_until_ready(client, process, log, ready_seconds)
         yield server
     finally:
         process.kill()
         process.wait(timeout=30)
-
-
-def wait_ready(server: Server, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    with httpx.Client(base_url=server.base_url, timeout=2.0) as client:
-        while True:
-            assert server.process.poll() is None, f"server exited:\n{server.log_text()}"
-            with contextlib.suppress(httpx.TransportError):
-                if client.get("/readyz").status_code == 200:
-                    return
-            assert time.monotonic() < deadline, f"not ready in {seconds} s:\n{server.log_text()}"
-            time.sleep(0.05)
 
 
 # -- the ledger of outcomes ------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from service.config import REPO_ROOT
-from tests.test_main import running_server
+from tests.server import running_server
 
 README = REPO_ROOT / "README.md"
 

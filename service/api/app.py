@@ -12,11 +12,11 @@ from service import __version__
 from service.api.docs import install_docs
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
 from service.api.metrics import Metrics
-from service.api.middleware import AccessLog, BodyLimits, RequestBody, Unexpected
+from service.api.middleware import AccessLog, BodyLimits, RequestBody
 from service.api.routes import health, maps, paths
 from service.api.runtime import Runtime
 from service.config import Settings, get_settings
-from service.store import DataDirInUseError
+from service.store import DataDirInUseError, DataDirLock
 
 log = logging.getLogger("gridpath")
 
@@ -32,15 +32,18 @@ def _description() -> str:
     )
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app; the store opens and the kernels warm up in its lifespan."""
+def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = None) -> FastAPI:
+    """Build the app; the store opens and the kernels warm up in its lifespan.
+
+    ``lock``: the data dir's lock, when the caller took it before starting (see
+    ``python -m service``); else the store takes it when it opens."""
     settings = settings or get_settings()
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            runtime = Runtime(settings, metrics)
+            runtime = Runtime(settings, metrics, lock)
         except DataDirInUseError as exc:
             log.error("%s", exc)
             raise
@@ -70,7 +73,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     # Starlette runs the middleware added last first: the access log sees everything,
     # including bodies rejected for size or time.
-    app.add_middleware(Unexpected)
     app.add_middleware(RequestBody, limits=BodyLimits.of(settings),
                        timeout=settings.body_timeout_seconds)  # fmt: skip
     app.add_middleware(AccessLog, metrics=metrics)

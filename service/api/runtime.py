@@ -13,9 +13,16 @@ from typing import Any, ParamSpec, TypeVar
 from service.api.errors import ApiError, ErrorCode
 from service.api.metrics import Metrics
 from service.config import Settings
-from service.engine import warmup
-from service.engine.kernels.cache import is_warm
-from service.store import CacheBudgetError, MapCache, MapRecord, MapStore, TableBuilder
+from service.engine import kernels_warm, warmup
+from service.store import (
+    CacheBudgetError,
+    DataDirLock,
+    MapCache,
+    MapRecord,
+    MapStore,
+    TableBuilder,
+    table_reserve,
+)
 
 log = logging.getLogger("gridpath")
 
@@ -30,15 +37,26 @@ class Runtime:
         DataDirInUseError: another process serves the data dir.
     """
 
-    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+    def __init__(self, settings: Settings, metrics: Metrics, lock: DataDirLock | None = None
+                 ) -> None:  # fmt: skip
+        """``lock``: the data dir's lock, if the caller took it already."""
         self.settings = settings
-        self.store = MapStore(settings.data_dir)
-        self.cache = MapCache(
-            self.store,
-            settings.cache_bytes,
-            table_bytes=settings.max_table_bytes + settings.max_landmark_bytes,
-            jump_table_bytes=settings.max_jump_table_bytes,
+        self.store = MapStore(settings.data_dir, lock=lock)
+        try:
+            self._start(settings, metrics)
+        except BaseException:
+            self.store.close()  # else the data dir stays locked until the process exits
+            raise
+
+    def _start(self, settings: Settings, metrics: Metrics) -> None:
+        reserve = functools.partial(
+            table_reserve,
+            max_table_bytes=settings.max_table_bytes,
+            max_landmark_bytes=settings.max_landmark_bytes,
+            landmarks=settings.landmarks,
         )
+        self.cache = MapCache(self.store, settings.cache_bytes, table_reserve=reserve,
+                              jump_table_bytes=settings.max_jump_table_bytes)  # fmt: skip
         self.tables = TableBuilder(
             self.store,
             self.cache,
@@ -49,6 +67,7 @@ class Runtime:
             landmarks=settings.landmarks,
             max_landmark_bytes=settings.max_landmark_bytes,
             max_build_bytes=settings.max_table_build_bytes,
+            retry_seconds=settings.table_retry_seconds,
         )
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
@@ -70,8 +89,11 @@ class Runtime:
         holds the interpreter lock for most of its compiling, which would stall the
         event loop (``/healthz``) for a hundred milliseconds at a time.
         """
-        if not is_warm():
-            await _compile_in_child()
+        if not kernels_warm():
+            try:
+                await _compile_in_child(self.settings.compile_timeout_seconds)
+            except (OSError, TimeoutError) as exc:
+                log.warning("compiling in a child process failed (%s); compiling here", exc)
         try:
             await self.run(warmup)
         except Exception as exc:
@@ -126,9 +148,14 @@ class Runtime:
         self.store.close()
 
 
-async def _compile_in_child() -> None:
+async def _compile_in_child(timeout: float) -> None:
     """Run the warm-up in a child process, filling numba's on-disk cache; on failure
-    the caller's own warm-up compiles instead (and the loop stalls for it)."""
+    the caller's own warm-up compiles instead (and the loop stalls for it).
+
+    Raises:
+        OSError: the child could not be started. TimeoutError: it took longer than
+            ``timeout`` seconds (it is killed).
+    """
     root = str(Path(__file__).resolve().parents[2])  # where ``service`` is importable
     path = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
     log.info("compiling the kernels in a child process (cold cache)")
@@ -138,8 +165,9 @@ async def _compile_in_child() -> None:
         env=os.environ | {"PYTHONPATH": path},
     )  # fmt: skip
     try:
-        _, errors = await child.communicate()
-    except asyncio.CancelledError:  # shutting down while it compiles: no orphan
+        async with asyncio.timeout(timeout):
+            _, errors = await child.communicate()
+    except (asyncio.CancelledError, TimeoutError):  # shutting down, or stuck: no orphan
         child.kill()
         await child.communicate()  # reaps it and closes its pipe
         raise

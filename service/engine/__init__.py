@@ -48,7 +48,7 @@ from service.engine.options import (
 from service.engine.result import PathResult, SmoothedPath
 from service.engine.scratch import Scratch
 from service.engine.search import PathQuery, find_path, find_paths
-from service.engine.warmup import warmup
+from service.engine.warmup import kernels_warm, warmup
 
 __all__ = [
     "ADMISSIBLE",
@@ -92,5 +92,6 @@ __all__ = [
     "build_landmarks",
     "find_path",
     "find_paths",
+    "kernels_warm",
     "warmup",
 ]

@@ -30,7 +30,6 @@ from service.engine.errors import InvalidClusterSizeError, TableBudgetError
 from service.engine.kernels.clusters import (
     NO_CLUSTER,
     UNREACHABLE,
-    border_move_count,
     border_moves,
     bound_rows,
     bound_rows_bytes,
@@ -205,12 +204,23 @@ class _Labels(NamedTuple):
     cluster_of: npt.NDArray[np.int32]
     clusters: int
     eight: bool
+    moves: int  # legal moves between two clusters
+
+
+#: Bytes per cluster while isolated clusters are pooled: moves out of each (8), which
+#: have none (1), and the new labels (4).
+POOL_BYTES_PER_CLUSTER: Final = 13
+#: Bytes per cluster while the abstract graph is sized (moves out of each).
+SHAPE_BYTES_PER_CLUSTER: Final = 8
 
 
 def _label(padded: npt.NDArray[np.float32], padded_width: int, size: int, eight: bool,
-           cluster_of: npt.NDArray[np.int32], stack: npt.NDArray[np.int32]) -> int:  # fmt: skip
+           cluster_of: npt.NDArray[np.int32], stack: npt.NDArray[np.int32], budget: _Budget
+           ) -> _Labels:  # fmt: skip
     count = label_clusters(padded, padded_width, size, eight, cluster_of, stack)
-    return int(pool_isolated(padded, padded_width, eight, cluster_of, count))
+    budget.need(POOL_BYTES_PER_CLUSTER * count, "pooling isolated clusters")
+    pooled, moves = pool_isolated(padded, padded_width, eight, cluster_of, count)
+    return _Labels(cluster_of, int(pooled), eight, int(moves))
 
 
 def fitting_labels(
@@ -245,8 +255,9 @@ def fitting_labels(
     side = max(padded_width - 2, cells // padded_width - 2)
     size = start
     while True:
-        count4 = _label(padded, padded_width, size, False, labels4, stack)
-        count8 = _label(padded, padded_width, size, True, labels8, stack)
+        four = _label(padded, padded_width, size, False, labels4, stack, budget)
+        eight = _label(padded, padded_width, size, True, labels8, stack, budget)
+        count4, count8 = four.clusters, eight.clusters
         held = (
             labels_bytes
             + table_bytes(count4, symmetric=symmetric)
@@ -263,7 +274,7 @@ def fitting_labels(
             f"the cluster tables ({count4} and {count8} clusters at the largest sector size, "
             f"{size})", needed=held, limit=max_table_bytes, limit_name="max_table_bytes"
         )  # fmt: skip
-    return size, _Labels(labels4, count4, False), _Labels(labels8, count8, True)
+    return size, four, eight
 
 
 def build_clusters(
@@ -312,19 +323,16 @@ def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int,
     """Both connectivities' tables; each stage's memory is checked before it runs."""
     cells = padded.size
 
-    def moves_of(label: _Labels) -> int:
-        return int(border_move_count(padded, padded_width, label.eight, label.cluster_of))
-
-    def graph_of(label: _Labels, moves: int) -> tuple[Any, Any]:
+    def moves_of(label: _Labels) -> tuple[Any, Any]:
         border = border_moves(padded, padded_width, label.eight, label.cluster_of,
-                              label.clusters, moves)  # fmt: skip
-        shape = graph_shape(border[0], label.clusters)
-        return border, shape
+                              label.clusters, label.moves)  # fmt: skip
+        return border, graph_shape(border[0], label.clusters)
 
+    moves = [label.moves for label in labels]
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gridpath-clusters") as pool:
-        moves = list(pool.map(moves_of, labels))
-        budget.need(SORT_BYTES_PER_MOVE * sum(moves), "sorting the moves between clusters")
-        borders, shapes = zip(*pool.map(graph_of, labels, moves), strict=True)
+        budget.need(SORT_BYTES_PER_MOVE * sum(moves) + SHAPE_BYTES_PER_CLUSTER * sum(
+            label.clusters for label in labels), "sorting the moves between clusters")  # fmt: skip
+        borders, shapes = zip(*pool.map(moves_of, labels), strict=True)
         budget.hold(32 * sum(moves), "the moves between clusters")
         counts = [label.clusters for label in labels]
         budget.need(sum(int(graph_bytes(cells, size, count, move, nodes, arcs))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.clusters import UNBOUNDED_BYTES
 from service.engine.errors import InvalidLandmarkCountError, TableBudgetError
 from service.engine.kernels.landmarks import landmark_tables
 
@@ -96,7 +97,7 @@ def fitting_count(cells: int, count: int, max_table_bytes: int, *, symmetric: bo
 
 
 def build_landmarks(grid: "GridMap", *, count: int = DEFAULT_LANDMARKS, max_table_bytes: int,
-                    max_build_bytes: int = 1 << 62) -> LandmarkTables:  # fmt: skip
+                    max_build_bytes: int = UNBOUNDED_BYTES) -> LandmarkTables:  # fmt: skip
     """Choose landmarks and build both connectivities' tables for ``grid``.
 
     ``count`` is lowered until the tables fit in ``max_table_bytes`` and, with the

@@ -8,7 +8,7 @@ then loads the compiled kernels from the cache.
 
 from service.engine.clusters import build_clusters
 from service.engine.grid import GridMap
-from service.engine.kernels.cache import mark_warm
+from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
 from service.engine.search import find_path
 
@@ -20,6 +20,12 @@ _WARMUP_ROWS = (
     ".@@.@",
     "...G.",
 )
+
+
+def kernels_warm() -> bool:
+    """Whether :func:`warmup` will only load the kernels from numba's on-disk cache
+    (a second or so) rather than compile them (many seconds)."""
+    return is_warm()
 
 
 def warmup() -> None:

@@ -1,9 +1,15 @@
 """Persistence of maps (atomic files, format versions) and the in-memory map cache."""
 
-from service.store.builder import TableBuilder, TableStatus
+from service.store.builder import TableBuilder, TableStatus, table_reserve
 from service.store.cache import CacheBudgetError, CacheStats, MapCache
 from service.store.records import FORMAT_VERSION, MapRecord
-from service.store.store import DataDirInUseError, MapStore, StoreError, UnknownMapError
+from service.store.store import (
+    DataDirInUseError,
+    DataDirLock,
+    MapStore,
+    StoreError,
+    UnknownMapError,
+)
 from service.store.tables import TableFileError, TableInfo
 
 __all__ = [
@@ -11,6 +17,7 @@ __all__ = [
     "CacheBudgetError",
     "CacheStats",
     "DataDirInUseError",
+    "DataDirLock",
     "MapCache",
     "MapRecord",
     "MapStore",
@@ -20,4 +27,5 @@ __all__ = [
     "TableInfo",
     "TableStatus",
     "UnknownMapError",
+    "table_reserve",
 ]

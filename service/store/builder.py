@@ -11,12 +11,20 @@ Built tables are never rebuilt on restart: they are loaded with the map. A table
 file that fails its version or checksum check is deleted and rebuilt, not trusted.
 
 Status per map and kind: ``building``, ``ready`` (with the figures) or ``failed``
-(with the reason). A failed build is not tried again while the process runs (a
-bound it exceeded will be exceeded again); a restart tries it once more, with the
-settings of that start.
+(with the reason). A build that would exceed a memory bound is not tried again
+while the process runs (it would exceed it again); a restart tries it once more,
+with the settings of that start. Any other failure (a full disk, a map that could
+not be loaded) is tried again when the map is next loaded, at most once every
+``retry_seconds``.
 
 Every build is bounded: ``max_table_bytes``/``max_landmark_bytes`` bound what the
 tables hold, ``max_build_bytes`` what a build allocates (see ``build_clusters``).
+Stored tables are held to the same bounds: a file over them (written by an older
+version, or before a bound was lowered) is discarded and built again.
+
+:meth:`TableBuilder.close` lets a build under way finish its current stage and
+saves nothing after: no table is written once the store may be handed to another
+process.
 
 At startup :meth:`TableBuilder.verify_all` checks every stored grid in the
 background, so a corrupt map shows in its health before a query meets it.
@@ -24,13 +32,14 @@ background, so a corrupt map shows in its health before a query meets it.
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final, Literal
 
 from service.engine import GridMap, TableBudgetError, build_clusters, build_landmarks
-from service.engine.clusters import UNBOUNDED_BYTES
-from service.engine.landmarks import DEFAULT_LANDMARKS
+from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
+from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
 from service.store.cache import CacheBudgetError, MapCache
 from service.store.store import MapStore, StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo, landmark_info
@@ -50,14 +59,28 @@ class TableStatus:
     bytes: int | None = None
     build_seconds: float | None = None
     reason: str | None = None
+    #: For a failure that may pass: the ``time.monotonic()`` from which a new build
+    #: may be tried. None: not before a restart (or not failed).
+    retry_at: float | None = None
 
     @classmethod
     def ready(cls, info: TableInfo) -> "TableStatus":
         return cls("ready", info.cluster_size, info.count, info.bytes, info.build_seconds)
 
     @classmethod
-    def failed(cls, reason: str) -> "TableStatus":
-        return cls("failed", reason=reason)
+    def failed(cls, reason: str, *, retry_at: float | None = None) -> "TableStatus":
+        return cls("failed", reason=reason, retry_at=retry_at)
+
+    @property
+    def lasting(self) -> bool:
+        """A failure that stays until the service restarts (a memory bound)."""
+        return self.status == "failed" and self.retry_at is None
+
+    def may_build(self, now: float) -> bool:
+        """Whether a build of this kind may be queued now."""
+        if self.status == "failed":
+            return self.retry_at is not None and now >= self.retry_at
+        return self.status == "ready"
 
 
 BUILDING = TableStatus("building")
@@ -76,6 +99,17 @@ _SETTINGS: Final = {
 }
 
 
+def table_reserve(width: int, height: int, uniform: bool, *, max_table_bytes: int,
+                  max_landmark_bytes: int, landmarks: int) -> int:  # fmt: skip
+    """The most bytes a ``width`` x ``height`` map's cluster and landmark tables can
+    hold: their bounds, or less where a small map's tables cannot grow that big (at
+    most one cluster a cell)."""
+    padded = (width + 2) * (height + 2)
+    clusters = 8 * padded + 2 * table_bytes(width * height, symmetric=uniform)
+    marks = landmarks * (landmark_bytes(padded, symmetric=uniform) + 16)
+    return min(max_table_bytes, clusters) + min(max_landmark_bytes, marks)
+
+
 class TableBuilder:
     """Background builds of cluster and landmark tables, ``workers`` maps at a time."""
 
@@ -89,8 +123,9 @@ class TableBuilder:
         cluster_size: int | None,
         jump_table_bytes: int,
         landmarks: int = DEFAULT_LANDMARKS,
-        max_landmark_bytes: int = 64 * 1024 * 1024,
+        max_landmark_bytes: int = UNBOUNDED_BYTES,
         max_build_bytes: int = UNBOUNDED_BYTES,
+        retry_seconds: float = 0.0,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -100,6 +135,8 @@ class TableBuilder:
         self._jump_table_bytes = jump_table_bytes
         self._landmarks = landmarks
         self._max_landmark_bytes = max_landmark_bytes
+        self._retry_seconds = retry_seconds
+        self._closing = False
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gridpath-tables")
         self._lock = threading.Lock()
         self._status: dict[tuple[str, str], TableStatus] = {}
@@ -111,12 +148,7 @@ class TableBuilder:
         for record in self._store.records():
             missing = []
             for kind in KINDS:
-                try:
-                    info = self._info(record.id, kind)
-                except TableFileError as exc:
-                    log.warning("map %s: %s; rebuilding its %s", record.id, exc, kind)
-                    self._discard(record.id, kind)
-                    info = None
+                info = self._stored_info(record.id, kind)
                 if info is None:
                     missing.append(kind)
                 else:
@@ -133,9 +165,15 @@ class TableBuilder:
                  kinds: tuple[str, ...] = KINDS) -> None:  # fmt: skip
         """Queue a build of ``map_id``'s tables (``cluster_size`` None: the default).
 
-        Kinds already building, or failed in this process, are left as they are."""
+        Kinds already building, failed for good, or failed too recently to try again
+        are left as they are."""
+        now = time.monotonic()
         with self._lock:
-            wanted = tuple(k for k in kinds if self._wanted(self._status.get((map_id, k))))
+            if self._closing:
+                return
+            wanted = tuple(k for k in kinds
+                           if (status := self._status.get((map_id, k))) is None
+                           or status.may_build(now))  # fmt: skip
             if not wanted:
                 return
             for kind in wanted:
@@ -170,24 +208,51 @@ class TableBuilder:
             grid.prepare_jumps(max_table_bytes=self._jump_table_bytes)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Cancel queued builds, and wait for the one under way to stop (it finishes
+        its current stage and saves nothing)."""
+        with self._lock:
+            self._closing = True
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
     # -- internals ----------------------------------------------------------------
 
-    @staticmethod
-    def _wanted(status: TableStatus | None) -> bool:
-        return status is None or status.status == "ready"
-
     def _verify(self, map_ids: list[str]) -> None:
         """The scrub: read and check each grid; a map whose file is damaged while a
-        checked copy is in memory gets its file rewritten from that copy."""
+        checked copy is in memory gets its file rewritten from that copy (and its
+        tables another try)."""
         for map_id in map_ids:
+            if self._closing:
+                return
             if self._store.verify(map_id) is None:
                 continue
             with self._cache.acquire_cached(map_id) as grid:
                 if grid is not None and self._store.repair(map_id, grid):
                     log.warning("map %s: grid file rewritten from its checked copy in memory",
                                 map_id)  # fmt: skip
+                    self.schedule(map_id)
+
+    def _bound(self, kind: str) -> tuple[int, str]:
+        """What a kind of table may hold, and the setting that says so."""
+        if kind == CLUSTERS:
+            return self._max_table_bytes, _SETTINGS[CLUSTERS, "max_table_bytes"]
+        return self._max_landmark_bytes, _SETTINGS[LANDMARKS, "max_table_bytes"]
+
+    def _stored_info(self, map_id: str, kind: str) -> TableInfo | None:
+        """The figures of a stored table file that may be used; None (and the file
+        gone) when there is none, or it is unreadable or over its bound."""
+        try:
+            info = self._info(map_id, kind)
+        except TableFileError as exc:
+            log.warning("map %s: %s; rebuilding its %s", map_id, exc, kind)
+            self._discard(map_id, kind)
+            return None
+        bound, setting = self._bound(kind)
+        if info is not None and info.bytes > bound:
+            log.warning("map %s: its stored %s take %d bytes, over %d (%s); rebuilding them",
+                        map_id, kind, info.bytes, bound, setting)  # fmt: skip
+            self._discard(map_id, kind)
+            return None
+        return info
 
     def _info(self, map_id: str, kind: str) -> TableInfo | None:
         if kind == CLUSTERS:
@@ -202,6 +267,8 @@ class TableBuilder:
 
     def _attach(self, map_id: str, kind: str, grid: GridMap) -> bool:
         """Attach one kind of stored table; False if it must be (re)built."""
+        if self._stored_info(map_id, kind) is None:  # read from the file's metadata alone
+            return False
         try:
             if kind == CLUSTERS:
                 clusters = self._store.load_clusters(map_id)
@@ -226,14 +293,24 @@ class TableBuilder:
             with self._cache.acquire(map_id) as grid:
                 self.prepare_jumps(grid)
                 for kind in kinds:
+                    if self._closing:
+                        return
                     self._finish(map_id, kind, self._build_one(map_id, kind, grid))
                     self._cache.refresh(map_id)
         except KeyError:  # deleted meanwhile (UnknownMapError)
             self.forget(map_id)
-        except (StoreError, CacheBudgetError, OSError) as exc:
+        except _ClosingError:
+            return
+        except CacheBudgetError as exc:
+            for kind in kinds:
+                self._finish(map_id, kind, TableStatus.failed(str(exc)))
+        except (StoreError, OSError) as exc:
             log.error("map %s: cannot load it to build its tables (%s)", map_id, exc)
             for kind in kinds:
-                self._finish(map_id, kind, TableStatus.failed(f"the map cannot be loaded: {exc}"))
+                self._finish(map_id, kind, self._failed_for_now(f"the map cannot be loaded: {exc}"))
+
+    def _failed_for_now(self, reason: str) -> TableStatus:
+        return TableStatus.failed(reason, retry_at=time.monotonic() + self._retry_seconds)
 
     def _build_one(self, map_id: str, kind: str, grid: GridMap) -> TableStatus:
         """Build, persist and attach one kind of table; its new status."""
@@ -245,7 +322,7 @@ class TableBuilder:
             return TableStatus.failed(reason)
         except (ValueError, OSError, MemoryError) as exc:
             log.exception("map %s: building its %s failed", map_id, kind)
-            return TableStatus.failed(f"the build failed: {type(exc).__name__}: {exc}")
+            return self._failed_for_now(f"the build failed: {type(exc).__name__}: {exc}")
         log.info("map %s: %s ready (%d, %d bytes, %.2f s)", map_id, kind, info.count,
                  info.bytes, info.build_seconds)  # fmt: skip
         return TableStatus.ready(info)
@@ -258,6 +335,7 @@ class TableBuilder:
             clusters = build_clusters(grid, cluster_size=size,
                                       max_table_bytes=self._max_table_bytes,
                                       max_build_bytes=self._max_build_bytes)  # fmt: skip
+            self._check_open()
             if not self._store.save_clusters(map_id, clusters):
                 raise UnknownMapError(map_id)
             grid.attach_clusters(clusters)
@@ -265,15 +343,24 @@ class TableBuilder:
         landmarks = build_landmarks(grid, count=self._landmarks,
                                     max_table_bytes=self._max_landmark_bytes,
                                     max_build_bytes=self._max_build_bytes)  # fmt: skip
+        self._check_open()
         if not self._store.save_landmarks(map_id, landmarks):
             raise UnknownMapError(map_id)
         grid.attach_landmarks(landmarks)
         return landmark_info(landmarks)
 
+    def _check_open(self) -> None:
+        if self._closing:
+            raise _ClosingError
+
     def _finish(self, map_id: str, kind: str, status: TableStatus) -> None:
         with self._lock:
             if (map_id, kind) in self._status:  # not deleted meanwhile
                 self._status[map_id, kind] = status
+
+
+class _ClosingError(Exception):
+    """The builder closes: a finished build is not saved."""
 
 
 __all__ = [

@@ -20,6 +20,9 @@ from service.engine import GridMap
 from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
 from service.store.store import MapStore, UnknownMapError
 
+#: ``(width, height, uniform) -> bytes``: the most a map's tables may take.
+TableReserve = Callable[[int, int, bool], int]
+
 
 class CacheBudgetError(ValueError):
     """A map whose grid and tables could not fit the cache even alone."""
@@ -53,13 +56,15 @@ class CacheStats:
 class MapCache:
     """LRU cache of :class:`GridMap` by bytes in front of a :class:`MapStore`."""
 
-    def __init__(self, store: MapStore, max_bytes: int, *, table_bytes: int = 0,
+    def __init__(self, store: MapStore, max_bytes: int, *,
+                 table_reserve: TableReserve = lambda _width, _height, _uniform: 0,
                  jump_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES) -> None:  # fmt: skip
-        """``table_bytes``: the most a map's cluster and landmark tables may take;
-        ``jump_table_bytes``: the JPS+ table bound (as ``GridMap.prepare_jumps``)."""
+        """``table_reserve(width, height, uniform)``: the most a map's cluster and
+        landmark tables may take (see ``builder.table_reserve``); ``jump_table_bytes``:
+        the JPS+ table bound (as ``GridMap.prepare_jumps``)."""
         self._store = store
         self._max_bytes = max_bytes
-        self._table_bytes = table_bytes
+        self._table_reserve = table_reserve
         self._jump_table_bytes = jump_table_bytes
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
@@ -76,7 +81,7 @@ class MapCache:
         """The most bytes a map of this size may hold in the cache, tables included."""
         grid = memory_estimate(width, height, uniform=uniform,
                                jump_table_bytes=self._jump_table_bytes)  # fmt: skip
-        return grid + self._table_bytes
+        return grid + self._table_reserve(width, height, uniform)
 
     def check_fits(self, width: int, height: int, *, uniform: bool) -> None:
         """Raise :class:`CacheBudgetError` unless such a map fits the budget alone."""

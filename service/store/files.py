@@ -4,7 +4,9 @@ import io
 import os
 import secrets
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -29,10 +31,23 @@ def write_durably(path: Path, data: bytes) -> None:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, whole."""
+    atomic_write_with(path, lambda handle: handle.write(data))
+
+
+def atomic_write_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Replace ``path`` with what ``write`` writes to an open file, atomically: big
+    contents (table files) stream to disk instead of being built in memory first."""
     # A unique temporary name: two writers of one file never share a temporary.
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    write_durably(temporary, data)
-    temporary.replace(path)
+    try:
+        with temporary.open("wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     fsync_dir(path.parent)
 
 

@@ -31,15 +31,23 @@ import re
 import secrets
 import shutil
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, NoReturn
+from typing import BinaryIO, Final, NoReturn
 
 import numpy as np
 import orjson
 
 from service.engine import ClusterTables, GridMap, Islands, LandmarkTables
-from service.store.files import atomic_write, checksum, fsync_dir, npy_bytes, write_durably
+from service.store.files import (
+    atomic_write,
+    atomic_write_with,
+    checksum,
+    fsync_dir,
+    npy_bytes,
+    write_durably,
+)
 from service.store.records import FORMAT_VERSION, MapRecord
 from service.store.tables import (
     LANDMARKS_FILE,
@@ -47,10 +55,10 @@ from service.store.tables import (
     TableInfo,
     decode_landmarks,
     decode_tables,
-    encode_landmarks,
-    encode_tables,
     read_info,
     read_landmark_info,
+    write_landmarks,
+    write_tables,
 )
 
 log = logging.getLogger("gridpath.store")
@@ -93,15 +101,17 @@ def valid_map_id(map_id: str) -> bool:
 class MapStore:
     """Maps persisted under ``data_dir``; records are kept in memory, grids are not."""
 
-    def __init__(self, data_dir: Path) -> None:
-        """Open (creating if needed) the store under ``data_dir`` and lock it.
+    def __init__(self, data_dir: Path, *, lock: "DataDirLock | None" = None) -> None:
+        """Open (creating if needed) the store under ``data_dir``, holding its lock:
+        ``lock`` if the caller took it already (to fail before a slow start), else
+        one taken here. :meth:`close` releases it.
 
         Raises:
             DataDirInUseError: another store, in this process or another, has it open.
         """
         self.root = data_dir / "maps"
+        self._lock_held = lock or DataDirLock(data_dir)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._lock_fd: int | None = _lock_data_dir(data_dir / LOCK_FILE)
         self._lock = threading.Lock()
         self._records: dict[str, MapRecord] = {}
         self._problems: dict[str, str] = {}
@@ -132,9 +142,7 @@ class MapStore:
 
     def close(self) -> None:
         """Release the data dir's lock (idempotent); the store is not used after."""
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)  # closing the descriptor releases the flock
-            self._lock_fd = None
+        self._lock_held.release()
 
     def problem(self, map_id: str) -> str | None:
         """Why a stored map cannot be served (its grid is corrupt), or None."""
@@ -245,8 +253,10 @@ class MapStore:
         Raises:
             TableFileError: the file fails its version or checksum checks.
         """
-        data = self._read_optional(map_id, TABLES_FILE)
-        return None if data is None else decode_tables(data)
+        try:
+            return decode_tables(self.root / map_id / TABLES_FILE)
+        except FileNotFoundError:
+            return None
 
     def landmarks_info(self, map_id: str) -> TableInfo | None:
         """Figures of a map's stored landmark tables; None if there is no such file."""
@@ -261,13 +271,8 @@ class MapStore:
         Raises:
             TableFileError: the file fails its version or checksum checks.
         """
-        data = self._read_optional(map_id, LANDMARKS_FILE)
-        return None if data is None else decode_landmarks(data)
-
-    def _read_optional(self, map_id: str, name: str) -> bytes | None:
-        """A derived table file's bytes; None if it is not there (yet)."""
         try:
-            return (self.root / map_id / name).read_bytes()
+            return decode_landmarks(self.root / map_id / LANDMARKS_FILE)
         except FileNotFoundError:
             return None
 
@@ -275,24 +280,24 @@ class MapStore:
 
     def save_landmarks(self, map_id: str, tables: LandmarkTables) -> bool:
         """Persist a map's landmark tables atomically; False if the map is gone."""
-        return self._save(map_id, LANDMARKS_FILE, encode_landmarks(tables))
+        return self._save(map_id, LANDMARKS_FILE, lambda out: write_landmarks(out, tables))
 
     def discard_landmarks(self, map_id: str) -> None:
         """Remove a map's landmark tables file (one that failed its checks)."""
         (self.root / map_id / LANDMARKS_FILE).unlink(missing_ok=True)
 
-    def _save(self, map_id: str, name: str, data: bytes) -> bool:
+    def _save(self, map_id: str, name: str, write: Callable[[BinaryIO], None]) -> bool:
         if self.record(map_id) is None:
             return False
         try:
-            atomic_write(self.root / map_id / name, data)
+            atomic_write_with(self.root / map_id / name, write)
         except FileNotFoundError:  # deleted meanwhile: its folder was renamed away
             return False
         return True
 
     def save_clusters(self, map_id: str, tables: ClusterTables) -> bool:
         """Persist a map's cluster tables atomically; False if the map is gone."""
-        return self._save(map_id, TABLES_FILE, encode_tables(tables))
+        return self._save(map_id, TABLES_FILE, lambda out: write_tables(out, tables))
 
     def discard_clusters(self, map_id: str) -> None:
         """Remove a map's cluster tables file (one that failed its checks)."""
@@ -400,20 +405,28 @@ class MapStore:
                 self._records[record.id] = fixed
 
 
-def check_data_dir(data_dir: Path) -> None:
-    """Raise :class:`DataDirInUseError` if another process serves ``data_dir`` now (a
-    check before a slow start; the store takes the lock itself when it opens)."""
-    if (data_dir / LOCK_FILE).exists():
-        os.close(_lock_data_dir(data_dir / LOCK_FILE, claim=False))
-
-
-def _lock_data_dir(path: Path, *, claim: bool = True) -> int:
-    """Take the data dir's advisory lock; return the descriptor that holds it.
-
-    With ``claim`` the lock file names the holder's process id, for the message a
-    second process gets. The kernel drops the lock when the holder exits, however it
+class DataDirLock:
+    """The advisory lock (``flock``) on ``<data_dir>/.lock``, from construction to
+    :meth:`release`. The lock file names the holder's process id, for the message a
+    second process gets; the kernel drops the lock when the holder exits, however it
     exits.
+
+    Raises:
+        DataDirInUseError: another holder has it.
     """
+
+    def __init__(self, data_dir: Path) -> None:
+        self._fd: int | None = _lock_data_dir(data_dir / LOCK_FILE)
+
+    def release(self) -> None:
+        """Release the lock (idempotent)."""
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the flock
+            self._fd = None
+
+
+def _lock_data_dir(path: Path) -> int:
+    """Take the data dir's advisory lock; return the descriptor that holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -427,7 +440,6 @@ def _lock_data_dir(path: Path, *, claim: bool = True) -> int:
             f"data dir {path.parent} is in use by another gridpath process (pid {holder}); "
             "a data dir is served by one process at a time"
         ) from None
-    if claim:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
     return fd

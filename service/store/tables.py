@@ -11,7 +11,7 @@ import io
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,13 @@ class TableInfo:
 
 def encode_tables(tables: ClusterTables) -> bytes:
     """The file's bytes for ``tables``."""
+    buffer = io.BytesIO()
+    write_tables(buffer, tables)
+    return buffer.getvalue()
+
+
+def write_tables(stream: BinaryIO, tables: ClusterTables) -> None:
+    """Write the file for ``tables`` to ``stream``, member by member."""
     arrays: dict[str, npt.NDArray[Any]] = {
         "labels4": tables.four.cluster_of,
         "packed4": tables.four.packed,
@@ -59,7 +66,7 @@ def encode_tables(tables: ClusterTables) -> bytes:
         "four": _table_meta(tables.four),
         "eight": _table_meta(tables.eight),
     }
-    return _write_checked(arrays, meta)
+    _write_checked(stream, arrays, meta)
 
 
 def read_info(path: Path) -> TableInfo:
@@ -71,8 +78,9 @@ def read_info(path: Path) -> TableInfo:
     return _info(_read_meta(path, "tables"))
 
 
-def decode_tables(data: bytes) -> ClusterTables:
-    """Tables from a file's bytes, every array checked against its CRC-32.
+def decode_tables(data: bytes | Path) -> ClusterTables:
+    """Tables from a file (its bytes, or its path: read member by member), every
+    array checked against its CRC-32.
 
     Raises:
         TableFileError: unreadable, another format version, or a checksum mismatch.
@@ -134,9 +142,16 @@ def landmark_info(tables: LandmarkTables) -> TableInfo:
 
 
 def encode_landmarks(tables: LandmarkTables) -> bytes:
-    """The ``landmarks.npz`` bytes: same layout rules as the cluster file (a JSON
-    ``meta`` member with the format version, the figures and a CRC-32 per array);
-    a symmetric table stores its ``to`` distances as an empty array."""
+    """The ``landmarks.npz`` bytes (see :func:`write_landmarks`)."""
+    buffer = io.BytesIO()
+    write_landmarks(buffer, tables)
+    return buffer.getvalue()
+
+
+def write_landmarks(stream: BinaryIO, tables: LandmarkTables) -> None:
+    """Write ``landmarks.npz`` to ``stream``: same layout rules as the cluster file (a
+    JSON ``meta`` member with the format version, the figures and a CRC-32 per
+    array); a symmetric table stores its ``to`` distances as an empty array."""
     arrays: dict[str, npt.NDArray[Any]] = {}
     for suffix, table in (("4", tables.four), ("8", tables.eight)):
         arrays[f"landmarks{suffix}"] = table.landmarks
@@ -148,11 +163,12 @@ def encode_landmarks(tables: LandmarkTables) -> bytes:
         "build_seconds": tables.build_seconds,
         "margins": [tables.four.margin, tables.eight.margin],
     }
-    return _write_checked(arrays, meta)
+    _write_checked(stream, arrays, meta)
 
 
-def decode_landmarks(data: bytes) -> LandmarkTables:
-    """Landmark tables from a file's bytes, every array checked against its CRC-32.
+def decode_landmarks(data: bytes | Path) -> LandmarkTables:
+    """Landmark tables from a file (its bytes or its path), every array checked
+    against its CRC-32.
 
     Raises:
         TableFileError: unreadable, another format version, or a checksum mismatch.
@@ -187,15 +203,14 @@ def read_landmark_info(path: Path) -> TableInfo:
         raise TableFileError(f"landmarks file: bad metadata ({exc})") from exc
 
 
-def _write_checked(arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> bytes:
-    """An uncompressed ``.npz`` of ``arrays`` plus a JSON ``meta`` member: ``meta``
-    with the format version and a CRC-32 of every array added."""
+def _write_checked(stream: BinaryIO, arrays: dict[str, npt.NDArray[Any]],
+                   meta: dict[str, Any]) -> None:  # fmt: skip
+    """Write an uncompressed ``.npz`` of ``arrays`` plus a JSON ``meta`` member to
+    ``stream``: ``meta`` with the format version and a CRC-32 of every array added."""
     crc32 = {name: checksum(np.ascontiguousarray(a).data) for name, a in arrays.items()}
     meta = {"format_version": TABLES_FORMAT_VERSION, **meta, "crc32": crc32}
     members = {**arrays, "meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8)}
-    buffer = io.BytesIO()
-    np.savez(buffer, allow_pickle=False, **members)
-    return buffer.getvalue()
+    np.savez(stream, allow_pickle=False, **members)
 
 
 def _read_meta(path: Path, kind: str) -> dict[str, Any]:
@@ -213,14 +228,21 @@ def _read_meta(path: Path, kind: str) -> dict[str, Any]:
         raise TableFileError(f"unreadable {kind} file: {exc!r}") from exc
 
 
-def _read_checked(data: bytes, names: tuple[str, ...]
+def _read_checked(data: bytes | Path, names: tuple[str, ...]
                   ) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:  # fmt: skip
-    """``meta`` and the named arrays of an ``.npz``, each array checked by CRC-32."""
+    """``meta`` and the named arrays of an ``.npz`` (bytes, or a path: then each array
+    is read from the file once, with no copy of the whole file in memory), each array
+    checked by CRC-32.
+
+    Raises:
+        FileNotFoundError: a path with no file. TableFileError: anything else wrong.
+    """
+    source = io.BytesIO(data) if isinstance(data, bytes) else data
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        with np.load(source, allow_pickle=False) as npz:
             meta = _meta(npz)
             arrays = {name: npz[name] for name in names}
-    except TableFileError:
+    except (TableFileError, FileNotFoundError):
         raise
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         raise TableFileError(f"unreadable tables file: {exc!r}") from exc

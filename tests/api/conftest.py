@@ -67,7 +67,7 @@ def slow_warmup(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     cache counts as warm, so no child process compiles either)."""
     release = threading.Event()
     monkeypatch.setattr(runtime_module, "warmup", lambda: release.wait(30))
-    monkeypatch.setattr(runtime_module, "is_warm", lambda: True)
+    monkeypatch.setattr(runtime_module, "kernels_warm", lambda: True)
     yield release
     release.set()
 

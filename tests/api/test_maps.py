@@ -580,6 +580,12 @@ def test_regression_tables_over_their_bound_were_built_anyway_and_named_no_setti
     query = {"start": [0, 0], "goal": [11, 11], "heuristic": "cluster"}
     answer = client.post(f"/v1/maps/{map_id}/path", json=query).json()
     assert (answer["status"], answer["heuristic_used"]) == ("found", "octile")  # falls back
+    labels = client.get(f"/v1/maps/{map_id}/clusters")  # no "retry later" for ever
+    assert labels.status_code == 413
+    assert (
+        labels.json()["message"]
+        == f"map {map_id}: no cluster tables: {tables['clusters']['reason']}"
+    )
     build = make_client(max_table_build_bytes=1000)
     # After a restart the build is tried once more, with that start's settings.
     failed = str(wait_tables(build, map_id)["reason"])
@@ -615,3 +621,12 @@ def test_regression_failed_table_build_was_retried_on_every_load(
     assert client.get("/metrics").text.count("gridpath_cache_misses_total 0") == 0
     assert attempts == ["clusters", "clusters"]  # one per map, not one per load
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+def test_a_small_cache_still_takes_small_maps(make_client: ClientFactory) -> None:
+    """A map reserves room for the tables it can have, not for the tables' bounds:
+    with 2 MiB of cache (under the 96 MiB of default table bounds) small maps fit."""
+    client = make_client(cache_bytes=2 * 1024 * 1024)
+    small = client.post("/v1/maps", json={"rows": ["." * 10] * 10})
+    assert small.status_code == 201, small.text
+    assert client.post("/v1/maps", json={"rows": ["." * 300] * 300}).status_code == 413

@@ -64,7 +64,7 @@ def test_a_failed_warm_up_answers_not_ready_at_once_with_the_reason(
         raise RuntimeError("no LLVM today")
 
     monkeypatch.setattr(runtime_module, "warmup", broken)
-    monkeypatch.setattr(runtime_module, "is_warm", lambda: True)
+    monkeypatch.setattr(runtime_module, "kernels_warm", lambda: True)
     with TestClient(create_app(Settings(data_dir=tmp_path, ready_wait_seconds=60))) as client:
         began = time.monotonic()
         deadline = began + 30
@@ -82,10 +82,11 @@ def test_a_cold_kernel_cache_is_compiled_in_a_child_process(
 ) -> None:
     children: list[str] = []
 
-    async def child() -> None:
+    async def child(timeout: float) -> None:
+        assert timeout == Settings().compile_timeout_seconds
         children.append("compiled")
 
-    monkeypatch.setattr(runtime_module, "is_warm", lambda: False)
+    monkeypatch.setattr(runtime_module, "kernels_warm", lambda: False)
     monkeypatch.setattr(runtime_module, "_compile_in_child", child)
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
         deadline = time.monotonic() + 60
@@ -93,7 +94,7 @@ def test_a_cold_kernel_cache_is_compiled_in_a_child_process(
             assert time.monotonic() < deadline
             time.sleep(0.02)
     assert children == ["compiled"]
-    monkeypatch.setattr(runtime_module, "is_warm", lambda: True)
+    monkeypatch.setattr(runtime_module, "kernels_warm", lambda: True)
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
         while client.get("/readyz").status_code != 200:
             time.sleep(0.02)
@@ -103,7 +104,7 @@ def test_a_cold_kernel_cache_is_compiled_in_a_child_process(
 def test_a_shutdown_during_the_child_compile_leaves_no_orphan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runtime_module, "is_warm", lambda: False)
+    monkeypatch.setattr(runtime_module, "kernels_warm", lambda: False)
     started: list[int] = []
     real_exec = asyncio.create_subprocess_exec
 
@@ -121,3 +122,18 @@ def test_a_shutdown_during_the_child_compile_leaves_no_orphan(
         assert client.get("/readyz").status_code == 503
     with pytest.raises(ProcessLookupError):  # killed and reaped at shutdown
         os.kill(started[0], 0)
+
+
+def test_a_compile_child_that_cannot_start_falls_back_to_compiling_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def cannot(*_args: object, **_kwargs: object) -> None:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(runtime_module, "kernels_warm", lambda: False)
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", cannot)
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        deadline = time.monotonic() + 120
+        while client.get("/readyz").status_code != 200:  # compiled (or loaded) here
+            assert time.monotonic() < deadline, "never became ready"
+            time.sleep(0.02)

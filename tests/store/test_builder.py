@@ -98,3 +98,97 @@ def test_a_map_deleted_during_its_build_leaves_nothing(
     time.sleep(0.2)
     assert builder.status(record.id) is None
     assert not (tmp_path / "maps" / record.id).exists()
+
+
+def test_regression_stored_tables_over_their_bound_were_loaded_anyway(
+    tmp_path: Path, open_store: OpenStore
+) -> None:
+    """Tables built before a bound was lowered (or by a version that did not count the
+    cell labels) were attached as they were: they are discarded and built again."""
+    store, _, builder = builder_on(open_store, tmp_path)
+    record = store.create(random_grid(np.random.default_rng(5), 40, 40, 0.2, None), None)
+    builder.schedule(record.id)
+    assert wait(builder, record.id).status == "ready"
+    builder.close()
+    tables = tmp_path / "maps" / record.id / "clusters.npz"
+    assert tables.exists()
+    for start in ("resume", "load"):  # found at startup, or when the map loads
+        _, cache, smaller = builder_on(open_store, tmp_path, max_table_bytes=1000)
+        if start == "resume":
+            smaller.resume()
+            status = wait(smaller, record.id)
+        else:
+            with cache.acquire(record.id) as grid:
+                assert grid.clusters is None  # not attached
+            status = wait(smaller, record.id)
+        assert status.lasting
+        assert status.reason is not None
+        assert status.reason.endswith("(GRIDPATH_MAX_TABLE_BYTES)")
+        assert not tables.exists()
+        smaller.close()
+        _, _, roomy = builder_on(open_store, tmp_path)  # build them again for the next round
+        roomy.schedule(record.id)
+        assert wait(roomy, record.id).status == "ready"
+        roomy.close()
+
+
+def test_a_build_failure_that_may_pass_is_tried_again_after_the_retry_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
+) -> None:
+    import service.store.builder as module
+
+    store, _, builder = builder_on(open_store, tmp_path, retry_seconds=0.3)
+    record = store.create(random_grid(np.random.default_rng(6), 16, 16, 0.2, None), None)
+    real = module.build_clusters
+    failures = iter([OSError(28, "No space left on device")])
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "build_clusters", flaky)
+    builder.schedule(record.id)
+    failed = wait(builder, record.id)
+    assert failed.status == "failed"
+    assert not failed.lasting
+    assert failed.reason == "the build failed: OSError: [Errno 28] No space left on device"
+    builder.schedule(record.id)  # too soon: not tried
+    assert builder.status(record.id) == failed
+    time.sleep(0.35)
+    builder.schedule(record.id)
+    assert wait(builder, record.id).status == "ready"
+    builder.close()
+
+
+def test_regression_a_closing_builder_saved_tables_after_the_lock_was_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
+) -> None:
+    """Close waits for the build under way, which saves nothing: another process may
+    own the data dir a moment later."""
+    import service.store.builder as module
+
+    store, _, builder = builder_on(open_store, tmp_path)
+    record = store.create(random_grid(np.random.default_rng(7), 16, 16, 0.2, None), None)
+    entered, release = threading.Event(), threading.Event()
+    real = module.build_clusters
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "build_clusters", slow)
+    builder.schedule(record.id)
+    assert entered.wait(30)
+    closing = threading.Thread(target=builder.close)
+    closing.start()
+    time.sleep(0.1)
+    assert closing.is_alive()  # waits for the build...
+    release.set()
+    closing.join(30)
+    assert not closing.is_alive()
+    assert not (tmp_path / "maps" / record.id / "clusters.npz").exists()  # ...which saved nothing
+    builder.schedule(record.id)  # and nothing new starts
+    assert builder.status(record.id) == module.BUILDING

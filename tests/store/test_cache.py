@@ -455,10 +455,12 @@ def test_regression_map_larger_than_the_cache_is_refused_not_reloaded_per_reques
 
 def test_footprint_counts_the_grid_jump_tables_and_the_table_limits(store: CountingStore) -> None:
     uniform = GridMap.from_rows(["..@", "..."])
-    cache = MapCache(store, 1 << 30, table_bytes=1000, jump_table_bytes=1 << 30)
+    cache = MapCache(store, 1 << 30, table_reserve=lambda *_: 1000, jump_table_bytes=1 << 30)
     uniform.prepare_jumps(max_table_bytes=1 << 30)
     assert cache.footprint(3, 2, uniform=True) == uniform.nbytes + 1000
     assert cache.footprint(3, 2, uniform=False) == small().nbytes + 1000
     cache.check_fits(3, 2, uniform=True)
     with pytest.raises(CacheBudgetError):
-        MapCache(store, uniform.nbytes + 999, table_bytes=1000).check_fits(3, 2, uniform=True)
+        MapCache(store, uniform.nbytes + 999, table_reserve=lambda *_: 1000).check_fits(
+            3, 2, uniform=True
+        )

@@ -16,6 +16,7 @@ from service.store.tables import (
     encode_landmarks,
     encode_tables,
     read_info,
+    write_tables,
 )
 from tests.store.conftest import OpenStore
 from tests.support import random_grid
@@ -135,3 +136,18 @@ def test_store_saves_and_reads_landmarks(tmp_path: Path, open_store: OpenStore) 
     assert np.array_equal(loaded.eight.from_table, tables.eight.from_table)
     store.discard_landmarks(record.id)
     assert store.load_landmarks(record.id) is None
+
+
+def test_tables_stream_to_a_file_and_load_from_its_path(tmp_path: Path) -> None:
+    """The store writes table files member by member and reads them from their path:
+    no copy of a whole file is built in memory."""
+    grid = random_grid(np.random.default_rng(3), 30, 20, 0.2, None)
+    tables = build_clusters(grid, cluster_size=4, max_table_bytes=1 << 30)
+    path = tmp_path / "clusters.npz"
+    with path.open("wb") as out:
+        write_tables(out, tables)
+    assert path.read_bytes() == encode_tables(tables)
+    again = decode_tables(path)
+    assert np.array_equal(again.eight.packed, tables.eight.packed)
+    with pytest.raises(FileNotFoundError):
+        decode_tables(tmp_path / "missing.npz")

@@ -188,7 +188,9 @@ def _cluster_labels(runtime: Runtime, map_id: str, *, eight: bool) -> bytes | No
     "/{map_id}/clusters",
     summary="Read a map's cell -> cluster array",
     description="A (height, width) int32 `.npy`: each cell's cluster under the given policy's "
-    "table, -1 for blocked cells. `NotReady` while the tables are building.",
+    "table, -1 for blocked cells; label 0 may gather every island that lies within one "
+    "sector. `NotReady` while the tables are building (or wait to be tried again), "
+    "`TooBig` when they do not fit their memory bound.",
     response_class=Response,
     dependencies=[Depends(require_reader)],
     responses={
@@ -211,13 +213,18 @@ async def read_clusters(
         Query(description="Whose table: 4-connected (never) or 8-connected (no_corner_cutting)."),
     ] = "no_corner_cutting",
 ) -> Response:
+    await runtime.until_ready()
     data = await runtime.run(
         _cluster_labels, runtime, record.id, eight=diagonal == "no_corner_cutting"
     )
     if data is None:
         status = runtime.tables.status(record.id) or BUILDING
+        if status.lasting:  # over a memory bound: waiting will not help
+            raise ApiError(ErrorCode.TOO_BIG, f"map {record.id}: no cluster tables: "
+                           f"{status.reason}")  # fmt: skip
+        why = f" ({status.reason}; tried again later)" if status.reason else ""
         raise ApiError(
             ErrorCode.NOT_READY,
-            f"map {record.id}: cluster tables are {status.status}, not ready",
+            f"map {record.id}: cluster tables are {status.status}{why}, not ready",
         )
     return Response(data, media_type=NPY)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Final
 
 import numba
-from numba.core.caching import _CacheLocator  # numba's own naming of cache folders
 
 KERNELS: Final = Path(__file__).resolve().parent
 MARKER: Final = "gridpath-kernels.sha256"
@@ -46,9 +45,20 @@ def cache_folders(folder: Path = KERNELS) -> list[Path]:
     folders = [folder / "__pycache__"]
     root = os.environ.get("NUMBA_CACHE_DIR")
     if root:
-        locator = _CacheLocator.get_suitable_cache_subpath(str(folder / "__init__.py"))
-        folders.append(Path(root) / locator)
+        folders.append(Path(root) / _numba_subpath(folder))
     return folders
+
+
+def _numba_subpath(folder: Path) -> str:
+    """The folder numba names after ``folder`` under ``NUMBA_CACHE_DIR``: its own
+    (private) naming when it has it, else the same rule written out."""
+    try:
+        from numba.core.caching import _CacheLocator
+
+        return str(_CacheLocator.get_suitable_cache_subpath(str(folder / "__init__.py")))
+    except (ImportError, AttributeError):
+        digest = hashlib.sha1(str(folder).encode()).hexdigest()
+        return f"{folder.name}_{digest}"
 
 
 def drop_stale_cache(folder: Path = KERNELS) -> list[Path]:

@@ -27,8 +27,8 @@ cost a row and a column of the table: doubling the sector size cannot merge them
 (The bound argument never needs a cluster to be connected; only tightness does.)
 
 The graph is built in stages whose sizes are known before they allocate
-(:func:`border_move_count`, :func:`graph_shape`), so the caller can hold the build
-to a memory bound.
+(:func:`pool_isolated` counts the moves between clusters, :func:`graph_shape` the
+abstract graph's nodes and arcs), so the caller can hold the build to a memory bound.
 """
 
 import numpy as np
@@ -114,52 +114,41 @@ def crosses(width, n, k, cluster_of):
 @njit(cache=True, nogil=True, error_model="numpy")
 def pool_isolated(cost, width, eight, cluster_of, count):
     """Relabel the clusters no legal move leaves to one shared cluster, 0, and the
-    others to 1, 2, ... in order; return the new count (unchanged, and the labels
-    too, when at most one cluster is isolated)."""
-    moves = 8 if eight else 4
-    linked = np.zeros(count, np.bool_)
-    for n in range(cost.size):
-        a = cluster_of[n]
-        if a == NO_CLUSTER or linked[a]:
-            continue
-        for k in range(moves):
-            if step_cost(cost, width, n, k, eight) != 0.0 and crosses(width, n, k, cluster_of):
-                linked[a] = True
-                break
-    isolated = count - int(np.sum(linked))
-    if isolated <= 1:
-        return count
-    relabel = np.zeros(count, np.int32)
-    pooled = 1
-    for c in range(count):
-        if linked[c]:
-            relabel[c] = pooled
-            pooled += 1
-    for n in range(cost.size):
-        if cluster_of[n] != NO_CLUSTER:
-            cluster_of[n] = relabel[cluster_of[n]]
-    return pooled
+    others to 1, 2, ... in order (labels unchanged when at most one is isolated).
 
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def border_move_count(cost, width, eight, cluster_of):
-    """Legal moves between two clusters (the size of :func:`border_moves`' arrays)."""
+    Returns:
+        ``(count, moves)``: the new cluster count, and the legal moves between two
+        clusters (the size of :func:`border_moves`' arrays; pooling changes none).
+    """
+    leaving = np.zeros(count, np.int64)  # moves out of each cluster into another
     moves = 8 if eight else 4
-    total = 0
     for n in range(cost.size):
         a = cluster_of[n]
         if a == NO_CLUSTER:
             continue
         for k in range(moves):
             if step_cost(cost, width, n, k, eight) != 0.0 and crosses(width, n, k, cluster_of):
-                total += 1
-    return total
+                leaving[a] += 1
+    total = int(np.sum(leaving))
+    isolated = int(np.sum(leaving == 0))
+    if isolated <= 1:
+        return count, total
+    relabel = np.zeros(count, np.int32)
+    pooled = 1
+    for c in range(count):
+        if leaving[c] > 0:
+            relabel[c] = pooled
+            pooled += 1
+    for n in range(cost.size):
+        if cluster_of[n] != NO_CLUSTER:
+            cluster_of[n] = relabel[cluster_of[n]]
+    return pooled, total
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def border_moves(cost, width, eight, cluster_of, count, total):
     """Every legal move between two clusters (``total`` of them, from
-    :func:`border_move_count`), sorted by (from cluster, to cluster).
+    :func:`pool_isolated`), sorted by (from cluster, to cluster).
 
     Returns:
         ``(key, source, target, step)``: (total,) arrays; ``key = from * count + to``.

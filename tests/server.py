@@ -1,0 +1,74 @@
+"""The real server for tests: ``python -m service`` on a free loopback port, with its
+output in a log file beside the data dir."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from service.config import REPO_ROOT
+
+STARTUP_SECONDS = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_server(data_dir: Path, *, port: int | None = None, env: dict[str, str] | None = None,
+                 log: Path | None = None) -> tuple[subprocess.Popen[bytes], int, Path]:  # fmt: skip
+    """``python -m service`` on loopback (``log``: where its output goes, by default
+    ``server-<port>.log`` beside the data dir); its process, port and log file."""
+    port = port or free_port()
+    log = log or data_dir.parent / f"server-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "service", "--host", "127.0.0.1", "--port", str(port),
+             "--data-dir", str(data_dir)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=os.environ | {"GRIDPATH_LOG_LEVEL": "warning"} | (env or {}),
+            cwd=REPO_ROOT,
+        )  # fmt: skip
+    return process, port, log
+
+
+def wait_until_ready(client: httpx.Client, process: subprocess.Popen[bytes], log: Path,
+                     seconds: float = STARTUP_SECONDS) -> None:  # fmt: skip
+    deadline = time.monotonic() + seconds
+    while True:
+        assert process.poll() is None, log.read_text()
+        try:
+            if client.get("/readyz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "server did not become ready"
+        time.sleep(0.1)
+
+
+def server_log(client: httpx.Client, data_dir: Path) -> str:
+    """What the server behind ``client`` (started on ``data_dir``) has logged."""
+    return (data_dir.parent / f"server-{client.base_url.port}.log").read_text()
+
+
+@contextmanager
+def running_server(data_dir: Path, env: dict[str, str] | None = None
+                   ) -> Iterator[httpx.Client]:  # fmt: skip
+    process, port, log = start_server(data_dir, env=env)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            wait_until_ready(client, process, log)
+            yield client
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
