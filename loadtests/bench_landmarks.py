@@ -124,7 +124,7 @@ def table(runs: Sequence[Run]) -> Table:
                 f"{r.tables.build_seconds:.2f}",
                 f"{eo:,.0f}",
                 f"{el:,.0f}",
-                f"{eo / el:.2f}x",
+                f"{eo / el:.2f}x" if el else "-",  # every sampled query without a search
                 f"{to:,.1f}",
                 f"{tl:,.1f}",
                 f"{to / tl:.2f}x",
