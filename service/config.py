@@ -116,10 +116,10 @@ class Settings(BaseSettings):
         ),
     )
 
-    # 40 MiB: since the cell labels count too, the bound that keeps the sector sizes a
+    # 36 MiB: with the cell labels counted too, this keeps the sector sizes that a
     # 32 MiB bound on the pair tables alone chose on the Moving AI maps (README).
     max_table_bytes: int = Field(
-        default=40 * MIB,
+        default=36 * MIB,
         ge=0,
         description=(
             "Memory bound of a map's two cluster tables (4- and 8-connected), their cell "
