@@ -5,11 +5,13 @@ rules from the policy names, so an engine bug cannot hide in both.
 """
 
 import math
+import threading
 from collections.abc import Iterator
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
@@ -164,3 +166,22 @@ def walkable_cells(grid: GridMap) -> list[tuple[int, int]]:
 def close(a: float, b: float) -> bool:
     """Equal up to float rounding of a sum of many steps."""
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+class BuildGate:
+    """Holds every cluster table build (``TableBuilder``'s) until ``release`` is set;
+    ``started`` is set when one reaches the gate."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import service.store.builder as builder
+
+        self.release = threading.Event()
+        self.started = threading.Event()
+        real = builder.build_clusters
+
+        def gated(*args: Any, **kwargs: Any) -> Any:
+            self.started.set()
+            assert self.release.wait(30), "test never released the build"
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(builder, "build_clusters", gated)

@@ -23,8 +23,13 @@ def fsync_dir(path: Path) -> None:
 
 def write_durably(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` and fsync it (the caller renames the folder after)."""
+    write_durably_with(path, lambda handle: handle.write(data))
+
+
+def write_durably_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Let ``write`` write ``path`` through an open file, then fsync it."""
     with path.open("wb") as handle:
-        handle.write(data)
+        write(handle)
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -40,10 +45,7 @@ def atomic_write_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
     # A unique temporary name: two writers of one file never share a temporary.
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with temporary.open("wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_durably_with(temporary, write)
         temporary.replace(path)
     except BaseException:
         temporary.unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from service.config import get_settings
 from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
+from tests.support import BuildGate
 
 TEXT = {"content-type": "text/plain"}
 NPY = {"content-type": "application/x-npy"}
@@ -186,24 +187,6 @@ ROOM_ROWS = [
     "............",
 ]
 ROOMS = "type octile\nheight 12\nwidth 12\nmap\n" + "\n".join(ROOM_ROWS) + "\n"
-
-
-class BuildGate:
-    """Holds every cluster build until released, so a test sees ``building``."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import service.store.builder as builder
-
-        self.release = threading.Event()
-        self.started = threading.Event()
-        real = builder.build_clusters
-
-        def gated(*args: Any, **kwargs: Any) -> Any:
-            self.started.set()
-            assert self.release.wait(30), "test never released the build"
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(builder, "build_clusters", gated)
 
 
 def test_tables_build_in_the_background_without_blocking_queries(

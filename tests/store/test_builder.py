@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from service.store import MapCache, MapStore, TableBuilder, TableStatus
+from service.store.builder import BUILDING
 from tests.store.conftest import OpenStore
-from tests.support import random_grid
+from tests.support import BuildGate, random_grid
 
 
 def builder_on(open_store: OpenStore, tmp_path: Path, **kwargs: Any
@@ -75,25 +76,15 @@ def test_resume_reports_stored_tables_and_builds_missing_ones(
 def test_a_map_deleted_during_its_build_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
 ) -> None:
-    import service.store.builder as module
-
     store, cache, builder = builder_on(open_store, tmp_path)
     record = store.create(random_grid(np.random.default_rng(3), 16, 16, 0.2, None), None)
-    entered, release = threading.Event(), threading.Event()
-    real = module.build_clusters
-
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        entered.set()
-        release.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, "build_clusters", slow)
+    gate = BuildGate(monkeypatch)
     builder.schedule(record.id)
-    assert entered.wait(30)
+    assert gate.started.wait(30)
     store.delete(record.id)
     cache.discard(record.id)
     builder.forget(record.id)
-    release.set()
+    gate.release.set()
     builder.close()
     time.sleep(0.2)
     assert builder.status(record.id) is None
@@ -167,28 +158,18 @@ def test_regression_a_closing_builder_saved_tables_after_the_lock_was_released(
 ) -> None:
     """Close waits for the build under way, which saves nothing: another process may
     own the data dir a moment later."""
-    import service.store.builder as module
-
     store, _, builder = builder_on(open_store, tmp_path)
     record = store.create(random_grid(np.random.default_rng(7), 16, 16, 0.2, None), None)
-    entered, release = threading.Event(), threading.Event()
-    real = module.build_clusters
-
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        entered.set()
-        release.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, "build_clusters", slow)
+    gate = BuildGate(monkeypatch)
     builder.schedule(record.id)
-    assert entered.wait(30)
+    assert gate.started.wait(30)
     closing = threading.Thread(target=builder.close)
     closing.start()
     time.sleep(0.1)
     assert closing.is_alive()  # waits for the build...
-    release.set()
+    gate.release.set()
     closing.join(30)
     assert not closing.is_alive()
     assert not (tmp_path / "maps" / record.id / "clusters.npz").exists()  # ...which saved nothing
     builder.schedule(record.id)  # and nothing new starts
-    assert builder.status(record.id) == module.BUILDING
+    assert builder.status(record.id) == BUILDING
