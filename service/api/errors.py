@@ -177,7 +177,7 @@ async def _over_cache(_: Request, exc: Exception) -> Response:
 
 def install_error_handlers(app: FastAPI) -> None:
     """Expected failures, each to its code. Anything else is caught by the
-    ``Unexpected`` middleware: a 500 ``Internal``, the connection kept."""
+    ``AccessLog`` middleware: a 500 ``Internal``, the connection kept."""
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(EngineError, _engine_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

@@ -76,8 +76,10 @@ class TableStatus(BaseModel):
     bytes: int | None = Field(description="Size of the table in memory and on disk.")
     reason: str | None = Field(
         description="Why the table is not available (status 'failed'): e.g. the memory it "
-        "would need and the setting that bounds it. Failed builds are not retried until "
-        "the service restarts; queries fall back to octile (see heuristic_used)."
+        "would need and the setting that bounds it. A build over a memory bound is not "
+        "retried until the service restarts; other failures are retried when the map next "
+        "loads, at most every GRIDPATH_TABLE_RETRY_SECONDS. Queries fall back to octile "
+        "meanwhile (see heuristic_used)."
     )
 
 

@@ -30,8 +30,8 @@ class CacheBudgetError(ValueError):
     def __init__(self, width: int, height: int, needed: int, budget: int) -> None:
         super().__init__(
             f"map of {width}x{height} cells needs up to {needed} bytes in memory (grid, "
-            "jump tables, and the cluster and landmark tables' limits), more than the "
-            f"whole map cache of {budget} bytes (GRIDPATH_CACHE_BYTES)"
+            "jump tables, and the most its cluster and landmark tables can take), more "
+            f"than the whole map cache of {budget} bytes (GRIDPATH_CACHE_BYTES)"
         )
         self.needed = needed
         self.budget = budget

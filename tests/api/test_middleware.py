@@ -169,7 +169,7 @@ def test_regression_unexpected_errors_reached_the_server_and_dropped_the_connect
     caplog: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
     """Starlette's last-resort handler re-raises to the server, which then closes the
-    keep-alive connection; the ``Unexpected`` middleware answers instead."""
+    keep-alive connection; the ``AccessLog`` middleware answers instead."""
     import service.api.routes.paths as routes
 
     def broken(*_args: object, **_kwargs: object) -> None:
