@@ -45,7 +45,10 @@ class Settings(BaseSettings):
     max_batch_body_bytes: int = Field(
         default=1 * MIB,
         ge=1,
-        description="Largest body of a batch of path queries (/paths), in bytes.",
+        description=(
+            "Largest body of a batch of path queries (/paths), an edit request (/edits) "
+            "or a path check (/paths/check), in bytes."
+        ),
     )
     max_query_body_bytes: int = Field(
         default=64 * 1024,
@@ -93,6 +96,24 @@ class Settings(BaseSettings):
         ),
     )
     max_batch: int = Field(default=1000, ge=1, description="Most queries in one batch.")
+    max_edit_cells: int = Field(
+        default=1 << 20,
+        ge=1,
+        description="Most cells one edit request may name (rects and cell lists together).",
+    )
+    max_check_points: int = Field(
+        default=100_000,
+        ge=1,
+        description="Most points one /paths/check request may send (all paths together).",
+    )
+    compact_log_bytes: int = Field(
+        default=8 * MIB,
+        ge=0,
+        description=(
+            "Size past which a map's edit log is compacted, in the background, into a "
+            "new snapshot of its grid."
+        ),
+    )
     max_expansions: int = Field(
         default=2_000_000,
         ge=1,

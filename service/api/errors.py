@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from service.engine import EngineError, MapTooBigError, NotWalkableError
 from service.store import CacheBudgetError, StoreError, UnknownMapError
+from service.store.editor import RevisionConflictError, WouldDisconnectError
 
 log = logging.getLogger("gridpath.api")
 
@@ -37,6 +38,8 @@ class ErrorCode(StrEnum):
     NOT_READY = "NotReady"
     REQUEST_TIMEOUT = "RequestTimeout"
     MAP_CORRUPT = "MapCorrupt"
+    REVISION_CONFLICT = "RevisionConflict"
+    WOULD_DISCONNECT = "WouldDisconnect"
     INTERNAL = "Internal"
 
 
@@ -53,6 +56,8 @@ STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.NOT_READY: 503,
     ErrorCode.REQUEST_TIMEOUT: 408,
     ErrorCode.MAP_CORRUPT: 500,
+    ErrorCode.REVISION_CONFLICT: 409,
+    ErrorCode.WOULD_DISCONNECT: 409,
     ErrorCode.INTERNAL: 500,
 }
 
@@ -75,6 +80,10 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "GRIDPATH_BODY_TIMEOUT_SECONDS; the connection is closed.",
     ErrorCode.MAP_CORRUPT: "The map's stored grid fails its checksum (see its `health`); it "
     "cannot be served: delete it and upload it again.",
+    ErrorCode.REVISION_CONFLICT: "An edit's `if_revision` is not the map's current revision "
+    "(the message gives both); nothing was applied.",
+    ErrorCode.WOULD_DISCONNECT: "After the edit the `keep_connected` points would not all be "
+    "in one island (the message names the first cut off); nothing was applied.",
     ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
 }
 
@@ -175,6 +184,14 @@ async def _over_cache(_: Request, exc: Exception) -> Response:
     return render(ErrorCode.TOO_BIG, str(exc))
 
 
+async def _revision_conflict(_: Request, exc: Exception) -> Response:
+    return render(ErrorCode.REVISION_CONFLICT, str(exc))
+
+
+async def _would_disconnect(_: Request, exc: Exception) -> Response:
+    return render(ErrorCode.WOULD_DISCONNECT, str(exc))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Expected failures, each to its code. Anything else is caught by the
     ``AccessLog`` middleware: a 500 ``Internal``, the connection kept."""
@@ -185,6 +202,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(UnknownMapError, _unknown_map)
     app.add_exception_handler(StoreError, _corrupt_map)
     app.add_exception_handler(CacheBudgetError, _over_cache)
+    app.add_exception_handler(RevisionConflictError, _revision_conflict)
+    app.add_exception_handler(WouldDisconnectError, _would_disconnect)
 
 
 def error_responses(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:

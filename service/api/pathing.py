@@ -117,6 +117,7 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         "heuristic_used": result.heuristic_used,
         "algorithm_used": result.algorithm_used,
         "elapsed_us": elapsed_ns // 1000,
+        "revision": 0 if result.grid is None else result.grid.revision,
     }
 
 

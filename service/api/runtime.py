@@ -23,6 +23,7 @@ from service.store import (
     TableBuilder,
     table_reserve,
 )
+from service.store.editor import MapEditor
 
 log = logging.getLogger("gridpath")
 
@@ -69,6 +70,10 @@ class Runtime:
             max_build_bytes=settings.max_table_build_bytes,
             retry_seconds=settings.table_retry_seconds,
         )
+        self.editor = MapEditor(self.store, self.cache, self.tables,
+                                max_edit_cells=settings.max_edit_cells,
+                                compact_log_bytes=settings.compact_log_bytes,
+                                jump_table_bytes=settings.max_jump_table_bytes)  # fmt: skip
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
@@ -143,6 +148,7 @@ class Runtime:
 
     def close(self) -> None:
         self.ready = False
+        self.editor.close()
         self.tables.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.store.close()

@@ -72,7 +72,17 @@ class MapCreate(BaseModel):
 
 
 class TableStatus(BaseModel):
-    status: Literal["building", "ready", "failed"]
+    status: Literal["building", "ready", "repairing", "failed"] = Field(
+        description="'ready': in use at the map's current revision. 'repairing': an edit "
+        "lowered costs, so the tables might overestimate; queries fall back (see "
+        "heuristic_used) until the background repair is done. 'building', 'failed': see "
+        "reason."
+    )
+    revision: int | None = Field(
+        default=None,
+        description="The map revision the table was built or last repaired for; it stays in "
+        "use across edits that only raise costs or block cells (its bounds stay admissible).",
+    )
     bytes: int | None = Field(description="Size of the table in memory and on disk.")
     reason: str | None = Field(
         description="Why the table is not available (status 'failed'): e.g. the memory it "
@@ -130,7 +140,10 @@ class MapPublic(BaseModel):
     islands_8: int = Field(description="Connected components under 'always' (8-adjacency).")
     min_cost: float
     max_cost: float
-    version: int = Field(description="Storage format version of the map's files.")
+    revision: int = Field(
+        description="0 at upload, +1 per accepted edit request; also the ETag of this answer."
+    )
+    format_version: int = Field(description="Storage format version of the map's files.")
     created_at: str = Field(description="ISO 8601 UTC.")
     health: MapHealth
     tables: MapTables = Field(description="Precomputed tables and their status.")
@@ -206,6 +219,7 @@ class PathResponse(BaseModel):
         "'cluster' query whose tables are still building (or under one_obstacle/always)."
     )
     elapsed_us: int = Field(description="Time spent searching, in microseconds.")
+    revision: int = Field(description="The map revision the search ran on.")
 
 
 class ErrorBody(BaseModel):
@@ -234,6 +248,87 @@ class BatchRequest(BaseModel):
 
 class BatchResponse(BaseModel):
     results: list[PathResponse | ErrorBody] = Field(description="In the order of the queries.")
+
+
+# -- edits -----------------------------------------------------------------------------
+
+Rect = Annotated[
+    tuple[Coordinate, Coordinate, StrictCount, StrictCount],
+    WithJsonSchema({
+        "type": "array", "items": {"type": "integer"}, "minItems": 4, "maxItems": 4,
+        "description": "[x, y, w, h]: w columns from x, h rows from y.", "examples": [[2, 3, 4, 1]],
+    }),
+]  # fmt: skip
+
+
+class EditItem(BaseModel):
+    """One edit: ``rect`` + ``cost``, ``cells`` + ``cost``, or ``rect`` + ``costs``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rect: Rect | None = Field(default=None, description="Cells [x, y, w, h] to set.")
+    cells: list[Point] | None = Field(default=None, description="Cells to set, as [x, y].")
+    cost: StrictNumber | None = Field(
+        default=None, description="New cost of every cell named: 0 = blocked, else positive."
+    )
+    costs: list[list[StrictNumber]] | None = Field(
+        default=None, description="With rect: h rows of w new costs."
+    )
+
+
+class EditRequest(BaseModel):
+    """Edits applied together, atomically, as one new revision."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    edits: list[EditItem] = Field(
+        description="Applied in order (a later edit of a cell wins); at most "
+        "GRIDPATH_MAX_EDIT_CELLS cells in all."
+    )
+    if_revision: StrictCount | None = Field(
+        default=None,
+        description="Apply only if the map is at this revision (else 409 RevisionConflict).",
+    )
+    keep_connected: list[Point] | None = Field(
+        default=None,
+        description="Refuse the request (409 WouldDisconnect) unless afterwards these "
+        "cells are all walkable and in one island (no_corner_cutting).",
+    )
+
+
+class EditResponse(BaseModel):
+    revision: int = Field(description="The map's revision after the edit.")
+    changed_cells: int = Field(description="Cells whose cost changed.")
+    applied_us: int = Field(description="Time to validate, apply, log (fsync) and publish.")
+    tables: MapTables = Field(description="Status of the derived tables at that revision.")
+
+
+class PathCheckRequest(BaseModel):
+    """Paths a game server holds, to learn which an edit broke."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paths: list[list[Point]] = Field(
+        description="Each path as returned (waypoints or cells): consecutive points on one "
+        "row, column or diagonal."
+    )
+    diagonal: Diagonal | None = Field(
+        default=None, description=f"Move policy; default {DEFAULT_DIAGONAL!r}."
+    )
+
+
+class PathCheck(BaseModel):
+    walkable: bool = Field(description="Whether every step can still be taken.")
+    cost: float | None = Field(description="The path's cost now; null when not walkable.")
+    blocked_at: Point | None = Field(
+        description="The first cell the path can no longer enter (blocked, or a diagonal "
+        "the policy now forbids); null when walkable."
+    )
+
+
+class PathCheckResponse(BaseModel):
+    revision: int = Field(description="The map revision the paths were checked on.")
+    results: list[PathCheck] = Field(description="In the order of the paths.")
 
 
 # -- health ----------------------------------------------------------------------------

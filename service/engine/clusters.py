@@ -132,6 +132,8 @@ class ClusterTables:
     four: ClusterTable
     eight: ClusterTable
     build_seconds: float
+    #: The map revision the tables were built or last repaired for.
+    revision: int = 0
 
     @property
     def count(self) -> int:
@@ -310,7 +312,7 @@ def build_clusters(
     half = grid.uniform  # moves are reversible at equal cost: bounds hold both ways
     four, eight = _tables(padded, padded_width, size, (labels4, labels8), half=half,
                           threads=2 if parallel else 1, budget=budget)  # fmt: skip
-    return ClusterTables(size, four, eight, time.perf_counter() - started)
+    return ClusterTables(size, four, eight, time.perf_counter() - started, grid.revision)
 
 
 #: Row ranges per table handed to the build threads (dynamic load balancing).

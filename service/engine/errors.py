@@ -50,6 +50,10 @@ class UnsupportedAlgorithmError(InvalidQueryError):
     """``jps`` asked for where it does not apply (weighted map, another policy...)."""
 
 
+class InvalidEditError(EngineError):
+    """An edit or a checked path names a cell outside the map, a bad size or cost."""
+
+
 class InvalidClusterSizeError(EngineError):
     """A cluster size outside the accepted range."""
 

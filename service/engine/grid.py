@@ -85,6 +85,7 @@ class GridMap:
     """
 
     __slots__ = (
+        "_census",
         "_clusters",
         "_costs",
         "_height",
@@ -97,15 +98,18 @@ class GridMap:
         "_max_cost",
         "_min_cost",
         "_padded",
+        "_revision",
         "_walkable_cells",
         "_width",
     )
 
-    def __init__(self, costs: npt.NDArray[np.float32], *, islands: Islands | None = None) -> None:
+    def __init__(self, costs: npt.NDArray[np.float32], *, islands: Islands | None = None,
+                 revision: int = 0) -> None:  # fmt: skip
         """Wrap a validated (height, width) float32 cost array; prefer the constructors.
 
         ``islands`` are tables computed earlier for this very grid (a store reloading
-        a map); by default they are computed here.
+        a map); by default they are computed here. ``revision``: how many edit
+        requests made this grid from the uploaded one (see ``edits``).
         """
         height, width = costs.shape
         padded = np.zeros((height + 2, width + 2), dtype=np.float32)
@@ -138,6 +142,66 @@ class GridMap:
         self._jump_bits: JumpBits | None = None
         self._jump_table: npt.NDArray[np.int16] = _NO_JUMP_TABLE
         self._landmarks: LandmarkTables | None = None
+        self._revision = int(revision)
+        self._census: Census | None = None
+        self._kernel_view = self._view()
+
+    @classmethod
+    def _assemble(cls, parts: "Parts") -> "GridMap":
+        """A grid from parts computed elsewhere (an edit's new revision): nothing is
+        recomputed, every array is the caller's and is made read-only here."""
+        grid = cls.__new__(cls)
+        for array in (parts.costs, parts.padded, parts.islands.labels):
+            array.flags.writeable = False
+        census = parts.census
+        grid._costs = parts.costs
+        grid._padded = parts.padded
+        grid._width = int(parts.costs.shape[1])
+        grid._height = int(parts.costs.shape[0])
+        grid._walkable_cells = census.walkable
+        grid._min_cost = census.min_cost
+        grid._max_cost = census.max_cost
+        grid._integral = census.fractional == 0
+        grid._islands = parts.islands
+        grid._clusters = parts.clusters
+        grid._jump_bits = parts.jump_bits
+        grid._jump_table = _NO_JUMP_TABLE if parts.jump_table is None else parts.jump_table
+        grid._landmarks = parts.landmarks
+        grid._revision = parts.revision
+        grid._census = census
+        grid._kernel_view = grid._view()
+        return grid
+
+    @property
+    def revision(self) -> int:
+        """Edit requests applied since the upload (0 for an uploaded map)."""
+        return self._revision
+
+    @property
+    def census(self) -> "Census":
+        """What an edit updates instead of recounting: counts per cost and island
+        sizes (computed in O(cells) on first use, then carried from edit to edit)."""
+        if self._census is None:
+            self._census = Census.of(self)
+        return self._census
+
+    @property
+    def jump_bits(self) -> JumpBits | None:
+        """The JPS bit rows, once prepared (``prepare_jumps``)."""
+        return self._jump_bits
+
+    @property
+    def jump_table(self) -> npt.NDArray[np.int16] | None:
+        """The JPS+ table, or None while JPS scans bit rows."""
+        return self._jump_table if self._jump_table.shape[0] else None
+
+    def attach_jump_table(self, table: npt.NDArray[np.int16]) -> None:
+        """Attach a JPS+ table built for this grid's costs (``jump_distances``)."""
+        if table.shape != (self._padded.size, 8) or table.dtype != np.int16:
+            raise InvalidMapError(f"jump table has shape {table.shape}; this grid needs "
+                                  f"({self._padded.size}, 8) int16")  # fmt: skip
+        table.flags.writeable = False
+        self._jump_table = table
         self._kernel_view = self._view()
 
     def _view(self) -> tuple[object, ...]:
@@ -383,6 +447,56 @@ class GridMap:
             f"walkable_cells={self.walkable_cells}, min_cost={self.min_cost:g}, "
             f"max_cost={self.max_cost:g})"
         )
+
+
+class Census(NamedTuple):
+    """Counts an edit keeps up to date in O(changed cells).
+
+    ``walkable``: walkable cells; ``min_cost``/``max_cost`` and how many cells have
+    each; ``fractional``: walkable cells whose cost is not a whole number;
+    ``sizes``: per connectivity (4, 8), (labels,) int64 cells per island label;
+    ``next_label``: per connectivity, the smallest label never used."""
+
+    walkable: int
+    min_cost: float
+    min_count: int
+    max_cost: float
+    max_count: int
+    fractional: int
+    sizes: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
+    next_label: tuple[int, int]
+
+    @classmethod
+    def of(cls, grid: "GridMap") -> "Census":
+        costs = grid.costs
+        walkable = costs[costs > 0]
+        labels = grid.island_tables.labels
+        sizes = (np.bincount(labels[0]).astype(np.int64), np.bincount(labels[1]).astype(np.int64))
+        sizes[0][0] = sizes[1][0] = 0  # label 0: blocked cells, not an island
+        return cls(
+            walkable=int(walkable.size),
+            min_cost=grid.min_cost,
+            min_count=int(np.count_nonzero(walkable == grid.min_cost)),
+            max_cost=grid.max_cost,
+            max_count=int(np.count_nonzero(walkable == grid.max_cost)),
+            fractional=int(np.count_nonzero(walkable != np.floor(walkable))),
+            sizes=sizes,
+            next_label=(int(sizes[0].size), int(sizes[1].size)),
+        )
+
+
+class Parts(NamedTuple):
+    """What :meth:`GridMap._assemble` puts together."""
+
+    costs: npt.NDArray[np.float32]
+    padded: npt.NDArray[np.float32]
+    islands: Islands
+    census: Census
+    revision: int
+    jump_bits: JumpBits | None
+    jump_table: npt.NDArray[np.int16] | None
+    clusters: ClusterTables | None
+    landmarks: LandmarkTables | None
 
 
 def _eight(diagonal: str) -> bool:

@@ -67,6 +67,8 @@ class LandmarkTables:
     four: LandmarkTable
     eight: LandmarkTable
     build_seconds: float
+    #: The map revision the tables were built or last repaired for.
+    revision: int = 0
 
     @property
     def count(self) -> int:
@@ -131,7 +133,7 @@ def build_landmarks(grid: "GridMap", *, count: int = DEFAULT_LANDMARKS, max_tabl
     four, eight = (
         _table(padded, width, fitted, eight, symmetric, first) for eight in (False, True)
     )
-    return LandmarkTables(four, eight, time.perf_counter() - started)
+    return LandmarkTables(four, eight, time.perf_counter() - started, grid.revision)
 
 
 def _table(padded: npt.NDArray[np.float32], width: int, count: int, eight: bool,

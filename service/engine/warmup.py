@@ -7,6 +7,17 @@ then loads the compiled kernels from the cache.
 """
 
 from service.engine.clusters import build_clusters
+from service.engine.edits import (
+    CellsEdit,
+    RectEdit,
+    apply_changes,
+    build_jump_table,
+    changes_of,
+    check_paths,
+    lowered_cells,
+    repair_clusters,
+    repair_landmarks,
+)
 from service.engine.grid import GridMap
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
@@ -42,7 +53,22 @@ def warmup() -> None:
     find_path(grid, (0, 0), (3, 2), heuristic="cluster")
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
     find_path(grid, (0, 0), (3, 2), heuristic="landmarks")
+    _warm_edits(grid)
     mark_warm()
+
+
+def _warm_edits(grid: GridMap) -> None:
+    """Edits: islands split and joined, bit rows, table repairs, path checks."""
+    grid.prepare_jumps()
+    closed = apply_changes(grid, changes_of(grid, [CellsEdit([[3, 0]], 0.0)], max_cells=8))
+    opened = changes_of(closed, [RectEdit(1, 1, 2, 1, cost=1.0)], max_cells=8)
+    reopened = apply_changes(closed, opened)
+    lowered = lowered_cells(opened)
+    if grid.clusters is not None and grid.landmarks is not None:
+        repair_clusters(grid.clusters, reopened, lowered)
+        repair_landmarks(grid.landmarks, reopened, lowered)
+    reopened.attach_jump_table(build_jump_table(reopened))
+    check_paths(reopened, [[(0, 0), (2, 2), (3, 2)]])
 
 
 if __name__ == "__main__":

@@ -33,11 +33,19 @@ background, so a corrupt map shows in its health before a query meets it.
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from service.engine import GridMap, TableBudgetError, build_clusters, build_landmarks
+from service.engine import (
+    ClusterTables,
+    GridMap,
+    LandmarkTables,
+    TableBudgetError,
+    build_clusters,
+    build_landmarks,
+)
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
 from service.store.cache import CacheBudgetError, MapCache
@@ -62,10 +70,13 @@ class TableStatus:
     #: For a failure that may pass: the ``time.monotonic()`` from which a new build
     #: may be tried. None: not before a restart (or not failed).
     retry_at: float | None = None
+    #: The map revision the built tables are for.
+    revision: int | None = None
 
     @classmethod
     def ready(cls, info: TableInfo) -> "TableStatus":
-        return cls("ready", info.cluster_size, info.count, info.bytes, info.build_seconds)
+        return cls("ready", info.cluster_size, info.count, info.bytes, info.build_seconds,
+                   revision=info.revision)  # fmt: skip
 
     @classmethod
     def failed(cls, reason: str, *, retry_at: float | None = None) -> "TableStatus":
@@ -141,6 +152,12 @@ class TableBuilder:
         self._lock = threading.Lock()
         self._status: dict[tuple[str, str], TableStatus] = {}
         self._sizes: dict[str, int | None] = {}
+        #: Called with (map id, kind, tables) when a build finishes, to attach them to
+        #: the map's current revision (``MapEditor.adopt``); by default they are
+        #: attached to the grid they were built on.
+        self.adopt: Callable[[str, str, GridMap, ClusterTables | LandmarkTables], None] | None = (
+            None
+        )
         cache.on_load = self.attach_stored
 
     def resume(self) -> None:
@@ -247,6 +264,13 @@ class TableBuilder:
             self._discard(map_id, kind)
             return None
         bound, setting = self._bound(kind)
+        state = self._store.log_state(map_id)
+        if info is not None and state is not None and info.revision < state.lowered_at:
+            log.info("map %s: its stored %s are from revision %d, before an edit that "
+                     "lowered costs (revision %d); rebuilding them", map_id, kind,
+                     info.revision, state.lowered_at)  # fmt: skip
+            self._discard(map_id, kind)
+            return None
         if info is not None and info.bytes > bound:
             log.warning("map %s: its stored %s take %d bytes, over %d (%s); rebuilding them",
                         map_id, kind, info.bytes, bound, setting)  # fmt: skip
@@ -338,7 +362,7 @@ class TableBuilder:
             self._check_open()
             if not self._store.save_clusters(map_id, clusters):
                 raise UnknownMapError(map_id)
-            grid.attach_clusters(clusters)
+            self._adopt(map_id, kind, grid, clusters)
             return TableInfo.of(clusters)
         landmarks = build_landmarks(grid, count=self._landmarks,
                                     max_table_bytes=self._max_landmark_bytes,
@@ -346,8 +370,17 @@ class TableBuilder:
         self._check_open()
         if not self._store.save_landmarks(map_id, landmarks):
             raise UnknownMapError(map_id)
-        grid.attach_landmarks(landmarks)
+        self._adopt(map_id, kind, grid, landmarks)
         return landmark_info(landmarks)
+
+    def _adopt(self, map_id: str, kind: str, grid: GridMap,
+               tables: ClusterTables | LandmarkTables) -> None:  # fmt: skip
+        if self.adopt is not None:
+            self.adopt(map_id, kind, grid, tables)
+        elif isinstance(tables, ClusterTables):
+            grid.attach_clusters(tables)
+        else:
+            grid.attach_landmarks(tables)
 
     def _check_open(self) -> None:
         if self._closing:

@@ -116,6 +116,22 @@ class MapCache:
                 self._insert(map_id, grid)
                 self._evict()
 
+    def publish(self, map_id: str, grid: GridMap) -> None:
+        """Make ``grid`` the map's served revision (an edit's result): it replaces an
+        older revision; a newer one already cached stays. Holders of the old revision
+        keep it until they release it."""
+        with self._lock:
+            entry = self._entries.get(map_id)
+            if entry is None or entry.grid.revision < grid.revision:
+                self._insert(map_id, grid)
+                self._evict()
+
+    def current(self, map_id: str) -> GridMap | None:
+        """The map's cached revision, without pinning it (None if not cached)."""
+        with self._lock:
+            entry = self._entries.get(map_id)
+            return None if entry is None else entry.grid
+
     def refresh(self, map_id: str) -> None:
         """Recount a cached map's bytes (tables were attached to it since)."""
         with self._lock:
@@ -170,6 +186,10 @@ class MapCache:
                     self._misses += 1
                     if self._store.record(map_id) is None:  # deleted while loading
                         raise UnknownMapError(map_id)
+                    newer = self._entries.get(map_id)
+                    if newer is not None and newer.grid.revision >= grid.revision:
+                        newer.pins += 1  # an edit published a revision meanwhile
+                        return newer
                     entry = self._insert(map_id, grid)
                     entry.pins += 1
                     self._evict()

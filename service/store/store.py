@@ -34,12 +34,15 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO, Final, NoReturn
+from typing import Any, BinaryIO, Final, NamedTuple, NoReturn
 
 import numpy as np
 import orjson
 
 from service.engine import ClusterTables, GridMap, Islands, LandmarkTables
+from service.engine.edits import Changes, apply_changes
+from service.store import editlog
+from service.store.editlog import LOG_FILE, LogRecord
 from service.store.files import (
     atomic_write,
     atomic_write_with,
@@ -115,6 +118,8 @@ class MapStore:
         self._lock = threading.Lock()
         self._records: dict[str, MapRecord] = {}
         self._problems: dict[str, str] = {}
+        self._logs: dict[str, LogState] = {}
+        self._log_locks: dict[str, threading.Lock] = {}
         try:
             self._remove_leftovers()
             for folder in sorted(self.root.iterdir()):
@@ -122,6 +127,8 @@ class MapStore:
                     record = self._read_record(folder)
                     if record is not None:
                         self._records[record.id] = record
+                        self._logs[record.id] = self._open_log(folder, record)
+                        self._log_locks[record.id] = threading.Lock()
         except BaseException:
             self.close()
             raise
@@ -160,11 +167,14 @@ class MapStore:
         """
         record = self._served_record(map_id)
         try:
-            grid_data = self._checked_grid(record)
+            with self._log_lock(map_id):  # a consistent snapshot and log
+                grid_data = self._checked_grid(record)
+                record = self._served_record(map_id)
+                records, _, _ = editlog.read(self.root / map_id / LOG_FILE)
             costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
             folder = self.root / map_id
             islands = self._load_islands(folder, record)
-            grid = GridMap(costs, islands=islands)
+            grid = GridMap(costs, islands=islands, revision=record.revision)
             if islands is None:
                 log.warning("map %s: island table failed its check; rebuilt", map_id)
                 self._rewrite_islands(folder, record, grid)
@@ -172,7 +182,113 @@ class MapStore:
             if self.record(map_id) is None:  # deleted while we were reading
                 raise UnknownMapError(map_id) from None
             raise
+        for entry in records:
+            if entry.revision > grid.revision:
+                grid = apply_changes(grid, _changes(grid, entry))
         return grid
+
+    # -- edits ----------------------------------------------------------------------
+
+    def log_state(self, map_id: str) -> "LogState | None":
+        """The map's current revision and figures, from its snapshot and edit log."""
+        with self._lock:
+            return self._logs.get(map_id)
+
+    def append_edit(self, map_id: str, entry: LogRecord) -> None:
+        """Append one edit request's record to the map's log, durably (fsync), before
+        its revision is published.
+
+        Raises:
+            UnknownMapError: the map is gone (deleted meanwhile).
+        """
+        data = editlog.encode(entry)
+        with self._log_lock(map_id):
+            if self.record(map_id) is None:
+                raise UnknownMapError(map_id)
+            try:
+                size = editlog.append(self.root / map_id / LOG_FILE, data)
+            except FileNotFoundError:
+                raise UnknownMapError(map_id) from None
+            with self._lock:
+                state = self._logs[map_id]
+                self._logs[map_id] = LogState(
+                    revision=entry.revision, figures=entry.figures, log_bytes=size,
+                    lowered_at=entry.revision if entry.lowers else state.lowered_at,
+                )  # fmt: skip
+
+    def compact(self, map_id: str, grid: GridMap) -> bool:
+        """Write ``grid`` (a revision of the map, as served) as the map's new snapshot
+        and drop the log records it holds; False if the map is gone.
+
+        The snapshot's files get new names, then ``meta.json`` is replaced atomically
+        (the commit point), then the old files and the log's covered records go. A
+        crash anywhere leaves the old snapshot with the whole log, or the new one
+        with a log whose covered records are skipped.
+        """
+        record = self.record(map_id)
+        if record is None or grid.revision <= record.revision:
+            return record is not None
+        folder = self.root / map_id
+        grid_data = npy_bytes(grid.costs)
+        islands_data = npy_bytes(grid.island_tables.labels)
+        grid_file = f"grid-{grid.revision}.npy"
+        islands_file = f"islands-{grid.revision}.npy"
+        try:
+            atomic_write(folder / grid_file, grid_data)
+            atomic_write(folder / islands_file, islands_data)
+            with self._log_lock(map_id):
+                current = self.record(map_id)
+                if current is None:
+                    return False
+                records, _, _ = editlog.read(folder / LOG_FILE)
+                lowered_at = max([current.lowered_at] + [r.revision for r in records
+                                  if r.lowers and r.revision <= grid.revision])  # fmt: skip
+                fresh = MapRecord.from_json(current.to_json() | {
+                    "revision": grid.revision, "grid_file": grid_file,
+                    "islands_file": islands_file, "grid_bytes": len(grid_data),
+                    "grid_crc32": checksum(grid_data), "islands_bytes": len(islands_data),
+                    "islands_crc32": checksum(islands_data), "lowered_at": lowered_at,
+                    **figures_of(grid),
+                })  # fmt: skip
+                atomic_write(folder / META_FILE, orjson.dumps(fresh.to_json()))
+                kept = b"".join(editlog.encode(r) for r in records if r.revision > grid.revision)
+                atomic_write(folder / LOG_FILE, kept)
+                with self._lock:
+                    self._records[map_id] = fresh
+                    self._logs[map_id] = self._logs[map_id]._replace(log_bytes=len(kept))
+            for name in (current.grid_file, current.islands_file):
+                if name not in (grid_file, islands_file):
+                    (folder / name).unlink(missing_ok=True)
+        except FileNotFoundError:  # deleted meanwhile
+            return False
+        return True
+
+    def _log_lock(self, map_id: str) -> threading.Lock:
+        with self._lock:
+            lock = self._log_locks.get(map_id)
+            if lock is None:
+                lock = self._log_locks[map_id] = threading.Lock()
+            return lock
+
+    def _open_log(self, folder: Path, record: MapRecord) -> "LogState":
+        """Read a map's log at open: drop a torn tail and the records the snapshot
+        holds already; remove snapshot files the record does not name."""
+        for stale in (*folder.glob("grid-*.npy"), *folder.glob("islands-*.npy")):
+            if stale.name not in (record.grid_file, record.islands_file):
+                stale.unlink(missing_ok=True)
+        path = folder / LOG_FILE
+        records, whole, length = editlog.read(path)
+        if whole < length:
+            log.warning("map %s: dropping a torn edit log record (%d bytes; never "
+                        "acknowledged)", record.id, length - whole)  # fmt: skip
+            editlog.truncate(path, whole)
+        state = LogState(record.revision, _record_figures(record), whole, record.lowered_at)
+        for entry in records:
+            if entry.revision <= state.revision:
+                continue
+            state = LogState(entry.revision, entry.figures, whole,
+                             entry.revision if entry.lowers else state.lowered_at)  # fmt: skip
+        return state
 
     def verify(self, map_id: str) -> str | None:
         """Read a map's grid and check it (a scrub); return its problem, or None.
@@ -198,7 +314,7 @@ class MapStore:
         if checksum(data) != record.grid_crc32:
             return False
         try:
-            atomic_write(self.root / map_id / GRID_FILE, data)
+            atomic_write(self.root / map_id / record.grid_file, data)
         except FileNotFoundError:  # deleted meanwhile
             return False
         with self._lock:
@@ -219,13 +335,13 @@ class MapStore:
         """The grid file's bytes, checked against the record's checksum. A missing or
         corrupt file is remembered as the map's problem."""
         try:
-            data = (self.root / record.id / GRID_FILE).read_bytes()
+            data = (self.root / record.id / record.grid_file).read_bytes()
         except FileNotFoundError:
             if self.record(record.id) is None:
                 raise UnknownMapError(record.id) from None
-            self._fail(record.id, f"map {record.id}: {GRID_FILE} is missing")
+            self._fail(record.id, f"map {record.id}: {record.grid_file} is missing")
         if checksum(data) != record.grid_crc32:
-            self._fail(record.id, f"map {record.id}: {GRID_FILE} fails its checksum")
+            self._fail(record.id, f"map {record.id}: {record.grid_file} fails its checksum")
         return data
 
     def _fail(self, map_id: str, problem: str) -> NoReturn:
@@ -334,6 +450,8 @@ class MapStore:
         fsync_dir(self.root)
         with self._lock:
             self._records[map_id] = record
+            self._logs[map_id] = LogState(0, _record_figures(record), 0, 0)
+            self._log_locks[map_id] = threading.Lock()
         return record
 
     def delete(self, map_id: str) -> bool:
@@ -342,6 +460,7 @@ class MapStore:
             if self._records.pop(map_id, None) is None:
                 return False
             self._problems.pop(map_id, None)
+            self._logs.pop(map_id, None)
         doomed = self.root / f"{_DELETING}{map_id}"
         (self.root / map_id).rename(doomed)
         fsync_dir(self.root)
@@ -383,7 +502,7 @@ class MapStore:
 
     def _load_islands(self, folder: Path, record: MapRecord) -> Islands | None:
         try:
-            data = (folder / ISLANDS_FILE).read_bytes()
+            data = (folder / record.islands_file).read_bytes()
         except OSError:
             return None
         if checksum(data) != record.islands_crc32:
@@ -398,11 +517,45 @@ class MapStore:
         fixed = MapRecord.from_json(
             record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
         )
-        atomic_write(folder / ISLANDS_FILE, data)
+        atomic_write(folder / record.islands_file, data)
         atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
         with self._lock:
             if record.id in self._records:
                 self._records[record.id] = fixed
+
+
+class LogState(NamedTuple):
+    """A map's current revision and figures (``_figures_of``), the size of its log,
+    and the last revision whose edit lowered a cost."""
+
+    revision: int
+    figures: dict[str, Any]
+    log_bytes: int
+    lowered_at: int
+
+
+def figures_of(grid: GridMap) -> dict[str, Any]:
+    """The figures the metadata answer shows of a grid (they change with edits)."""
+    return {
+        "walkable_cells": grid.walkable_cells,
+        "islands": grid.island_count("no_corner_cutting"),
+        "islands_8": grid.island_count("always"),
+        "min_cost": grid.min_cost,
+        "max_cost": grid.max_cost,
+    }
+
+
+def _record_figures(record: MapRecord) -> dict[str, Any]:
+    return {"walkable_cells": record.walkable_cells, "islands": record.islands,
+            "islands_8": record.islands_8, "min_cost": record.min_cost,
+            "max_cost": record.max_cost}  # fmt: skip
+
+
+def _changes(grid: GridMap, entry: LogRecord) -> Changes:
+    """A logged edit as the engine's changes to ``grid`` (cells ascending)."""
+    y, x = np.divmod(entry.cells, grid.width)
+    padded = ((y + 1) * grid.padded_width + x + 1).astype(np.int64)
+    return Changes(padded, grid.padded[padded], entry.costs)
 
 
 class DataDirLock:

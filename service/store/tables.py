@@ -38,10 +38,12 @@ class TableInfo:
     count: int
     bytes: int
     build_seconds: float
+    revision: int = 0
 
     @classmethod
     def of(cls, tables: ClusterTables) -> "TableInfo":
-        return cls(tables.cluster_size, tables.count, tables.nbytes, tables.build_seconds)
+        return cls(tables.cluster_size, tables.count, tables.nbytes, tables.build_seconds,
+                   tables.revision)  # fmt: skip
 
 
 def encode_tables(tables: ClusterTables) -> bytes:
@@ -62,6 +64,7 @@ def write_tables(stream: BinaryIO, tables: ClusterTables) -> None:
     meta = {
         "cluster_size": tables.cluster_size,
         "build_seconds": tables.build_seconds,
+        "revision": tables.revision,
         "bytes": tables.nbytes,
         "four": _table_meta(tables.four),
         "eight": _table_meta(tables.eight),
@@ -89,7 +92,8 @@ def decode_tables(data: bytes | Path) -> ClusterTables:
     try:
         four = _table(arrays["labels4"], arrays["packed4"], meta["four"])
         eight = _table(arrays["labels8"], arrays["packed8"], meta["eight"])
-        return ClusterTables(int(meta["cluster_size"]), four, eight, float(meta["build_seconds"]))
+        return ClusterTables(int(meta["cluster_size"]), four, eight, float(meta["build_seconds"]),
+                             int(meta.get("revision", 0)))  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
         raise TableFileError(f"tables file: bad metadata ({exc})") from exc
 
@@ -126,7 +130,8 @@ def _meta(npz: Any) -> dict[str, Any]:
 def _info(meta: dict[str, Any]) -> TableInfo:
     try:
         return TableInfo(int(meta["cluster_size"]), int(meta["eight"]["count"]),
-                         int(meta["bytes"]), float(meta["build_seconds"]))  # fmt: skip
+                         int(meta["bytes"]), float(meta["build_seconds"]),
+                         int(meta.get("revision", 0)))  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
         raise TableFileError(f"tables file: bad metadata ({exc})") from exc
 
@@ -138,7 +143,7 @@ _LANDMARK_ARRAYS: Final = ("landmarks4", "from4", "to4", "landmarks8", "from8", 
 
 
 def landmark_info(tables: LandmarkTables) -> TableInfo:
-    return TableInfo(None, tables.count, tables.nbytes, tables.build_seconds)
+    return TableInfo(None, tables.count, tables.nbytes, tables.build_seconds, tables.revision)
 
 
 def encode_landmarks(tables: LandmarkTables) -> bytes:
@@ -161,6 +166,7 @@ def write_landmarks(stream: BinaryIO, tables: LandmarkTables) -> None:
         "count": tables.count,
         "bytes": tables.nbytes,
         "build_seconds": tables.build_seconds,
+        "revision": tables.revision,
         "margins": [tables.four.margin, tables.eight.margin],
     }
     _write_checked(stream, arrays, meta)
@@ -184,7 +190,8 @@ def decode_landmarks(data: bytes | Path) -> LandmarkTables:
                 to_table = from_table  # symmetric: stored once
             tables.append(LandmarkTable(arrays[f"landmarks{suffix}"].astype(np.int64),
                                         from_table, to_table, margins[i]))  # fmt: skip
-        return LandmarkTables(tables[0], tables[1], float(meta["build_seconds"]))
+        return LandmarkTables(tables[0], tables[1], float(meta["build_seconds"]),
+                              int(meta.get("revision", 0)))  # fmt: skip
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise TableFileError(f"landmarks file: bad metadata ({exc})") from exc
 
@@ -198,7 +205,7 @@ def read_landmark_info(path: Path) -> TableInfo:
     meta = _read_meta(path, "landmarks")
     try:
         return TableInfo(None, int(meta["count"]), int(meta["bytes"]),
-                         float(meta["build_seconds"]))  # fmt: skip
+                         float(meta["build_seconds"]), int(meta.get("revision", 0)))  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
         raise TableFileError(f"landmarks file: bad metadata ({exc})") from exc
 

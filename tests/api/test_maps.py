@@ -33,7 +33,9 @@ def test_text_upload_answers_201_with_location_and_metadata(client: TestClient) 
     assert body["name"] == "arena"
     assert (body["width"], body["height"], body["walkable_cells"]) == (6, 4, 16)
     assert (body["islands"], body["islands_8"]) == (1, 1)
-    assert body["version"] == 1
+    assert body["format_version"] == 1
+    assert "version" not in body  # renamed: the storage format, not the map's revision
+    assert body["revision"] == 0
     assert body["created_at"].endswith("+00:00")
     assert body["tables"]["islands"]["status"] == "ready"
     assert body["tables"]["clusters"]["status"] in ("building", "ready")
@@ -196,7 +198,8 @@ def test_tables_build_in_the_background_without_blocking_queries(
     created = client.post("/v1/maps", content=ROOMS, headers=TEXT).json()
     map_id = created["id"]
     assert created["tables"]["clusters"] == {
-        "status": "building", "cluster_size": None, "count": None, "bytes": None,
+        "status": "building", "revision": None, "cluster_size": None, "count": None,
+        "bytes": None,
         "build_seconds": None, "reason": None,
     }  # fmt: skip
     assert created["health"] == {"status": "ok", "reason": None}
@@ -550,7 +553,8 @@ def test_regression_tables_over_their_bound_were_built_anyway_and_named_no_setti
     wait_tables(client, map_id)
     tables = client.get(f"/v1/maps/{map_id}").json()["tables"]
     assert tables["clusters"] == {
-        "status": "failed", "cluster_size": None, "count": None, "bytes": None,
+        "status": "failed", "revision": None, "cluster_size": None, "count": None,
+        "bytes": None,
         "build_seconds": None,
         "reason": "the cluster tables' cell labels alone (8 bytes a cell) would take 1568 "
         "bytes, over the limit of 1000 bytes (GRIDPATH_MAX_TABLE_BYTES)",

@@ -28,49 +28,78 @@ _UPLOAD_BODY: Final = request_body({
 })  # fmt: skip
 
 
-def public(record: MapRecord, clusters: TableStatus | None, landmarks: TableStatus | None,
+def public(record: MapRecord, revision: int, figures: dict[str, Any], tables: dict[str, Any],
            health: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """The metadata answer for a stored map (``MapPublic``)."""
-    status = clusters or BUILDING
-    marks = landmarks or BUILDING
     return {
         "id": record.id,
         "name": record.name,
         "width": record.width,
         "height": record.height,
-        "walkable_cells": record.walkable_cells,
-        "islands": record.islands,
-        "islands_8": record.islands_8,
-        "min_cost": record.min_cost,
-        "max_cost": record.max_cost,
-        "version": record.format_version,
+        **figures,
+        "revision": revision,
+        "format_version": record.format_version,
         "created_at": record.created_at,
         "health": health,
-        "tables": {
-            "islands": {"status": "ready", "bytes": record.islands_bytes, "reason": None},
-            "clusters": {
-                "status": status.status,
-                "cluster_size": status.cluster_size,
-                "count": status.count,
-                "bytes": status.bytes,
-                "build_seconds": status.build_seconds,
-                "reason": status.reason,
-            },
-            "landmarks": {
-                "status": marks.status,
-                "count": marks.count,
-                "bytes": marks.bytes,
-                "build_seconds": marks.build_seconds,
-                "reason": marks.reason,
-            },
+        "tables": tables,
+    }
+
+
+def table_statuses(runtime: Runtime, record: MapRecord, revision: int) -> dict[str, Any]:
+    """Each derived table's status (``MapTables``) at the map's current revision."""
+    grid = runtime.cache.current(record.id)
+    clusters = _status(runtime, record.id, CLUSTERS, grid.clusters if grid else None)
+    landmarks = _status(runtime, record.id, LANDMARKS, grid.landmarks if grid else None)
+    return {
+        "islands": {
+            "status": "ready",
+            "revision": revision,
+            "bytes": record.islands_bytes,
+            "reason": None,
+        },
+        "clusters": {
+            "status": clusters[0],
+            "revision": clusters[1],
+            "cluster_size": clusters[2].cluster_size,
+            "count": clusters[2].count,
+            "bytes": clusters[2].bytes,
+            "build_seconds": clusters[2].build_seconds,
+            "reason": clusters[2].reason,
+        },
+        "landmarks": {
+            "status": landmarks[0],
+            "revision": landmarks[1],
+            "count": landmarks[2].count,
+            "bytes": landmarks[2].bytes,
+            "build_seconds": landmarks[2].build_seconds,
+            "reason": landmarks[2].reason,
         },
     }
 
 
+def _status(runtime: Runtime, map_id: str, kind: str, in_use: Any
+            ) -> tuple[str, int | None, TableStatus]:  # fmt: skip
+    """(status, revision, build figures) of one kind of table."""
+    built = runtime.tables.status(map_id, kind) or BUILDING
+    if in_use is not None:
+        return "ready", int(in_use.revision), built
+    repairing = runtime.editor.status(map_id, kind)
+    if repairing is not None:
+        return repairing, None, built
+    return built.status, built.revision, built
+
+
 def describe(runtime: Runtime, record: MapRecord) -> dict[str, Any]:
-    tables = runtime.tables
-    return public(record, tables.status(record.id, CLUSTERS), tables.status(record.id, LANDMARKS),
+    state = runtime.store.log_state(record.id)
+    revision = state.revision if state is not None else record.revision
+    figures = state.figures if state is not None else {}
+    return public(record, revision, figures, table_statuses(runtime, record, revision),
                   runtime.health(record))  # fmt: skip
+
+
+def etag(revision: int) -> str:
+    """The ``ETag`` of a map's metadata and grid: its revision."""
+    return f'"{revision}"'
 
 
 def _json(payload: Any, status_code: int = 200, headers: dict[str, str] | None = None
@@ -154,13 +183,15 @@ async def list_maps(runtime: RuntimeDep) -> Response:
     responses=error_responses(ErrorCode.MAP_NOT_FOUND, ErrorCode.UNAUTHORIZED),
 )
 async def read_map(record: MapDep, runtime: RuntimeDep) -> Response:
-    return _json(describe(runtime, record))
+    payload = describe(runtime, record)
+    return _json(payload, headers={"ETag": etag(payload["revision"])})
 
 
 def _delete(runtime: Runtime, map_id: str) -> None:
     if runtime.store.delete(map_id):
         runtime.cache.discard(map_id)
         runtime.tables.forget(map_id)
+        runtime.editor.forget(map_id)
 
 
 @router.delete(

@@ -144,3 +144,70 @@ def landmark_bound(from_table, to_table, m, goal_from, goal_to, active, count, m
         if b > best and b != np.inf:  # m cut off from L: that bound says nothing
             best = b
     return best - margin
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lower_distances(cost, width, eight, reverse, table, column, seeds, threshold, heap):
+    """Lower one landmark's distances after costs fell (or cells opened) near ``seeds``.
+
+    Distances only fall when costs fall, so this is a Dijkstra from the cells whose
+    distance improves: each seed first takes its best value over its neighbours at
+    the new costs, then improvements spread. A value that would fall by less than
+    ``threshold`` is left as it is: float32 rounding noise would otherwise spread
+    over the whole map. Values propagate in float64 (the heap's keys) and are stored
+    rounded, so errors do not add up along a path.
+
+    Args:
+        cost: (cells,) float32 padded costs of the new revision.
+        reverse: ``table`` holds distances *to* the landmark (else from it).
+        table: (cells, count) float32; column ``column`` is lowered in place.
+        seeds: (s,) int64 cells whose moves in or out changed.
+        heap: an indexed heap with room for every cell, every slot ``CLOSED``
+            (left so).
+
+    Returns:
+        The largest finite value written (0 if none).
+    """
+    moves = 8 if eight else 4
+    node, key, where = heap
+    size = 0
+    for i in range(seeds.size):
+        n = seeds[i]
+        if cost[n] <= 0.0:
+            continue
+        best = np.float64(table[n, column]) - threshold
+        found = np.inf
+        for k in range(moves):
+            length = move_length(cost, width, n, k, eight)
+            if length == 0.0:
+                continue
+            m = n + DY[k] * width + DX[k]
+            # from L: m -> n enters n; to L: n -> m enters m.
+            nd = np.float64(table[m, column]) + length * (cost[m] if reverse else cost[n])
+            if nd < best and nd < found:
+                found = nd
+        if found < np.inf:
+            if where[n] >= 0:
+                if found < key[where[n], 0]:
+                    decrease(heap, n, found, found, False)
+            else:
+                size = push(heap, size, n, found, found, False)
+    largest = 0.0
+    while size > 0:
+        n = node[0]
+        d = key[0, 0]
+        size = pop(heap, size, False)
+        table[n, column] = np.float32(d)
+        largest = max(largest, d)
+        for k in range(moves):
+            length = move_length(cost, width, n, k, eight)
+            if length == 0.0:
+                continue
+            m = n + DY[k] * width + DX[k]
+            nd = d + length * (cost[n] if reverse else cost[m])
+            if where[m] >= 0:  # queued
+                if nd < key[where[m], 0]:
+                    decrease(heap, m, nd, nd, False)
+            elif nd < np.float64(table[m, column]) - threshold:
+                size = push(heap, size, m, nd, nd, False)
+    return largest

@@ -1,0 +1,168 @@
+"""``/v1/maps/{map_id}/edits``, ``/grid`` and ``/paths/check``: maps that change."""
+
+from typing import Any
+
+import numpy as np
+import orjson
+from fastapi import APIRouter, Depends, Request
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from service.api.deps import MapDep, RuntimeDep, readable_map, require_reader, require_writer
+from service.api.docs import ref, request_body
+from service.api.errors import ApiError, ErrorCode, error_responses, validation_message
+from service.api.routes.maps import etag, table_statuses
+from service.api.runtime import Runtime
+from service.api.schemas import (
+    EditItem,
+    EditRequest,
+    EditResponse,
+    PathCheckRequest,
+    PathCheckResponse,
+)
+from service.api.uploads import NPY
+from service.engine import DEFAULT_DIAGONAL
+from service.engine.edits import CellsEdit, Edit, RectEdit, check_paths
+from service.store.files import npy_bytes
+
+router = APIRouter(prefix="/v1/maps", tags=["edits"])
+
+
+def _parsed(model: type[EditRequest] | type[PathCheckRequest], raw: bytes
+            ) -> EditRequest | PathCheckRequest:  # fmt: skip
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
+
+
+def _edit(item: EditItem, i: int) -> Edit:
+    """One schema edit as the engine's; the three shapes are told apart here."""
+    if item.rect is not None and item.cells is None:
+        if (item.cost is None) == (item.costs is None):
+            why = f"edits[{i}]: a rect needs exactly one of 'cost' or 'costs'"
+            raise ApiError(ErrorCode.INVALID_QUERY, why)
+        return RectEdit(*item.rect, cost=item.cost, costs=item.costs)
+    if item.cells is not None and item.rect is None:
+        if item.cost is None or item.costs is not None:
+            raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: cells need 'cost' (not 'costs')")
+        return CellsEdit(np.array(item.cells, dtype=np.int64).reshape(-1, 2), item.cost)
+    raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: give exactly one of 'rect' or 'cells'")
+
+
+def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
+    body = _parsed(EditRequest, raw)
+    assert isinstance(body, EditRequest)
+    edits = [_edit(item, i) for i, item in enumerate(body.edits)]
+    outcome = runtime.editor.edit(map_id, edits, if_revision=body.if_revision,
+                                  keep_connected=body.keep_connected or ())  # fmt: skip
+    record = runtime.store.record(map_id)
+    revision = outcome.grid.revision
+    return {
+        "revision": revision,
+        "changed_cells": outcome.changed_cells,
+        "applied_us": outcome.applied_us,
+        "tables": table_statuses(runtime, record, revision) if record is not None else {},
+    }
+
+
+@router.post(
+    "/{map_id}/edits",
+    response_model=EditResponse,
+    summary="Edit a map: one new revision",
+    description="Every edit of the request applies atomically as one new revision, or none "
+    "does. The edit is durable (logged and fsynced) before the answer. Checks, in order: "
+    "schema (InvalidQuery), `if_revision` (RevisionConflict), each edit in order (InvalidValue "
+    "naming `edits[i]`; TooBig over GRIDPATH_MAX_EDIT_CELLS), `keep_connected` (InvalidValue, "
+    "then WouldDisconnect).",
+    openapi_extra=request_body({"application/json": {"schema": ref(EditRequest)}}),
+    dependencies=[Depends(require_writer)],
+    responses=error_responses(
+        ErrorCode.INVALID_QUERY,
+        ErrorCode.INVALID_VALUE,
+        ErrorCode.MAP_NOT_FOUND,
+        ErrorCode.TOO_BIG,
+        ErrorCode.UNAUTHORIZED,
+        ErrorCode.REVISION_CONFLICT,
+        ErrorCode.WOULD_DISCONNECT,
+        ErrorCode.REQUEST_TIMEOUT,
+        ErrorCode.NOT_READY,
+        ErrorCode.MAP_CORRUPT,
+    ),
+)
+async def edit_map(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
+    await runtime.until_ready()
+    payload = await runtime.run(_apply, runtime, record.id, await request.body())
+    return Response(orjson.dumps(payload), media_type="application/json",
+                    headers={"ETag": etag(payload["revision"])})  # fmt: skip
+
+
+def _grid(runtime: Runtime, map_id: str) -> tuple[bytes, int]:
+    with runtime.cache.acquire(map_id) as grid:
+        return npy_bytes(grid.costs), grid.revision
+
+
+@router.get(
+    "/{map_id}/grid",
+    summary="Read a map's current costs",
+    description="A (height, width) float32 `.npy` of the costs at the current revision "
+    "(0 = blocked); the revision is the `ETag`.",
+    response_class=Response,
+    dependencies=[Depends(require_reader)],
+    responses={
+        200: {"content": {NPY: {"schema": {"type": "string", "format": "binary"}}}},
+        **error_responses(
+            ErrorCode.MAP_NOT_FOUND,
+            ErrorCode.UNAUTHORIZED,
+            ErrorCode.TOO_BIG,
+            ErrorCode.MAP_CORRUPT,
+        ),
+    },
+)
+async def read_grid(record: MapDep, runtime: RuntimeDep) -> Response:
+    data, revision = await runtime.run(_grid, runtime, record.id)
+    return Response(data, media_type=NPY, headers={"ETag": etag(revision)})
+
+
+def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
+    body = _parsed(PathCheckRequest, raw)
+    assert isinstance(body, PathCheckRequest)
+    points = sum(len(p) for p in body.paths)
+    limit = runtime.settings.max_check_points
+    if points > limit:
+        raise ApiError(ErrorCode.TOO_BIG, f"paths hold {points} points, more than the limit of "
+                       f"{limit} (GRIDPATH_MAX_CHECK_POINTS)")  # fmt: skip
+    with runtime.cache.acquire(map_id) as grid:
+        checked = check_paths(grid, body.paths, diagonal=body.diagonal or DEFAULT_DIAGONAL)
+        revision = grid.revision
+    results = []
+    for ok, cost, (x, y) in zip(checked.walkable.tolist(), checked.cost.tolist(),
+                                checked.blocked_at.tolist(), strict=True):  # fmt: skip
+        results.append({"walkable": ok, "cost": cost if ok else None,
+                        "blocked_at": None if ok else [x, y]})  # fmt: skip
+    return {"revision": revision, "results": results}
+
+
+@router.post(
+    "/{map_id}/paths/check",
+    response_model=PathCheckResponse,
+    summary="Check held paths against the current revision",
+    description="For each path (as a search returned it: waypoints or cells), whether it "
+    "can still be walked at the map's current revision, its cost now, and the first cell it "
+    "can no longer enter: which paths an edit broke, without searching again.",
+    openapi_extra=request_body({"application/json": {"schema": ref(PathCheckRequest)}}),
+    responses=error_responses(
+        ErrorCode.INVALID_QUERY,
+        ErrorCode.INVALID_VALUE,
+        ErrorCode.MAP_NOT_FOUND,
+        ErrorCode.TOO_BIG,
+        ErrorCode.UNAUTHORIZED,
+        ErrorCode.REQUEST_TIMEOUT,
+        ErrorCode.MAP_CORRUPT,
+    ),
+)
+async def check_held_paths(request: Request) -> Response:
+    runtime, record = readable_map(request, request.path_params["map_id"])
+    await runtime.until_ready()
+    payload = await runtime.run(_check, runtime, record.id, await request.body())
+    return Response(orjson.dumps(payload), media_type="application/json")

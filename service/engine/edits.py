@@ -1,0 +1,486 @@
+"""Map edits: a new revision of a grid from a few changed cells, and table repairs.
+
+A revision is a new :class:`GridMap`; the old one is never written, so a query
+that holds it finishes on it, and no query sees half of an edit. What each
+derived table does (``docs/edits.md`` has the reasoning):
+
+- **Islands**: exact in the new revision, updated in time proportional to the
+  change (``kernels.edits.update_islands``).
+- **Jump Point Search**: the bit rows are updated at once (O(changed cells)). The
+  JPS+ table is left out of a revision whose walkable cells changed: JPS scans the
+  bit rows until :func:`build_jump_table` has run in the background (rebuilding
+  takes 84 ms on 1024x1024, longer than a one-cell edit may take).
+- **Cluster and landmark tables** hold lower bounds of costs. An edit that only
+  raises costs or blocks cells (``Changes.lowers`` false) cannot make a cost
+  smaller, so the bounds stay admissible and consistent: the revision keeps them.
+  An edit that lowers a cost or opens a cell can make them overestimate: the
+  revision has none (queries fall back to octile, ``heuristic_used`` says so) until
+  :func:`repair_clusters` / :func:`repair_landmarks` have run for it in the
+  background, in time proportional to the change rather than a rebuild.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.clusters import ClusterTable, ClusterTables
+from service.engine.errors import InvalidEditError, MapTooBigError
+from service.engine.grid import Census, GridMap, Islands, Parts
+from service.engine.kernels.clusters import NO_CLUSTER
+from service.engine.kernels.codes import CLOSED
+from service.engine.kernels.edits import (
+    check_paths as check_paths_kernel,
+)
+from service.engine.kernels.edits import (
+    lower_cluster_bounds,
+    set_walkable_bits,
+    update_islands,
+)
+from service.engine.kernels.jps import jump_distances
+from service.engine.kernels.landmarks import lower_distances
+from service.engine.landmarks import LandmarkTable, LandmarkTables
+from service.engine.options import DIAGONALS, Diagonal
+
+_FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
+_TINY: Final = float(np.finfo(np.float32).tiny)
+
+
+@dataclass(frozen=True, slots=True)
+class RectEdit:
+    """Cells ``x..x+w-1`` by ``y..y+h-1`` get ``cost``, or ``costs[row][column]``
+    ((h, w) numbers) when ``costs`` is given."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+    cost: float | None = None
+    costs: npt.ArrayLike | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CellsEdit:
+    """The listed ``(x, y)`` cells get ``cost``."""
+
+    cells: npt.ArrayLike  # (n, 2) integers
+    cost: float
+
+
+Edit = RectEdit | CellsEdit
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """The cells an edit request changes, each once, with old and new costs.
+
+    ``cells``: (k,) int64 padded indices, ascending; ``old``/``new``: (k,) float32.
+    """
+
+    cells: npt.NDArray[np.int64]
+    old: npt.NDArray[np.float32]
+    new: npt.NDArray[np.float32]
+
+    @property
+    def count(self) -> int:
+        return int(self.cells.size)
+
+    @property
+    def lowered(self) -> npt.NDArray[np.bool_]:
+        """(k,) which cells got cheaper: opened, or a lower positive cost."""
+        lowered: npt.NDArray[np.bool_] = (self.new > 0) & ((self.old <= 0) | (self.new < self.old))
+        return lowered
+
+    @property
+    def lowers(self) -> bool:
+        """Whether any cost fell (then bounds built before may overestimate)."""
+        return bool(self.lowered.any())
+
+    @property
+    def walkability_changed(self) -> npt.NDArray[np.bool_]:
+        flips: npt.NDArray[np.bool_] = (self.old > 0) != (self.new > 0)
+        return flips
+
+
+def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Changes:
+    """Validate ``edits`` in order and gather the cells whose cost they change (a
+    later edit of a cell wins).
+
+    Raises:
+        InvalidEditError: a rect or cell outside the map, a bad size or cost; the
+            message names the edit (``edits[3].rect``) and the limit.
+        MapTooBigError: the edits name more than ``max_cells`` cells.
+    """
+    indices: list[npt.NDArray[np.int64]] = []
+    values: list[npt.NDArray[np.float32]] = []
+    total = 0
+    for i, edit in enumerate(edits):
+        where, cost = (_rect(grid, edit, i) if isinstance(edit, RectEdit)
+                       else _cells(grid, edit, i))  # fmt: skip
+        total += where.size
+        if total > max_cells:
+            raise MapTooBigError(
+                f"edits name {total}+ cells, more than the limit of {max_cells} per request "
+                "(GRIDPATH_MAX_EDIT_CELLS)"
+            )
+        indices.append(where)
+        values.append(cost)
+    if not indices:
+        empty = np.zeros(0, np.int64)
+        return Changes(empty, np.zeros(0, np.float32), np.zeros(0, np.float32))
+    flat = np.concatenate(indices)
+    cost = np.concatenate(values)
+    # The last write of each cell wins: unique over the reversed order.
+    unique, first = np.unique(flat[::-1], return_index=True)
+    new = cost[::-1][first]
+    old = grid.costs.reshape(-1)[unique]
+    keep = old != new
+    y, x = np.divmod(unique[keep], grid.width)
+    padded = (y + 1) * grid.padded_width + x + 1
+    return Changes(padded.astype(np.int64), old[keep], new[keep])
+
+
+def _rect(grid: GridMap, edit: RectEdit, i: int
+          ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
+    x, y, w, h = edit.x, edit.y, edit.w, edit.h
+    if w < 1 or h < 1:
+        raise InvalidEditError(f"edits[{i}].rect [{x}, {y}, {w}, {h}]: width and height "
+                               "must be at least 1")  # fmt: skip
+    if x < 0 or y < 0 or x + w > grid.width or y + h > grid.height:
+        raise InvalidEditError(
+            f"edits[{i}].rect [{x}, {y}, {w}, {h}] is outside the map: cells x in "
+            f"[0, {grid.width - 1}] and y in [0, {grid.height - 1}] (width {grid.width}, "
+            f"height {grid.height})"
+        )
+    ys, xs = np.mgrid[y : y + h, x : x + w]
+    where = (ys * grid.width + xs).reshape(-1).astype(np.int64)
+    if edit.costs is not None:
+        costs = _checked_costs(edit.costs, i, (h, w))
+        return where, costs.reshape(-1)
+    return where, np.full(where.size, _checked_cost(edit.cost, f"edits[{i}].cost"), np.float32)
+
+
+def _cells(grid: GridMap, edit: CellsEdit, i: int
+           ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
+    cells = np.asarray(edit.cells, dtype=np.int64).reshape(-1, 2)
+    xs, ys = cells[:, 0], cells[:, 1]
+    bad = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise InvalidEditError(
+            f"edits[{i}].cells[{j}] [{int(xs[j])}, {int(ys[j])}] is outside the map: x in "
+            f"[0, {grid.width - 1}] and y in [0, {grid.height - 1}]"
+        )
+    cost = _checked_cost(edit.cost, f"edits[{i}].cost")
+    return ys * grid.width + xs, np.full(xs.size, cost, np.float32)
+
+
+def _checked_cost(value: float | None, where: str) -> float:
+    if value is None:
+        raise InvalidEditError(f"{where}: an edit needs 'cost' or 'costs'")
+    if not _valid_cost(value):
+        raise InvalidEditError(_cost_message(where, value))
+    return float(np.float32(value))
+
+
+def _valid_cost(value: float) -> bool:
+    return math.isfinite(value) and (value == 0 or _TINY <= value <= _FLOAT32_MAX)
+
+
+def _cost_message(where: str, value: float) -> str:
+    return (f"{where} is {value!r}; costs must be 0 (blocked) or positive and finite, at "
+            f"least {_TINY:.3g} and at most {_FLOAT32_MAX:.3g}")  # fmt: skip
+
+
+def _checked_costs(costs: npt.ArrayLike, i: int, shape: tuple[int, int]) -> npt.NDArray[np.float32]:
+    values = np.asarray(costs, dtype=np.float64)
+    if values.shape != shape:
+        raise InvalidEditError(f"edits[{i}].costs has shape {values.shape}; the rect needs "
+                               f"{shape[0]} rows of {shape[1]} numbers")  # fmt: skip
+    with np.errstate(over="ignore"):
+        narrowed = values.astype(np.float32)
+    bad = ~np.isfinite(values) | (values < 0) | np.isinf(narrowed)
+    bad |= (values > 0) & (narrowed <= 0)
+    if bad.any():
+        r, c = (int(v) for v in np.argwhere(bad)[0])
+        raise InvalidEditError(_cost_message(f"edits[{i}].costs[{r}][{c}]", float(values[r, c])))
+    return narrowed
+
+
+# -- a new revision -----------------------------------------------------------------
+
+
+def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
+    """The next revision of ``grid`` with ``changes`` applied (``grid`` is untouched).
+
+    O(changed cells) plus copies of the arrays that change (costs, and islands when
+    walkability changes); islands exact, JPS bit rows updated, tables kept where
+    they stay admissible (see the module docstring).
+    """
+    padded = grid.padded.copy()
+    padded[changes.cells] = changes.new
+    costs = padded.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1].copy()
+    census = _counted(grid.census, changes)
+    flips = changes.walkability_changed
+    islands, census = _islands(grid, padded, changes, census, flips)
+    uniform = census.min_cost == census.max_cost
+    bits = None
+    table = grid.jump_table
+    if uniform and grid.jump_bits is not None:
+        bits = tuple(b.copy() for b in grid.jump_bits)
+        set_walkable_bits(padded, grid.padded_width, changes.cells[flips], *bits)
+    if not uniform or flips.any() or not grid.uniform:
+        table = None  # rebuilt in the background (build_jump_table)
+    keep = not changes.lowers
+    return GridMap._assemble(Parts(
+        costs=costs, padded=padded, islands=islands, census=census,
+        revision=grid.revision + 1, jump_bits=bits, jump_table=table,
+        clusters=grid.clusters if keep else None,
+        landmarks=grid.landmarks if keep else None,
+    ))  # fmt: skip
+
+
+def _counted(census: Census, changes: Changes) -> Census:
+    """The census after ``changes`` (recounted from the costs only when the last
+    cell at the least or greatest cost changed)."""
+    old, new = changes.old.astype(np.float64), changes.new.astype(np.float64)
+    was, now = old > 0, new > 0
+    walkable = census.walkable - int(was.sum()) + int(now.sum())
+    fractional = (census.fractional - int(np.count_nonzero(was & (old != np.floor(old))))
+                  + int(np.count_nonzero(now & (new != np.floor(new)))))  # fmt: skip
+    low, low_count = _extreme(census.min_cost, census.min_count, old[was], new[now], least=True)
+    high, high_count = _extreme(census.max_cost, census.max_count, old[was], new[now], least=False)
+    return census._replace(walkable=walkable, min_cost=low, min_count=low_count,
+                           max_cost=high, max_count=high_count, fractional=fractional)  # fmt: skip
+
+
+def _extreme(value: float, count: int, gone: npt.NDArray[np.float64],
+             added: npt.NDArray[np.float64], *, least: bool) -> tuple[float, int]:  # fmt: skip
+    """The least (``least``) or greatest cost and how many cells have it, after the
+    ``gone`` costs left and the ``added`` came; (nan, -1): it must be recounted."""
+    count -= int(np.count_nonzero(gone == value))
+    if added.size:
+        best = float(added.min() if least else added.max())
+        if (best < value) if least else (best > value):
+            return best, int(np.count_nonzero(added == best))
+        if best == value:
+            return value, count + int(np.count_nonzero(added == value))
+    return (value, count) if count > 0 else (math.nan, -1)
+
+
+def _islands(grid: GridMap, padded: npt.NDArray[np.float32], changes: Changes,
+             census: Census, flips: npt.NDArray[np.bool_]) -> tuple[Islands, Census]:  # fmt: skip
+    """Island tables of the new revision, and the census with exact cost extremes."""
+    if math.isnan(census.min_cost) or math.isnan(census.max_cost):
+        walkable = padded[padded > 0]
+        low = float(walkable.min()) if walkable.size else 1.0
+        high = float(walkable.max()) if walkable.size else 1.0
+        census = census._replace(
+            min_cost=low, min_count=int(np.count_nonzero(walkable == low)),
+            max_cost=high, max_count=int(np.count_nonzero(walkable == high)),
+        )  # fmt: skip
+    if census.walkable == 0:
+        census = census._replace(min_cost=1.0, max_cost=1.0)
+    old = grid.island_tables
+    if not flips.any():
+        return old, census
+    cells = changes.cells[flips]
+    labels = old.labels.copy()
+    counts = [old.count4, old.count8]
+    sizes = []
+    next_labels = []
+    queue = np.empty(padded.size, np.int32)
+    for i, eight in enumerate((False, True)):
+        stamp = np.zeros(padded.size, np.int32)  # search generations restart per call
+        room = census.next_label[i] + 9 * cells.size + 1
+        grown = np.zeros(room, np.int64)
+        grown[: census.sizes[i].size] = census.sizes[i]
+        count, next_label = update_islands(grid.padded, padded, grid.padded_width, labels[i],
+                                           grown, cells, eight, census.next_label[i],
+                                           counts[i], stamp, queue)  # fmt: skip
+        counts[i] = int(count)
+        sizes.append(grown[: int(next_label)])
+        next_labels.append(int(next_label))
+    census = census._replace(sizes=(sizes[0], sizes[1]),
+                             next_label=(next_labels[0], next_labels[1]))  # fmt: skip
+    return Islands(labels, counts[0], counts[1]), census
+
+
+def build_jump_table(grid: GridMap) -> npt.NDArray[np.int16]:
+    """The JPS+ table of ``grid`` (O(cells)); attach it with ``attach_jump_table``."""
+    table: npt.NDArray[np.int16] = jump_distances(grid.padded, grid.padded_width)
+    return table
+
+
+# -- table repairs --------------------------------------------------------------------
+
+
+def lowered_cells(changes: Changes) -> npt.NDArray[np.int64]:
+    cells: npt.NDArray[np.int64] = changes.cells[changes.lowered]
+    return cells
+
+
+def _region(grid: GridMap, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Padded cells of the bounding box of ``cells`` grown by one (inside the border)."""
+    width = grid.padded_width
+    ys, xs = np.divmod(cells, width)
+    y0, y1 = max(int(ys.min()) - 1, 1), min(int(ys.max()) + 1, grid.height)
+    x0, x1 = max(int(xs.min()) - 1, 1), min(int(xs.max()) + 1, grid.width)
+    rows, columns = np.mgrid[y0 : y1 + 1, x0 : x1 + 1]
+    region: npt.NDArray[np.int64] = (rows * width + columns).reshape(-1).astype(np.int64)
+    return region
+
+
+def repair_clusters(tables: ClusterTables, grid: GridMap, lowered: npt.NDArray[np.int64]
+                    ) -> ClusterTables:  # fmt: skip
+    """Tables admissible for ``grid`` made from ``tables`` (admissible for the revision
+    before it) after the costs of ``lowered`` cells fell: see
+    ``kernels.edits.lower_cluster_bounds``. Opened cells join a cluster of the region.
+    Takes O(count**2), no search; the bounds loosen, a later rebuild tightens them."""
+    region = _region(grid, lowered)
+    return ClusterTables(tables.cluster_size, _repair_cluster_table(tables.four, region, lowered),
+                         _repair_cluster_table(tables.eight, region, lowered),
+                         tables.build_seconds, grid.revision)  # fmt: skip
+
+
+def _repair_cluster_table(table: ClusterTable, region: npt.NDArray[np.int64],
+                          lowered: npt.NDArray[np.int64]) -> ClusterTable:  # fmt: skip
+    ring = np.unique(table.cluster_of[region])
+    ring = ring[ring != NO_CLUSTER].astype(np.int64)
+    if ring.size == 0:
+        ring = np.zeros(1, np.int64)  # an opened patch with no cluster near: cluster 0
+    cluster_of = table.cluster_of
+    unlabelled = lowered[cluster_of[lowered] == NO_CLUSTER]
+    if unlabelled.size:
+        cluster_of = cluster_of.copy()
+        cluster_of[unlabelled] = ring[0]
+    packed = table.packed.copy()
+    lower_cluster_bounds(packed, table.count, table.symmetric, ring)
+    return ClusterTable(cluster_of, packed, table.count, table.unit, table.symmetric)
+
+
+def repair_landmarks(tables: LandmarkTables, grid: GridMap, lowered: npt.NDArray[np.int64]
+                     ) -> LandmarkTables | None:  # fmt: skip
+    """Tables admissible for ``grid`` made from ``tables`` after the costs of
+    ``lowered`` cells fell, by lowering the distances that the change shortens
+    (``kernels.landmarks.lower_distances``): time grows with the cells whose
+    distance changes. None when the tables are shared both ways (a uniform-cost map)
+    and ``grid`` is no longer uniform: they need a rebuild."""
+    if tables.eight.symmetric and not grid.uniform:
+        return None
+    seeds = _region(grid, lowered)
+    cells = grid.padded.size
+    heap = (np.empty(cells, np.int32), np.empty((cells, 2), np.float64),
+            np.full(cells, CLOSED, np.int32))  # fmt: skip
+    four, eight = (_repair_landmark_table(t, grid, seeds, heap, eight=e)
+                   for t, e in ((tables.four, False), (tables.eight, True)))  # fmt: skip
+    return LandmarkTables(four, eight, tables.build_seconds, grid.revision)
+
+
+def _repair_landmark_table(table: LandmarkTable, grid: GridMap, seeds: npt.NDArray[np.int64],
+                           heap: tuple[npt.NDArray[np.generic], ...], *, eight: bool
+                           ) -> LandmarkTable:  # fmt: skip
+    # The threshold: the table's own rounding scale (``margin`` is 4 ulp of its
+    # largest entry); each repair adds its worst error to the margin.
+    threshold = table.margin / 4
+    from_table = table.from_table.copy()
+    to_table = from_table if table.symmetric else table.to_table.copy()
+    largest = 0.0
+    for column in range(table.count):
+        largest = max(
+            largest,
+            lower_distances(
+                grid.padded,
+                grid.padded_width,
+                eight,
+                False,
+                from_table,
+                column,
+                seeds,
+                threshold,
+                heap,
+            ),
+        )
+        if not table.symmetric:
+            largest = max(
+                largest,
+                lower_distances(
+                    grid.padded,
+                    grid.padded_width,
+                    eight,
+                    True,
+                    to_table,
+                    column,
+                    seeds,
+                    threshold,
+                    heap,
+                ),
+            )
+    scale = max(largest, table.margin * 2.0**22)
+    margin = table.margin + 2 * threshold + scale * 2.0**-22
+    return LandmarkTable(table.landmarks, from_table, to_table, margin)
+
+
+# -- path checks ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PathCheck:
+    """Per path: still walkable, its cost now (NaN if not), and the ``(x, y)`` of the
+    first cell it cannot enter ((count, 2), ``(-1, -1)`` if none)."""
+
+    walkable: npt.NDArray[np.bool_]
+    cost: npt.NDArray[np.float64]
+    blocked_at: npt.NDArray[np.int64]
+
+
+def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
+                diagonal: Diagonal | str = "no_corner_cutting") -> PathCheck:  # fmt: skip
+    """Check paths (lists of ``(x, y)``, as the search returns them) against ``grid``.
+
+    Raises:
+        InvalidEditError: a point outside the map, or two consecutive points not on
+            one row, column or diagonal (the message names ``paths[i][j]``).
+    """
+    code = DIAGONALS.get(str(diagonal))
+    if code is None:
+        raise InvalidEditError(f"unknown diagonal {diagonal!r}; expected one of: "
+                               f"{', '.join(DIAGONALS)}")  # fmt: skip
+    arrays = [np.asarray(p, dtype=np.int64).reshape(-1, 2) for p in paths]
+    offsets = np.zeros(len(arrays) + 1, np.int64)
+    offsets[1:] = np.cumsum([a.shape[0] for a in arrays])
+    points = np.concatenate(arrays) if arrays else np.zeros((0, 2), np.int64)
+    xs, ys = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
+    _check_points(grid, xs, ys, offsets)
+    count = len(arrays)
+    walkable = np.zeros(count, np.bool_)
+    cost = np.zeros(count, np.float64)
+    blocked_at = np.zeros((count, 2), np.int64)
+    check_paths_kernel(grid.padded, grid.padded_width, code, xs, ys, offsets, walkable, cost,
+                       blocked_at)  # fmt: skip
+    return PathCheck(walkable, cost, blocked_at)
+
+
+def _check_points(grid: GridMap, xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64],
+                  offsets: npt.NDArray[np.int64]) -> None:  # fmt: skip
+    outside = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
+    dx = np.abs(np.diff(xs))
+    dy = np.abs(np.diff(ys))
+    crooked = np.zeros(xs.size, np.bool_)
+    crooked[1:] = (dx != 0) & (dy != 0) & (dx != dy)
+    crooked[offsets[:-1][offsets[:-1] < xs.size]] = False  # a path's first point
+    for bad, why in (
+        (outside, "is outside the map: x in [0, {w}] and y in [0, {h}]"),
+        (crooked, "is not on a row, column or diagonal from the point before"),
+    ):
+        if bad.any():
+            k = int(np.argmax(bad))
+            i = int(np.searchsorted(offsets, k, side="right")) - 1
+            j = k - int(offsets[i])
+            raise InvalidEditError(
+                f"paths[{i}][{j}] [{int(xs[k])}, {int(ys[k])}] "
+                + why.format(w=grid.width - 1, h=grid.height - 1)
+            )

@@ -1,0 +1,108 @@
+"""The edit log: ``maps/<id>/edits.log``, one record per accepted edit request.
+
+A record is ``length`` (u32) ``crc32`` (u32) then ``length`` bytes of payload:
+a JSON header (u32 length, then the JSON: ``revision``, ``lowers``, ``count`` and
+the map's figures after the edit) followed by ``count`` int64 cell indices
+(``y * width + x``) and ``count`` float32 new costs. Every record is appended and
+fsynced before its revision is published, so an acknowledged edit survives a
+crash; a crash mid-append leaves a torn last record, which fails its length or
+checksum and is dropped (it was never acknowledged).
+"""
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+LOG_FILE: Final = "edits.log"
+_HEAD: Final = struct.Struct("<II")
+_JSON_LENGTH: Final = struct.Struct("<I")
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One accepted edit request: the cells it changed and their new costs."""
+
+    revision: int
+    lowers: bool
+    cells: npt.NDArray[np.int64]  # (k,) y * width + x
+    costs: npt.NDArray[np.float32]  # (k,)
+    figures: dict[str, Any]  # the map's figures after the edit (see ``MapStore``)
+
+
+def encode(record: LogRecord) -> bytes:
+    """The bytes of one record, checksum included."""
+    header = orjson.dumps({"revision": record.revision, "lowers": record.lowers,
+                           "count": int(record.cells.size), **record.figures})  # fmt: skip
+    payload = b"".join((
+        _JSON_LENGTH.pack(len(header)), header,
+        np.ascontiguousarray(record.cells, np.int64).tobytes(),
+        np.ascontiguousarray(record.costs, np.float32).tobytes(),
+    ))  # fmt: skip
+    return _HEAD.pack(len(payload), zlib.crc32(payload) & 0xFFFFFFFF) + payload
+
+
+def append(path: Path, data: bytes) -> int:
+    """Append encoded records to the log and fsync it; the log's new size."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def read(path: Path) -> tuple[list[LogRecord], int, int]:
+    """Every whole record of a log, in order; the byte length they take, and the
+    file's length (longer when the last record is torn). No file: no records."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], 0, 0
+    records = []
+    at = 0
+    while at + _HEAD.size <= len(data):
+        length, crc = _HEAD.unpack_from(data, at)
+        payload = data[at + _HEAD.size : at + _HEAD.size + length]
+        if len(payload) != length or zlib.crc32(payload) & 0xFFFFFFFF != crc:
+            break
+        record = _decode(payload)
+        if record is None:
+            break
+        records.append(record)
+        at += _HEAD.size + length
+    return records, at, len(data)
+
+
+def _decode(payload: bytes) -> LogRecord | None:
+    try:
+        (size,) = _JSON_LENGTH.unpack_from(payload, 0)
+        header = orjson.loads(payload[_JSON_LENGTH.size : _JSON_LENGTH.size + size])
+        count = int(header.pop("count"))
+        at = _JSON_LENGTH.size + size
+        cells = np.frombuffer(payload, np.int64, count, at).copy()
+        costs = np.frombuffer(payload, np.float32, count, at + 8 * count).copy()
+        revision = int(header.pop("revision"))
+        lowers = bool(header.pop("lowers"))
+    except (struct.error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    return LogRecord(revision, lowers, cells, costs, header)
+
+
+def truncate(path: Path, length: int) -> None:
+    """Cut a torn tail off the log (durably), so later appends follow whole records."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, length)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

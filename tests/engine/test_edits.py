@@ -1,0 +1,249 @@
+"""Edits (``engine.edits``): every revision answers exactly, whatever its tables.
+
+The oracle is scipy's Dijkstra on an explicit graph of each revision (``support``),
+and a fresh ``GridMap`` of the same costs for islands and figures.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from service.engine import (
+    ADMISSIBLE,
+    GridMap,
+    InvalidEditError,
+    MapTooBigError,
+    build_clusters,
+    build_landmarks,
+    find_path,
+)
+from service.engine.edits import (
+    CellsEdit,
+    Edit,
+    RectEdit,
+    apply_changes,
+    build_jump_table,
+    changes_of,
+    check_paths,
+    lowered_cells,
+    repair_clusters,
+    repair_landmarks,
+)
+from tests.support import art, close, oracle_distances, walk_cost, walkable_cells
+
+TABLE_BYTES = 1 << 24
+
+
+def edited(grid: GridMap, *edits: Edit) -> GridMap:
+    return apply_changes(grid, changes_of(grid, edits, max_cells=1 << 20))
+
+
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two labellings group the cells alike (labels may differ)."""
+    pairs = set(zip(a.tolist(), b.tolist(), strict=True))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+def assert_islands_exact(grid: GridMap) -> None:
+    fresh = GridMap(grid.costs.copy())
+    for i in range(2):
+        assert same_partition(grid.island_tables.labels[i], fresh.island_tables.labels[i])
+    assert grid.island_count("never") == fresh.island_count("never")
+    assert grid.island_count("always") == fresh.island_count("always")
+    assert (grid.walkable_cells, grid.min_cost, grid.max_cost, grid.integer_costs) == (
+        fresh.walkable_cells, fresh.min_cost, fresh.max_cost, fresh.integer_costs)  # fmt: skip
+
+
+DOOR = """
+    ....@....
+    ....@....
+    ....D....
+    ....@....
+"""
+
+
+def test_closing_and_opening_a_door_flips_no_path_and_found_exactly() -> None:
+    grid, _, _ = art(DOOR.replace("D", "."))
+    start, goal = (0, 0), (8, 3)
+    grid.prepare_jumps()
+    closed = edited(grid, CellsEdit([[4, 2]], 0.0))
+    opened = edited(closed, CellsEdit([[4, 2]], 1.0))
+    for algorithm in ("astar", "jps"):
+        assert find_path(grid, start, goal, algorithm=algorithm).status == "found"
+        gone = find_path(closed, start, goal, algorithm=algorithm)
+        assert (gone.status, gone.expanded) == ("no_path", 0)  # the island check
+        back = find_path(opened, start, goal, algorithm=algorithm)
+        assert back.status == "found"
+        assert close(back.cost or 0, find_path(grid, start, goal).cost or 0)
+    assert (grid.island_count(), closed.island_count(), opened.island_count()) == (1, 2, 1)
+    assert (grid.revision, closed.revision, opened.revision) == (0, 1, 2)
+    assert grid.walkable(4, 2)  # the old revision is untouched
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_islands_stay_exact_over_random_edit_streams(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    height, width = (int(v) for v in rng.integers(3, 24, 2))
+    costs = (rng.random((height, width)) > rng.random() * 0.6) * rng.integers(1, 4, (height, width))
+    grid = GridMap.from_costs(costs)
+    for _ in range(12):
+        grid = edited(grid, *random_edits(rng, grid))
+        assert_islands_exact(grid)
+
+
+def random_edits(rng: np.random.Generator, grid: GridMap) -> list[Edit]:
+    edits: list[Edit] = []
+    for _ in range(int(rng.integers(1, 4))):
+        x, y = int(rng.integers(0, grid.width)), int(rng.integers(0, grid.height))
+        w = int(rng.integers(1, min(4, grid.width - x) + 1))
+        h = int(rng.integers(1, min(4, grid.height - y) + 1))
+        cost = float(rng.choice([0.0, 0.0, 1.0, 1.0, 2.0, 0.5]))
+        kind = int(rng.integers(0, 3))
+        if kind == 0:
+            edits.append(RectEdit(x, y, w, h, cost=cost))
+        elif kind == 1:
+            edits.append(RectEdit(x, y, w, h, costs=rng.choice([0.0, 1.0, 3.0], (h, w))))
+        else:
+            cells = np.stack([rng.integers(0, grid.width, 3), rng.integers(0, grid.height, 3)], 1)
+            edits.append(CellsEdit(cells, cost))
+    return edits
+
+
+def with_tables(grid: GridMap) -> GridMap:
+    grid.attach_clusters(build_clusters(grid, cluster_size=4, max_table_bytes=TABLE_BYTES))
+    grid.attach_landmarks(build_landmarks(grid, count=3, max_table_bytes=TABLE_BYTES))
+    return grid
+
+
+def repaired(before: GridMap, after: GridMap, edits: list[Edit]) -> GridMap:
+    """``after`` with the tables the service would give it: carried over, or repaired."""
+    changes = changes_of(before, edits, max_cells=1 << 20)
+    if not changes.lowers:
+        assert after.clusters is before.clusters and after.landmarks is before.landmarks
+        return after
+    assert after.clusters is None and after.landmarks is None  # never a stale bound
+    lowered = lowered_cells(changes)
+    assert before.clusters is not None and before.landmarks is not None
+    after.attach_clusters(repair_clusters(before.clusters, after, lowered))
+    landmarks = repair_landmarks(before.landmarks, after, lowered)
+    if landmarks is None:  # shared tables on a map no longer uniform: rebuilt
+        landmarks = build_landmarks(after, count=3, max_table_bytes=TABLE_BYTES)
+    after.attach_landmarks(landmarks)
+    return after
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_revision_answers_optimally_with_carried_and_repaired_tables(seed: int) -> None:
+    """The heart of edits: after every edit, every admissible heuristic under every
+    policy (and JPS where it applies) returns the optimal cost of that revision, with
+    tables carried over raise-only edits, repaired after lowering ones, or absent."""
+    rng = np.random.default_rng(1000 + seed)
+    side = int(rng.integers(8, 18))
+    uniform = seed % 2 == 0
+    costs = (rng.random((side, side)) > 0.3) * (1 if uniform else rng.integers(1, 4, (side, side)))
+    grid = with_tables(GridMap.from_costs(costs))
+    grid.prepare_jumps()
+    for step in range(8):
+        edits = random_edits(rng, grid)
+        if uniform and step % 2 == 0:  # keep some revisions uniform: JPS and shared tables
+            edits = [CellsEdit(np.argwhere(rng.random((side, side)) < 0.05)[:, ::-1],
+                               float(rng.choice([0.0, 1.0])))]  # fmt: skip
+        after = apply_changes(grid, changes_of(grid, edits, max_cells=1 << 20))
+        bare = GridMap(after.costs.copy())  # no tables: the fallback's answers
+        after = repaired(grid, after, edits)
+        if after.uniform and after.jump_bits is not None and step % 3 == 0:
+            after.attach_jump_table(build_jump_table(after))
+        assert_answers_optimal(after, rng)
+        assert_answers_optimal(bare, rng)
+        grid = after
+
+
+def assert_answers_optimal(grid: GridMap, rng: np.random.Generator) -> None:
+    cells = walkable_cells(grid)
+    if len(cells) < 2:
+        return
+    for policy in ("never", "no_corner_cutting", "always"):
+        start = cells[int(rng.integers(len(cells)))]
+        distances = oracle_distances(grid, start, policy)
+        for _ in range(4):
+            goal = cells[int(rng.integers(len(cells)))]
+            optimal = distances[goal[1], goal[0]]
+            for heuristic in sorted(ADMISSIBLE[policy]):
+                for algorithm in ("astar", "auto"):  # auto: JPS wherever it applies
+                    result = find_path(grid, start, goal, heuristic=heuristic, diagonal=policy,
+                                       algorithm=algorithm)  # fmt: skip
+                    where = (grid.revision, policy, heuristic, algorithm, start, goal)
+                    if np.isinf(optimal):
+                        assert result.status == "no_path", where
+                        continue
+                    assert result.status == "found", where
+                    assert close(result.cost or 0, optimal), (*where, result.cost, optimal)
+                    assert close(walk_cost(grid, result.cells, policy), optimal), where
+
+
+def test_repaired_cluster_tables_keep_zero_on_their_diagonal() -> None:
+    """The repair joins opened cells to a cluster of their region: sound only if every
+    cluster's bound to itself is 0."""
+    grid, _, _ = art("........\n..@@@@..\n..@..@..\n..@@@@..\n........")
+    tables = build_clusters(grid, cluster_size=4, max_table_bytes=TABLE_BYTES)
+    for table in (tables.four, tables.eight):
+        for c in range(table.count):
+            assert table.bounds_to(c)[c] == 0
+
+
+def test_an_edit_names_the_offending_edit_and_the_limit() -> None:
+    grid, _, _ = art("....\n....")
+    with pytest.raises(InvalidEditError) as outside:
+        changes_of(grid, [CellsEdit([[0, 0]], 1.0), RectEdit(3, 1, 2, 1, cost=1.0)], max_cells=9)
+    assert str(outside.value) == (
+        "edits[1].rect [3, 1, 2, 1] is outside the map: cells x in [0, 3] and y in [0, 1] "
+        "(width 4, height 2)"
+    )
+    with pytest.raises(InvalidEditError, match=r"^edits\[0\]\.cost is -1\.0; costs must be 0"):
+        changes_of(grid, [CellsEdit([[0, 0]], -1.0)], max_cells=9)
+    with pytest.raises(InvalidEditError, match=r"^edits\[0\]\.costs\[1\]\[0\] is inf"):
+        changes_of(grid, [RectEdit(0, 0, 1, 2, costs=[[1.0], [np.inf]])], max_cells=9)
+    with pytest.raises(InvalidEditError, match=r"^edits\[0\]\.cells\[1\] \[4, 0\] is outside"):
+        changes_of(grid, [CellsEdit([[0, 0], [4, 0]], 1.0)], max_cells=9)
+    with pytest.raises(MapTooBigError, match="GRIDPATH_MAX_EDIT_CELLS"):
+        changes_of(grid, [RectEdit(0, 0, 4, 2, cost=0.0)], max_cells=7)
+
+
+def test_the_last_edit_of_a_cell_wins_and_unchanged_cells_do_not_count() -> None:
+    grid, _, _ = art("....\n....")
+    changes = changes_of(grid, [RectEdit(0, 0, 2, 1, cost=0.0), CellsEdit([[1, 0]], 1.0)],
+                         max_cells=9)  # fmt: skip
+    assert changes.count == 1
+    assert edited(grid, CellsEdit([[1, 0]], 0.0), CellsEdit([[1, 0]], 1.0)).costs[0, 1] == 1
+
+
+def test_check_paths_reports_walkability_cost_and_first_blocked_cell() -> None:
+    grid, _, _ = art("....\n....\n....")
+    path = [(0, 0), (2, 2), (3, 2)]  # waypoints: a diagonal, then a straight
+    fresh = check_paths(grid, [path])
+    assert fresh.walkable.tolist() == [True]
+    assert close(float(fresh.cost[0]), 2 * 2**0.5 + 1)
+    blocked = edited(grid, CellsEdit([[1, 0]], 0.0))  # a corner beside the first diagonal
+    after = check_paths(blocked, [path, [(0, 2), (3, 2)]])
+    assert after.walkable.tolist() == [False, True]
+    assert after.blocked_at[0].tolist() == [1, 1]  # the cell the diagonal can no longer enter
+    assert check_paths(blocked, [path], diagonal="always").walkable.tolist() == [True]
+    with pytest.raises(InvalidEditError, match=r"^paths\[0\]\[1\] \[2, 1\] is not on a row"):
+        check_paths(grid, [[(0, 0), (2, 1)]])
+    with pytest.raises(InvalidEditError, match=r"^paths\[1\]\[0\] \[9, 0\] is outside"):
+        check_paths(grid, [[(0, 0)], [(9, 0)]])
+
+
+def test_jps_runs_on_bit_rows_until_the_jump_table_is_rebuilt() -> None:
+    grid, start, goal = art("S.......\n.@@@@@@.\n.......G")
+    grid.prepare_jumps()
+    assert grid.jump_table is not None
+    wall = edited(grid, CellsEdit([[7, 1]], 0.0))
+    assert wall.jump_table is None and wall.jump_bits is not None
+    before = find_path(wall, start, goal, algorithm="jps")
+    wall.attach_jump_table(build_jump_table(wall))
+    after = find_path(wall, start, goal, algorithm="jps")
+    assert before.cost == after.cost == find_path(wall, start, goal).cost
+    for a, b in itertools.pairwise((grid, wall)):
+        assert a.jump_bits is not b.jump_bits  # copied, never written in place
