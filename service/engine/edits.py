@@ -2,7 +2,7 @@
 
 A revision is a new :class:`GridMap`; the old one is never written, so a query
 that holds it finishes on it, and no query sees half of an edit. What each
-derived table does (``docs/edits.md`` has the reasoning):
+derived table does (the README's "Live worlds" section has the reasoning):
 
 - **Islands**: exact in the new revision, updated in time proportional to the
   change (``kernels.edits.update_islands``).
@@ -165,7 +165,7 @@ def _rect(grid: GridMap, edit: RectEdit, i: int
 
 def _cells(grid: GridMap, edit: CellsEdit, i: int
            ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
-    cells = np.asarray(edit.cells, dtype=np.int64).reshape(-1, 2)
+    cells = _points(edit.cells, f"edits[{i}].cells")
     xs, ys = cells[:, 0], cells[:, 1]
     bad = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
     if bad.any():
@@ -176,6 +176,14 @@ def _cells(grid: GridMap, edit: CellsEdit, i: int
         )
     cost = _checked_cost(edit.cost, f"edits[{i}].cost")
     return ys * grid.width + xs, np.full(xs.size, cost, np.float32)
+
+
+def _points(points: npt.ArrayLike, where: str) -> npt.NDArray[np.int64]:
+    """(n, 2) int64 ``(x, y)`` points; coordinates past int64 are outside any map."""
+    try:
+        return np.asarray(points, dtype=np.int64).reshape(-1, 2)
+    except OverflowError:
+        raise InvalidEditError(f"{where} holds a coordinate outside the map") from None
 
 
 def _checked_cost(value: float | None, where: str) -> float:
@@ -449,7 +457,7 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
     if code is None:
         raise InvalidEditError(f"unknown diagonal {diagonal!r}; expected one of: "
                                f"{', '.join(DIAGONALS)}")  # fmt: skip
-    arrays = [np.asarray(p, dtype=np.int64).reshape(-1, 2) for p in paths]
+    arrays = [_points(p, f"paths[{i}]") for i, p in enumerate(paths)]
     offsets = np.zeros(len(arrays) + 1, np.int64)
     offsets[1:] = np.cumsum([a.shape[0] for a in arrays])
     points = np.concatenate(arrays) if arrays else np.zeros((0, 2), np.int64)

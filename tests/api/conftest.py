@@ -30,7 +30,7 @@ def wait_tables(client: TestClient, map_id: str, timeout: float = 60.0, kind: st
     deadline = time.monotonic() + timeout
     while True:
         tables = client.get(f"/v1/maps/{map_id}").json()["tables"]
-        if all(t["status"] != "building" for t in tables.values()):
+        if all(t["status"] not in ("building", "repairing") for t in tables.values()):
             chosen: dict[str, object] = tables[kind]
             return chosen
         assert time.monotonic() < deadline, "cluster tables never finished building"

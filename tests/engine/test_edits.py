@@ -120,11 +120,14 @@ def repaired(before: GridMap, after: GridMap, edits: list[Edit]) -> GridMap:
     """``after`` with the tables the service would give it: carried over, or repaired."""
     changes = changes_of(before, edits, max_cells=1 << 20)
     if not changes.lowers:
-        assert after.clusters is before.clusters and after.landmarks is before.landmarks
+        assert after.clusters is before.clusters
+        assert after.landmarks is before.landmarks
         return after
-    assert after.clusters is None and after.landmarks is None  # never a stale bound
+    assert after.clusters is None
+    assert after.landmarks is None
     lowered = lowered_cells(changes)
-    assert before.clusters is not None and before.landmarks is not None
+    assert before.clusters is not None
+    assert before.landmarks is not None
     after.attach_clusters(repair_clusters(before.clusters, after, lowered))
     landmarks = repair_landmarks(before.landmarks, after, lowered)
     if landmarks is None:  # shared tables on a map no longer uniform: rebuilt
@@ -206,6 +209,8 @@ def test_an_edit_names_the_offending_edit_and_the_limit() -> None:
         changes_of(grid, [RectEdit(0, 0, 1, 2, costs=[[1.0], [np.inf]])], max_cells=9)
     with pytest.raises(InvalidEditError, match=r"^edits\[0\]\.cells\[1\] \[4, 0\] is outside"):
         changes_of(grid, [CellsEdit([[0, 0], [4, 0]], 1.0)], max_cells=9)
+    with pytest.raises(InvalidEditError, match=r"^edits\[0\]\.cells holds a coordinate outside"):
+        changes_of(grid, [CellsEdit([[2**70, 0]], 1.0)], max_cells=9)
     with pytest.raises(MapTooBigError, match="GRIDPATH_MAX_EDIT_CELLS"):
         changes_of(grid, [RectEdit(0, 0, 4, 2, cost=0.0)], max_cells=7)
 
@@ -240,7 +245,8 @@ def test_jps_runs_on_bit_rows_until_the_jump_table_is_rebuilt() -> None:
     grid.prepare_jumps()
     assert grid.jump_table is not None
     wall = edited(grid, CellsEdit([[7, 1]], 0.0))
-    assert wall.jump_table is None and wall.jump_bits is not None
+    assert wall.jump_table is None
+    assert wall.jump_bits is not None
     before = find_path(wall, start, goal, algorithm="jps")
     wall.attach_jump_table(build_jump_table(wall))
     after = find_path(wall, start, goal, algorithm="jps")

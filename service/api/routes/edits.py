@@ -2,7 +2,6 @@
 
 from typing import Any
 
-import numpy as np
 import orjson
 from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
@@ -46,7 +45,7 @@ def _edit(item: EditItem, i: int) -> Edit:
     if item.cells is not None and item.rect is None:
         if item.cost is None or item.costs is not None:
             raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: cells need 'cost' (not 'costs')")
-        return CellsEdit(np.array(item.cells, dtype=np.int64).reshape(-1, 2), item.cost)
+        return CellsEdit(item.cells, item.cost)
     raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: give exactly one of 'rect' or 'cells'")
 
 

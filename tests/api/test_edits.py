@@ -1,0 +1,178 @@
+"""``/v1/maps/{id}/edits``, ``/grid`` and ``/paths/check`` (and ``revision`` everywhere)."""
+
+import io
+import threading
+from typing import Any
+
+import numpy as np
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import ClientFactory, wait_tables
+
+ROOMS = {"rows": ["....@....", "....@....", ".........", "....@...."]}
+DOOR = [4, 2]
+
+
+def upload(client: TestClient) -> str:
+    response = client.post("/v1/maps", json=ROOMS)
+    assert response.status_code == 201
+    map_id: str = response.json()["id"]
+    return map_id
+
+
+def path(client: TestClient, map_id: str, **options: object) -> dict[str, object]:
+    body = {"start": [0, 0], "goal": [8, 0], **options}
+    answer: dict[str, object] = client.post(f"/v1/maps/{map_id}/path", json=body).json()
+    return answer
+
+
+def edit(client: TestClient, map_id: str, *edits: dict[str, object], **extra: object
+         ) -> tuple[int, dict[str, Any]]:  # fmt: skip
+    response = client.post(f"/v1/maps/{map_id}/edits", json={"edits": list(edits), **extra})
+    return response.status_code, response.json()
+
+
+def test_a_closed_door_answers_no_path_at_the_new_revision_and_an_open_one_found(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = upload(client)
+    first = path(client, map_id)
+    assert first["revision"] == 0
+    status, body = edit(client, map_id, {"cells": [DOOR], "cost": 0})
+    assert (status, body["revision"], body["changed_cells"]) == (200, 1, 1)
+    assert body["tables"]["islands"] == {"status": "ready", "revision": 1,
+                                         "bytes": body["tables"]["islands"]["bytes"],
+                                         "reason": None}  # fmt: skip
+    closed = path(client, map_id)
+    assert (closed["status"], closed["revision"]) == ("no_path", 1)
+    status, body = edit(client, map_id, {"rect": [4, 2, 1, 1], "cost": 1})
+    opened = path(client, map_id, heuristic="cluster")
+    assert (opened["status"], opened["revision"], opened["cost"]) == ("found", 2, first["cost"])
+    meta = client.get(f"/v1/maps/{map_id}")
+    assert meta.headers["etag"] == '"2"'
+    assert meta.json()["revision"] == 2
+
+
+def test_if_revision_conflicts_name_both_revisions_and_apply_nothing(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = upload(client)
+    assert edit(client, map_id, {"cells": [[0, 3]], "cost": 0}, if_revision=0)[0] == 200
+    status, body = edit(client, map_id, {"cells": [[1, 3]], "cost": 0}, if_revision=0)
+    assert (status, body) == (409, {
+        "code": "RevisionConflict",
+        "message": "if_revision is 0, but the map is at revision 1; read the map again and retry",
+    })  # fmt: skip
+    grid = np.load(io.BytesIO(client.get(f"/v1/maps/{map_id}/grid").content))
+    assert grid[3, 1] == 1  # nothing applied
+    assert client.get(f"/v1/maps/{map_id}").json()["revision"] == 1
+
+
+def test_keep_connected_refuses_a_wall_that_cuts_the_map_and_applies_nothing(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = upload(client)
+    status, body = edit(client, map_id, {"cells": [DOOR], "cost": 0},
+                        keep_connected=[[0, 0], [8, 3]])  # fmt: skip
+    assert (status, body) == (409, {
+        "code": "WouldDisconnect",
+        "message": "keep_connected[1] [8, 3] would no longer be connected to keep_connected[0] "
+        "[0, 0]",
+    })  # fmt: skip
+    assert path(client, map_id)["status"] == "found"
+    assert edit(client, map_id, {"cells": [[0, 3]], "cost": 0},
+                keep_connected=[[0, 0], [8, 3]])[0] == 200  # fmt: skip
+
+
+def test_a_request_applies_whole_or_not_at_all_and_names_the_bad_edit(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = upload(client)
+    status, body = edit(client, map_id, {"cells": [DOOR], "cost": 0},
+                        {"rect": [7, 3, 3, 1], "cost": 0})  # fmt: skip
+    assert (status, body["code"]) == (400, "InvalidValue")
+    assert body["message"].startswith("edits[1].rect [7, 3, 3, 1] is outside the map")
+    assert path(client, map_id)["status"] == "found"  # the door edit was not applied
+    status, body = edit(client, map_id, {"rect": [0, 0, 2, 1], "costs": [[1, 2], [3, 4]]})
+    assert (status, body["code"]) == (400, "InvalidValue")
+    assert body["message"].startswith("edits[0].costs has shape (2, 2)")
+    status, body = edit(client, map_id, {"cells": [[0, 0]]})
+    assert (status, body["code"]) == (422, "InvalidQuery")
+    status, body = edit(client, map_id, {"cells": [DOOR], "cost": 0},
+                        {"rect": [0, 1, 2, 1], "costs": [[5, 0.5]]})  # fmt: skip
+    assert (status, body["revision"], body["changed_cells"]) == (200, 1, 3)
+    grid = client.get(f"/v1/maps/{map_id}/grid")
+    assert grid.headers["etag"] == '"1"'
+    assert np.load(io.BytesIO(grid.content))[1, :2].tolist() == [5.0, 0.5]
+
+
+def test_paths_check_names_the_paths_an_edit_broke(make_client: ClientFactory) -> None:
+    client = make_client()
+    map_id = upload(client)
+    held = [path(client, map_id)["path"], [[0, 3], [3, 3]]]
+    edit(client, map_id, {"cells": [DOOR], "cost": 0})
+    response = client.post(f"/v1/maps/{map_id}/paths/check", json={"paths": held})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["revision"] == 1
+    assert body["results"][0]["walkable"] is False
+    assert body["results"][0]["cost"] is None
+    assert body["results"][0]["blocked_at"] in ([4, 2], [3, 2], [5, 2])
+    assert body["results"][1] == {"walkable": True, "cost": 3.0, "blocked_at": None}
+    bad = client.post(f"/v1/maps/{map_id}/paths/check", json={"paths": [[[0, 0], [2, 1]]]})
+    assert bad.json() == {"code": "InvalidValue", "message": "paths[0][1] [2, 1] is not on a "
+                          "row, column or diagonal from the point before"}  # fmt: skip
+
+
+def test_edits_need_the_write_key(make_client: ClientFactory) -> None:
+    client = make_client(api_key="secret")
+    map_id = client.post("/v1/maps", json=ROOMS,
+                         headers={"Authorization": "Bearer secret"}).json()["id"]  # fmt: skip
+    status, body = edit(client, map_id, {"cells": [DOOR], "cost": 0})
+    assert (status, body["code"]) == (401, "Unauthorized")
+
+
+def test_tables_repair_after_an_opening_and_queries_use_them_again(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = upload(client)
+    wait_tables(client, map_id)
+    edit(client, map_id, {"cells": [DOOR], "cost": 0})
+    tables = client.get(f"/v1/maps/{map_id}").json()["tables"]
+    assert tables["clusters"]["status"] == "ready"  # closing keeps bounds admissible
+    assert tables["clusters"]["revision"] == 0
+    edit(client, map_id, {"cells": [DOOR], "cost": 1})
+    repaired = wait_tables(client, map_id)
+    assert (repaired["status"], repaired["revision"]) == ("ready", 2)
+    answer = path(client, map_id, heuristic="cluster", algorithm="astar")
+    assert (answer["heuristic_used"], answer["revision"]) == ("cluster", 2)
+
+
+def test_queries_during_a_stream_of_edits_never_see_half_an_edit(
+    make_client: ClientFactory,
+) -> None:
+    """Each request closes one half of a two-cell gate and opens the other: a query that
+    saw half an edit would find the gate open (or shut) at a revision where it is not."""
+    client = make_client()
+    map_id = client.post("/v1/maps", json={"rows": ["..@..", ".....", "..@.."]}).json()["id"]
+    stop = threading.Event()
+    seen: list[tuple[int, str]] = []
+
+    def query() -> None:
+        while not stop.is_set():
+            answer = path(client, map_id, goal=[4, 0])
+            seen.append((int(answer["revision"]), str(answer["status"])))  # type: ignore[call-overload]
+
+    worker = threading.Thread(target=query)
+    worker.start()
+    for i in range(30):
+        edit(client, map_id, {"cells": [[2, 1]], "cost": i % 2}, {"cells": [[0, 1]], "cost": 1})
+    stop.set()
+    worker.join()
+    for revision, status in seen:
+        assert status == ("no_path" if revision % 2 == 1 else "found"), (revision, status)
