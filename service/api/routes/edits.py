@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 from starlette.responses import Response
 
-from service.api.deps import MapDep, RuntimeDep, readable_map, require_reader, require_writer
+from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, validation_message
 from service.api.routes.maps import etag, table_statuses
@@ -150,6 +150,7 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     "can still be walked at the map's current revision, its cost now, and the first cell it "
     "can no longer enter: which paths an edit broke, without searching again.",
     openapi_extra=request_body({"application/json": {"schema": ref(PathCheckRequest)}}),
+    dependencies=[Depends(require_reader)],
     responses=error_responses(
         ErrorCode.INVALID_QUERY,
         ErrorCode.INVALID_VALUE,
@@ -160,8 +161,7 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
         ErrorCode.MAP_CORRUPT,
     ),
 )
-async def check_held_paths(request: Request) -> Response:
-    runtime, record = readable_map(request, request.path_params["map_id"])
+async def check_held_paths(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
     payload = await runtime.run(_check, runtime, record.id, await request.body())
     return Response(orjson.dumps(payload), media_type="application/json")
