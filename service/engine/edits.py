@@ -84,6 +84,22 @@ class Changes:
     old: npt.NDArray[np.float32]
     new: npt.NDArray[np.float32]
 
+    @classmethod
+    def of_map_cells(cls, grid: GridMap, cells: npt.NDArray[np.int64],
+                     new: npt.NDArray[np.float32]) -> "Changes":  # fmt: skip
+        """Changes to ``grid`` given as map cells (``y * width + x``, ascending, each
+        changed) and their new costs: an edit log record's form."""
+        y, x = np.divmod(cells, grid.width)
+        padded = ((y + 1) * grid.padded_width + x + 1).astype(np.int64)
+        return cls(padded, grid.padded[padded], new)
+
+    def map_cells(self, grid: GridMap) -> npt.NDArray[np.int64]:
+        """(k,) the changed cells as ``y * width + x`` of ``grid`` (the inverse of
+        :meth:`of_map_cells`)."""
+        y, x = np.divmod(self.cells, grid.padded_width)
+        cells: npt.NDArray[np.int64] = (y - 1) * grid.width + (x - 1)
+        return cells
+
     @property
     def count(self) -> int:
         return int(self.cells.size)
@@ -136,11 +152,8 @@ def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Chang
     # The last write of each cell wins: unique over the reversed order.
     unique, first = np.unique(flat[::-1], return_index=True)
     new = cost[::-1][first]
-    old = grid.costs.reshape(-1)[unique]
-    keep = old != new
-    y, x = np.divmod(unique[keep], grid.width)
-    padded = (y + 1) * grid.padded_width + x + 1
-    return Changes(padded.astype(np.int64), old[keep], new[keep])
+    keep = grid.costs.reshape(-1)[unique] != new
+    return Changes.of_map_cells(grid, unique[keep], new[keep])
 
 
 def _rect(grid: GridMap, edit: RectEdit, i: int
@@ -396,37 +409,15 @@ def _repair_landmark_table(table: LandmarkTable, grid: GridMap, seeds: npt.NDArr
     threshold = table.margin / 4
     from_table = table.from_table.copy()
     to_table = from_table if table.symmetric else table.to_table.copy()
+    directions = [(False, from_table)]  # distances from each landmark, then to it
+    if not table.symmetric:
+        directions.append((True, to_table))
     largest = 0.0
     for column in range(table.count):
-        largest = max(
-            largest,
-            lower_distances(
-                grid.padded,
-                grid.padded_width,
-                eight,
-                False,
-                from_table,
-                column,
-                seeds,
-                threshold,
-                heap,
-            ),
-        )
-        if not table.symmetric:
-            largest = max(
-                largest,
-                lower_distances(
-                    grid.padded,
-                    grid.padded_width,
-                    eight,
-                    True,
-                    to_table,
-                    column,
-                    seeds,
-                    threshold,
-                    heap,
-                ),
-            )
+        for reverse, distances in directions:
+            found = lower_distances(grid.padded, grid.padded_width, eight, reverse, distances,
+                                    column, seeds, threshold, heap)  # fmt: skip
+            largest = max(largest, found)
     scale = max(largest, table.margin * 2.0**22)
     margin = table.margin + 2 * threshold + scale * 2.0**-22
     return LandmarkTable(table.landmarks, from_table, to_table, margin)

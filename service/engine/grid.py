@@ -292,6 +292,13 @@ class GridMap:
         self._clusters = tables
         self._kernel_view = self._view()
 
+    def attach_tables(self, tables: ClusterTables | LandmarkTables) -> None:
+        """Attach cluster or landmark tables (``attach_clusters``/``attach_landmarks``)."""
+        if isinstance(tables, ClusterTables):
+            self.attach_clusters(tables)
+        else:
+            self.attach_landmarks(tables)
+
     @property
     def clusters(self) -> ClusterTables | None:
         """The attached cluster tables, or None while they are not built."""

@@ -377,10 +377,8 @@ class TableBuilder:
                tables: ClusterTables | LandmarkTables) -> None:  # fmt: skip
         if self.adopt is not None:
             self.adopt(map_id, kind, grid, tables)
-        elif isinstance(tables, ClusterTables):
-            grid.attach_clusters(tables)
         else:
-            grid.attach_landmarks(tables)
+            grid.attach_tables(tables)
 
     def _check_open(self) -> None:
         if self._closing:

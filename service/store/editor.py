@@ -129,10 +129,9 @@ class MapEditor:
             _check_connected(new, keep_connected)
             if new.uniform and new.jump_bits is None:
                 new.prepare_jumps(max_table_bytes=0)  # bit rows now, the table later
-            y, x = np.divmod(changes.cells, grid.padded_width)
-            cells = (y - 1) * grid.width + (x - 1)
-            self._store.append_edit(map_id, LogRecord(new.revision, changes.lowers, cells,
-                                                      changes.new, figures_of(new)))  # fmt: skip
+            record = LogRecord(new.revision, changes.lowers, changes.map_cells(grid), changes.new,
+                               figures_of(new))  # fmt: skip
+            self._store.append_edit(map_id, record)
             self._cache.publish(map_id, new)
             applied = time.perf_counter_ns() - began
             if changes.lowers:
@@ -191,7 +190,7 @@ class MapEditor:
                         break
                     lowered = self._lowered_since(state, tables.revision, grid.revision)
                     if lowered is None:
-                        _attach(grid, tables)
+                        grid.attach_tables(tables)
                         self._cache.refresh(map_id)
                         state.pending.pop(kind)
                         break
@@ -295,13 +294,6 @@ def _logged(job: Callable[[str], None], map_id: str) -> None:
         job(map_id)
     except Exception:
         log.exception("map %s: background repair failed", map_id)
-
-
-def _attach(grid: GridMap, tables: Tables) -> None:
-    if isinstance(tables, ClusterTables):
-        grid.attach_clusters(tables)
-    else:
-        grid.attach_landmarks(tables)
 
 
 def _check_points(grid: GridMap, points: Sequence[tuple[int, int]]) -> None:

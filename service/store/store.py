@@ -184,7 +184,7 @@ class MapStore:
             raise
         for entry in records:
             if entry.revision > grid.revision:
-                grid = apply_changes(grid, _changes(grid, entry))
+                grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
         return grid
 
     # -- edits ----------------------------------------------------------------------
@@ -549,13 +549,6 @@ def _record_figures(record: MapRecord) -> dict[str, Any]:
     return {"walkable_cells": record.walkable_cells, "islands": record.islands,
             "islands_8": record.islands_8, "min_cost": record.min_cost,
             "max_cost": record.max_cost}  # fmt: skip
-
-
-def _changes(grid: GridMap, entry: LogRecord) -> Changes:
-    """A logged edit as the engine's changes to ``grid`` (cells ascending)."""
-    y, x = np.divmod(entry.cells, grid.width)
-    padded = ((y + 1) * grid.padded_width + x + 1).astype(np.int64)
-    return Changes(padded, grid.padded[padded], entry.costs)
 
 
 class DataDirLock:

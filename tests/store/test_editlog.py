@@ -16,8 +16,7 @@ def logged_edit(store: MapStore, map_id: str, grid: GridMap, *edits: object) -> 
     """Apply edits as ``MapEditor`` does: compute, log durably, return the revision."""
     changes = changes_of(grid, list(edits), max_cells=1 << 20)  # type: ignore[arg-type]
     new = apply_changes(grid, changes)
-    y, x = np.divmod(changes.cells, grid.padded_width)
-    store.append_edit(map_id, LogRecord(new.revision, changes.lowers, (y - 1) * grid.width + x - 1,
+    store.append_edit(map_id, LogRecord(new.revision, changes.lowers, changes.map_cells(grid),
                                         changes.new, figures_of(new)))  # fmt: skip
     return new
 

@@ -12,7 +12,7 @@ from service.api.errors import ApiError, ErrorCode, error_responses
 from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic
 from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
-from service.store import MapRecord, TableStatus
+from service.store import MapRecord
 from service.store.builder import BUILDING, CLUSTERS, LANDMARKS
 from service.store.files import npy_bytes
 
@@ -49,7 +49,7 @@ def table_statuses(runtime: Runtime, record: MapRecord, revision: int) -> dict[s
     """Each derived table's status (``MapTables``) at the map's current revision."""
     grid = runtime.cache.current(record.id)
     clusters = _status(runtime, record.id, CLUSTERS, grid.clusters if grid else None)
-    landmarks = _status(runtime, record.id, LANDMARKS, grid.landmarks if grid else None)
+    clusters["cluster_size"] = (runtime.tables.status(record.id, CLUSTERS) or BUILDING).cluster_size
     return {
         "islands": {
             "status": "ready",
@@ -57,36 +57,24 @@ def table_statuses(runtime: Runtime, record: MapRecord, revision: int) -> dict[s
             "bytes": record.islands_bytes,
             "reason": None,
         },
-        "clusters": {
-            "status": clusters[0],
-            "revision": clusters[1],
-            "cluster_size": clusters[2].cluster_size,
-            "count": clusters[2].count,
-            "bytes": clusters[2].bytes,
-            "build_seconds": clusters[2].build_seconds,
-            "reason": clusters[2].reason,
-        },
-        "landmarks": {
-            "status": landmarks[0],
-            "revision": landmarks[1],
-            "count": landmarks[2].count,
-            "bytes": landmarks[2].bytes,
-            "build_seconds": landmarks[2].build_seconds,
-            "reason": landmarks[2].reason,
-        },
+        "clusters": clusters,
+        "landmarks": _status(runtime, record.id, LANDMARKS, grid.landmarks if grid else None),
     }
 
 
-def _status(runtime: Runtime, map_id: str, kind: str, in_use: Any
-            ) -> tuple[str, int | None, TableStatus]:  # fmt: skip
-    """(status, revision, build figures) of one kind of table."""
+def _status(runtime: Runtime, map_id: str, kind: str, in_use: Any) -> dict[str, Any]:
+    """One kind of table: its status and revision at the map's current revision (``ready``
+    when the current revision has it, ``repairing`` while a repair is due) and the
+    figures of its last build."""
     built = runtime.tables.status(map_id, kind) or BUILDING
+    status: str = built.status
+    revision = built.revision
     if in_use is not None:
-        return "ready", int(in_use.revision), built
-    repairing = runtime.editor.status(map_id, kind)
-    if repairing is not None:
-        return repairing, None, built
-    return built.status, built.revision, built
+        status, revision = "ready", int(in_use.revision)
+    elif (repairing := runtime.editor.status(map_id, kind)) is not None:
+        status, revision = repairing, None
+    return {"status": status, "revision": revision, "count": built.count, "bytes": built.bytes,
+            "build_seconds": built.build_seconds, "reason": built.reason}  # fmt: skip
 
 
 def describe(runtime: Runtime, record: MapRecord) -> dict[str, Any]:

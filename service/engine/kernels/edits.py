@@ -79,22 +79,12 @@ def update_islands(before, cost, width, labels, sizes, changed, eight, next_labe
         new = next_label
         next_label += 1
         count += 1
-        labels[c] = new
         met_label[met] = new
         met_cell[met] = c
         met += 1
-        queue[0] = c
-        head = 0
-        tail = 1
-        while head < tail:
-            n = queue[head]
-            head += 1
-            for mv in range(moves):
-                m = n + DY[mv] * width + DX[mv]
-                if cost[m] > 0.0 and labels[m] == 0:
-                    labels[m] = new
-                    queue[tail] = m
-                    tail += 1
+        # The group: unlabelled cells walkable before or after are the opened ones
+        # (every cell walkable before has an island).
+        tail = _relabel(before, cost, width, labels, moves, c, 0, new, queue)
         sizes[new] = tail
         # Join the islands around the group (closing cells still count as theirs).
         for q in range(tail):
@@ -139,9 +129,9 @@ def update_islands(before, cost, width, labels, sizes, changed, eight, next_labe
 @njit(cache=True, nogil=True, error_model="numpy")
 def _relabel(before, cost, width, labels, moves, seed, old, new, queue):
     """Flood the cells labelled ``old`` (walkable before or after) from ``seed`` and
-    label them ``new``."""
+    label them ``new``; how many (``queue[:count]`` holds them)."""
     if old == new or labels[seed] != old:
-        return
+        return 0
     labels[seed] = new
     queue[0] = seed
     head = 0
@@ -155,6 +145,7 @@ def _relabel(before, cost, width, labels, moves, seed, old, new, queue):
                 labels[m] = new
                 queue[tail] = m
                 tail += 1
+    return tail
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
