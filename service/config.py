@@ -12,6 +12,8 @@ from typing import Final
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from service.store.priority import BackgroundPriority
+
 REPO_ROOT: Final = Path(__file__).resolve().parents[1]
 MIB: Final = 1024 * 1024
 
@@ -105,6 +107,14 @@ class Settings(BaseSettings):
         default=100_000,
         ge=1,
         description="Most points one /paths/check request may send (all paths together).",
+    )
+    background_priority: BackgroundPriority = Field(
+        default="low",
+        description=(
+            "CPU priority of table builds, repairs and compactions against the threads "
+            "answering queries: 'low' (nice 19: they yield, yet progress under full load), "
+            "'idle' (SCHED_IDLE: only on otherwise idle cores) or 'normal'. Linux only."
+        ),
     )
     compact_log_bytes: int = Field(
         default=8 * MIB,

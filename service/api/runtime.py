@@ -69,11 +69,13 @@ class Runtime:
             max_landmark_bytes=settings.max_landmark_bytes,
             max_build_bytes=settings.max_table_build_bytes,
             retry_seconds=settings.table_retry_seconds,
+            priority=settings.background_priority,
         )
         self.editor = MapEditor(self.store, self.cache, self.tables,
                                 max_edit_cells=settings.max_edit_cells,
                                 compact_log_bytes=settings.compact_log_bytes,
-                                jump_table_bytes=settings.max_jump_table_bytes)  # fmt: skip
+                                jump_table_bytes=settings.max_jump_table_bytes,
+                                priority=settings.background_priority)  # fmt: skip
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"

@@ -368,7 +368,9 @@ class GridMap:
 
     @property
     def costs(self) -> npt.NDArray[np.float32]:
-        """(height, width) float32, read-only, C-contiguous; 0 = blocked."""
+        """(height, width) float32, read-only; 0 = blocked. C-contiguous for an uploaded
+        map; after an edit, a view of ``padded``'s interior (edits copy one array, not
+        two)."""
         return self._costs
 
     @property

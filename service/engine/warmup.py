@@ -16,6 +16,7 @@ from service.engine.edits import (
     check_paths,
     lowered_cells,
     repair_clusters,
+    repair_jump_table,
     repair_landmarks,
 )
 from service.engine.grid import GridMap
@@ -60,7 +61,8 @@ def warmup() -> None:
 def _warm_edits(grid: GridMap) -> None:
     """Edits: islands split and joined, bit rows, table repairs, path checks."""
     grid.prepare_jumps()
-    closed = apply_changes(grid, changes_of(grid, [CellsEdit([[3, 0]], 0.0)], max_cells=8))
+    closing = changes_of(grid, [CellsEdit([[3, 0]], 0.0)], max_cells=8)
+    closed = apply_changes(grid, closing)
     opened = changes_of(closed, [RectEdit(1, 1, 2, 1, cost=1.0)], max_cells=8)
     reopened = apply_changes(closed, opened)
     lowered = lowered_cells(opened)
@@ -68,6 +70,9 @@ def _warm_edits(grid: GridMap) -> None:
         repair_clusters(grid.clusters, reopened, lowered)
         repair_landmarks(grid.landmarks, reopened, lowered)
     reopened.attach_jump_table(build_jump_table(reopened))
+    if grid.jump_table is not None:
+        table = repair_jump_table(grid.jump_table, flipped=closing.cells, grid=closed)
+        closed.attach_jump_table(table)
     check_paths(reopened, [[(0, 0), (2, 2), (3, 2)]])
 
 

@@ -49,6 +49,7 @@ from service.engine import (
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
 from service.store.cache import CacheBudgetError, MapCache
+from service.store.priority import BackgroundPriority, lower_this_thread
 from service.store.store import MapStore, StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo, landmark_info
 
@@ -137,6 +138,7 @@ class TableBuilder:
         max_landmark_bytes: int = UNBOUNDED_BYTES,
         max_build_bytes: int = UNBOUNDED_BYTES,
         retry_seconds: float = 0.0,
+        priority: BackgroundPriority = "normal",
     ) -> None:
         self._store = store
         self._cache = cache
@@ -148,7 +150,9 @@ class TableBuilder:
         self._max_landmark_bytes = max_landmark_bytes
         self._retry_seconds = retry_seconds
         self._closing = False
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gridpath-tables")
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gridpath-tables",
+                                        initializer=lower_this_thread,
+                                        initargs=(priority,))  # fmt: skip
         self._lock = threading.Lock()
         self._status: dict[tuple[str, str], TableStatus] = {}
         self._sizes: dict[str, int | None] = {}

@@ -13,7 +13,8 @@ Repairs run on one background thread and never hold up a query or an edit:
   many edits; see ``engine.edits.repair_clusters``/``repair_landmarks``);
 - tables a build finished for an older revision (:meth:`MapEditor.adopt`): used
   as they are if nothing was lowered since, repaired otherwise;
-- the JPS+ table of a revision whose walkable cells changed (rebuilt, O(cells));
+- the JPS+ table of a revision whose walkable cells changed: repaired from the last
+  revision that had one (``engine.edits.repair_jump_table``), rebuilt if there is none;
 - compaction of a log past ``compact_log_bytes`` into a new snapshot.
 """
 
@@ -24,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -37,12 +38,14 @@ from service.engine.edits import (
     changes_of,
     lowered_cells,
     repair_clusters,
+    repair_jump_table,
     repair_landmarks,
 )
 from service.engine.grid import JUMP_TABLE_BYTES_PER_CELL
 from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
+from service.store.priority import BackgroundPriority, lower_this_thread
 from service.store.store import MapStore, figures_of
 
 log = logging.getLogger("gridpath.edits")
@@ -74,6 +77,14 @@ class EditOutcome:
     applied_us: int
 
 
+class JumpBase(NamedTuple):
+    """The JPS+ table of the last revision that had one, and (revision, padded cells)
+    of every walkability flip since, oldest first: what the next repair starts from."""
+
+    table: npt.NDArray[np.int16]
+    flips: list[tuple[int, npt.NDArray[np.int64]]]
+
+
 @dataclass(slots=True)
 class _MapState:
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -84,6 +95,8 @@ class _MapState:
     #: Per kind: tables of an earlier revision waiting to be repaired for the current.
     pending: dict[str, Tables] = field(default_factory=dict)
     jumps_queued: bool = False
+    #: While the current revision has no JPS+ table: where a repair starts from.
+    jump_base: "JumpBase | None" = None
     compaction_queued: bool = False
 
 
@@ -92,7 +105,8 @@ class MapEditor:
 
     def __init__(self, store: MapStore, cache: MapCache, builder: TableBuilder, *,
                  max_edit_cells: int, compact_log_bytes: int,
-                 jump_table_bytes: int) -> None:  # fmt: skip
+                 jump_table_bytes: int, priority: BackgroundPriority = "normal"
+                 ) -> None:  # fmt: skip
         self._store = store
         self._cache = cache
         self._builder = builder
@@ -102,7 +116,9 @@ class MapEditor:
         self._lock = threading.Lock()
         self._maps: dict[str, _MapState] = {}
         self._closing = False
-        self._repairs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gridpath-repair")
+        self._repairs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gridpath-repair",
+                                           initializer=lower_this_thread,
+                                           initargs=(priority,))  # fmt: skip
         builder.adopt = self.adopt
 
     # -- edits ------------------------------------------------------------------------
@@ -141,6 +157,7 @@ class MapEditor:
                         state.pending[kind] = tables
                 if state.pending:
                     self._submit(self._repair, map_id)
+            self._track_flips(state, grid, new, changes.cells[changes.walkability_changed])
             if new.uniform and new.jump_table is None and self._jump_table_fits(new):
                 self._queue_jumps(map_id, state)
         log_state = self._store.log_state(map_id)
@@ -235,12 +252,26 @@ class MapEditor:
     def _jump_table_fits(self, grid: GridMap) -> bool:
         return JUMP_TABLE_BYTES_PER_CELL * grid.padded.size <= self._jump_table_bytes
 
+    @staticmethod
+    def _track_flips(state: _MapState, grid: GridMap, new: GridMap,
+                     flipped: npt.NDArray[np.int64]) -> None:  # fmt: skip
+        """Keep ``jump_base`` up to date with an edit from ``grid`` to ``new``."""
+        if new.jump_table is not None:
+            state.jump_base = None
+        elif grid.jump_table is not None:
+            state.jump_base = JumpBase(grid.jump_table, [(new.revision, flipped)])
+        elif state.jump_base is not None and flipped.size:
+            state.jump_base.flips.append((new.revision, flipped))
+
     def _queue_jumps(self, map_id: str, state: _MapState) -> None:
         if not state.jumps_queued:
             state.jumps_queued = True
             self._submit(self._rebuild_jumps, map_id)
 
     def _rebuild_jumps(self, map_id: str) -> None:
+        """Give the current revision its JPS+ table: repaired from ``jump_base`` (the
+        last one, with the cells flipped since) when there is one, else built. Edits
+        that land meanwhile are caught up from the table just made, on the next round."""
         state = self._state(map_id)
         while not self._closing:
             with state.lock:
@@ -248,13 +279,28 @@ class MapEditor:
                 if grid is None or grid.jump_table is not None or not grid.uniform:
                     state.jumps_queued = False
                     return
-            table = build_jump_table(grid)
+                base = state.jump_base
+                flips = [] if base is None else [c for r, c in base.flips if r <= grid.revision]
+            began = time.perf_counter()
+            if base is None:
+                table = build_jump_table(grid)
+            else:
+                flipped = np.concatenate(flips) if flips else np.zeros(0, np.int64)
+                table = repair_jump_table(base.table, flipped=flipped, grid=grid)
+            log.info("map %s: JPS+ table %s for revision %d in %.1f ms", map_id,
+                     "built" if base is None else "repaired", grid.revision,
+                     (time.perf_counter() - began) * 1e3)  # fmt: skip
             with state.lock:
                 if self._cache.current(map_id) is grid:
                     grid.attach_jump_table(table)
                     self._cache.refresh(map_id)
                     state.jumps_queued = False
+                    state.jump_base = None
                     return
+                if state.jump_base is base:  # else an edit started a newer base
+                    later = [] if base is None else [(r, c) for r, c in base.flips
+                                                     if r > grid.revision]  # fmt: skip
+                    state.jump_base = JumpBase(table, later)
 
     def _queue_compaction(self, map_id: str, state: _MapState) -> None:
         with state.lock:

@@ -2,11 +2,16 @@
 
 import io
 import threading
+import time
 from typing import Any
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 
+import service.store.editor as editor_module
+from service.engine.edits import repair_jump_table
+from service.engine.kernels.jps import jump_distances
 from tests.api.conftest import ClientFactory, wait_tables
 
 ROOMS = {"rows": ["....@....", "....@....", ".........", "....@...."]}
@@ -176,3 +181,48 @@ def test_queries_during_a_stream_of_edits_never_see_half_an_edit(
     worker.join()
     for revision, status in seen:
         assert status == ("no_path" if revision % 2 == 1 else "found"), (revision, status)
+
+
+def test_the_jump_table_comes_back_repaired_after_each_edit(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After edits that flip walkability, the background job gives the current revision
+    a JPS+ table repaired from the last one (never built anew: building is refused
+    here, after the upload), equal to a fresh build."""
+
+    def refused(_cost: np.ndarray, _width: int) -> np.ndarray:
+        raise AssertionError("the JPS+ table was rebuilt, not repaired")
+
+    client = make_client()
+    monkeypatch.setattr("service.engine.edits.jump_distances", refused)
+    gate = threading.Event()  # holds repairs back while a burst of edits lands
+    gate.set()
+    repair = repair_jump_table
+
+    def gated(*args: Any, **kwargs: Any) -> np.ndarray:
+        assert gate.wait(30)
+        return repair(*args, **kwargs)
+
+    monkeypatch.setattr(editor_module, "repair_jump_table", gated)
+    rows = ["." * 24] * 6 + ["@" * 20 + "...."] + ["." * 24] * 6
+    map_id = client.post("/v1/maps", json={"rows": rows}).json()["id"]
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    bursts = ([[3, 3]], [[21, 6]], [[21, 6]], [[10, 10]], [[5, 5], [6, 5], [5, 5], [21, 6], [7, 1]])
+    revision = 0
+    for burst in bursts:  # one edit, or several before the repair catches up
+        gate.clear()
+        for i, cell in enumerate(burst):
+            status, _ = edit(client, map_id, {"cells": [cell], "cost": (revision + i) % 2})
+            assert status == 200
+        gate.set()
+        revision += len(burst)
+        deadline = time.monotonic() + 30
+        while (grid := runtime.cache.current(map_id)).jump_table is None:
+            assert time.monotonic() < deadline, "no JPS+ table after the edit"
+            time.sleep(0.01)
+        assert grid.revision == revision
+        fresh = jump_distances(grid.padded, grid.padded_width)
+        np.testing.assert_array_equal(grid.jump_table, fresh)
+        answer = path(client, map_id, goal=[23, 12], algorithm="jps")
+        expected = path(client, map_id, goal=[23, 12], algorithm="astar")["cost"]
+        assert answer["cost"] == pytest.approx(expected, rel=1e-12)

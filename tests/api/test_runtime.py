@@ -16,6 +16,8 @@ from fastapi.testclient import TestClient
 import service.api.runtime as runtime_module
 from service.api import create_app
 from service.config import Settings
+from service.store.priority import LOW_NICE
+from tests.api.conftest import ClientFactory
 
 QUERY = {"rows": ["....", "...."]}
 
@@ -137,3 +139,16 @@ def test_a_compile_child_that_cannot_start_falls_back_to_compiling_here(
         while client.get("/readyz").status_code != 200:  # compiled (or loaded) here
             assert time.monotonic() < deadline, "never became ready"
             time.sleep(0.02)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="per-thread priority is Linux's")
+def test_builds_and_repairs_run_at_the_background_priority(make_client: ClientFactory) -> None:
+    client = make_client(background_priority="low")
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    for pool in (runtime.tables._pool, runtime.editor._repairs):
+        assert pool.submit(nice).result(timeout=30) == LOW_NICE
+    assert runtime.executor.submit(nice).result(timeout=30) < LOW_NICE  # queries: not lowered

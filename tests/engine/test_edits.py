@@ -28,6 +28,7 @@ from service.engine.edits import (
     check_paths,
     lowered_cells,
     repair_clusters,
+    repair_jump_table,
     repair_landmarks,
 )
 from tests.support import art, close, oracle_distances, walk_cost, walkable_cells
@@ -37,6 +38,11 @@ TABLE_BYTES = 1 << 24
 
 def edited(grid: GridMap, *edits: Edit) -> GridMap:
     return apply_changes(grid, changes_of(grid, edits, max_cells=1 << 20))
+
+
+def flipped(before: GridMap, after: GridMap) -> np.ndarray:
+    """Padded cells whose walkability differs between two revisions."""
+    return np.flatnonzero((before.padded > 0) != (after.padded > 0))
 
 
 def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
@@ -157,6 +163,9 @@ def test_every_revision_answers_optimally_with_carried_and_repaired_tables(seed:
         after = repaired(grid, after, edits)
         if after.uniform and after.jump_bits is not None and step % 3 == 0:
             after.attach_jump_table(build_jump_table(after))
+        elif after.uniform and grid.jump_table is not None and step % 3 == 1:
+            table = repair_jump_table(grid.jump_table, flipped=flipped(grid, after), grid=after)
+            after.attach_jump_table(table)
         assert_answers_optimal(after, rng)
         assert_answers_optimal(bare, rng)
         grid = after
@@ -253,3 +262,42 @@ def test_jps_runs_on_bit_rows_until_the_jump_table_is_rebuilt() -> None:
     assert before.cost == after.cost == find_path(wall, start, goal).cost
     for a, b in itertools.pairwise((grid, wall)):
         assert a.jump_bits is not b.jump_bits  # copied, never written in place
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_repaired_jump_table_equals_a_rebuild(seed: int, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:  # fmt: skip
+    """Over a stream of openings and closings (cells and rects, walls and open
+    fields), the JPS+ table repaired from the previous revision's equals the one
+    built from scratch, entry for entry; the previous table is never written."""
+    monkeypatch.setattr("service.engine.edits.REBUILD_JUMPS_FRACTION", 1.0)  # always repair
+    rng = np.random.default_rng(3000 + seed)
+    height, width = (int(v) for v in rng.integers(4, 40, 2))
+    grid = GridMap.from_costs(rng.random((height, width)) > rng.uniform(0.05, 0.5))
+    grid.prepare_jumps()
+    for _ in range(6):
+        before = grid.jump_table
+        assert before is not None
+        kept = before.copy()
+        edits = random_edits(rng, grid)
+        edits = [CellsEdit(e.cells, float(e.cost > 0)) if isinstance(e, CellsEdit)
+                 else RectEdit(e.x, e.y, e.w, e.h, cost=float(rng.integers(2)))
+                 for e in edits]  # fmt: skip
+        after = edited(grid, *edits)
+        repaired = repair_jump_table(before, flipped=flipped(grid, after), grid=after)
+        np.testing.assert_array_equal(repaired, build_jump_table(after))
+        np.testing.assert_array_equal(before, kept)
+        after.attach_jump_table(repaired)
+        grid = after
+
+
+def test_jump_table_repair_reaches_the_far_end_of_a_corridor() -> None:
+    """Closing the last cell of a long corridor changes the jump distance of every cell
+    before it (they now run into a wall instead of a jump point): the repair walks the
+    whole line, not only the cells around the edit."""
+    grid, _, _ = art("..........\n.........@\n..........")
+    grid.prepare_jumps()
+    assert grid.jump_table is not None
+    shut = edited(grid, CellsEdit([[9, 0], [9, 2]], 0.0))
+    repaired = repair_jump_table(grid.jump_table, flipped=flipped(grid, shut), grid=shut)
+    np.testing.assert_array_equal(repaired, build_jump_table(shut))

@@ -1,4 +1,5 @@
-"""Kernels of map edits: islands kept exact, bit rows, cluster bounds, path checks.
+"""Kernels of map edits: islands kept exact, bit rows, JPS+ repair, cluster bounds,
+path checks.
 
 An edit request changes the costs of a set of cells (``changed``: padded flat
 indices, each once). Everything here works on copies the caller made for the new
@@ -27,6 +28,7 @@ from numba import njit
 
 from service.engine.kernels.clusters import UNREACHABLE
 from service.engine.kernels.codes import SQRT2
+from service.engine.kernels.jps import diagonal_entry, open_cell, straight_entry
 from service.engine.kernels.moves import DX, DY, corner_allows, move_count
 
 #: Cells the first split search may visit from each seed (then x4 per round).
@@ -277,6 +279,73 @@ def set_walkable_bits(cost, width, changed, east, west, south, north):
             west[y, r >> 6] &= ~(one << np.uint64(r & 63))
             south[x, y >> 6] &= ~(one << np.uint64(y & 63))
             north[x, c >> 6] &= ~(one << np.uint64(c & 63))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def repair_jump_distances(cost, width, table, changed, marked, queue):
+    """Bring a JPS+ table (``jps.jump_distances``) up to date after ``changed`` cells
+    flipped walkability, in place: O(entries that change), not O(cells).
+
+    Every entry is a function of a few cells around it and of its downstream
+    neighbour's entry in the same direction (a diagonal entry also reads that
+    neighbour's two straight entries). So the entries that read a flipped cell are
+    recomputed, and from each one that changes the walk goes upstream, recomputing,
+    until an entry comes out as it was. Straight directions first: the cells whose
+    straight entries changed seed the diagonal pass.
+
+    Args:
+        cost: (cells,) float32 padded costs of the new revision.
+        width: padded width.
+        table: (cells, 8) int16, the table of the old walkable cells (a copy).
+        changed: (k,) int64 padded cells whose walkability flipped, ascending.
+        marked: (cells,) bool zeros, scratch. queue: (cells,) int64 scratch.
+
+    Returns:
+        The number of entries rewritten.
+    """
+    cells = cost.size
+    rewritten = 0
+    touched = 0
+    for k in range(4):
+        step = DY[k] * width + DX[k]
+        side = DX[k] * width + DY[k]
+        for i in range(changed.size):
+            # Downstream seeds first, so a walk rarely crosses a later seed's.
+            c = changed[i] if step < 0 else changed[changed.size - 1 - i]
+            for n in (c, c - step, c - side, c + side, c - step - side, c - step + side):
+                while 0 <= n < cells:
+                    value = straight_entry(cost, width, table, n, k) if open_cell(cost, n) else 0
+                    if value == table[n, k]:
+                        break
+                    table[n, k] = value
+                    rewritten += 1
+                    if not marked[n]:
+                        marked[n] = True
+                        queue[touched] = n
+                        touched += 1
+                    n -= step
+    straights = np.sort(queue[:touched])
+    for k in range(4, 8):
+        dx = DX[k]
+        dy = DY[k]
+        step = dy * width + dx
+        for i in range(changed.size + straights.size):
+            j = i if step < 0 else changed.size + straights.size - 1 - i
+            if j < changed.size:
+                c = changed[j]
+                seeds = (c, c - dx, c - dy * width, c - step)
+            else:
+                m = straights[j - changed.size] - step  # reads the straight entries there
+                seeds = (m, m, m, m)
+            for n in seeds:
+                while 0 <= n < cells:
+                    value = diagonal_entry(cost, width, table, n, k) if open_cell(cost, n) else 0
+                    if value == table[n, k]:
+                        break
+                    table[n, k] = value
+                    rewritten += 1
+                    n -= step
+    return rewritten
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
