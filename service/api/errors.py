@@ -7,12 +7,12 @@ offending value and the limit it broke.
 
 import logging
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -131,6 +131,17 @@ def validation_message(exc: RequestValidationError | ValidationError) -> str:
         parts.append(f"{where}: {error.get('msg', 'invalid')}{shown}")
     more = len(errors) - 3
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def parsed_body(model: type[Model], raw: bytes) -> Model:
+    """``raw`` JSON validated as ``model``; ``InvalidQuery`` naming what is wrong."""
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
 
 
 #: Headers some codes carry: how to authenticate, when to retry.

@@ -4,12 +4,11 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, Depends, Request
-from pydantic import ValidationError
 from starlette.responses import Response
 
 from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
 from service.api.docs import ref, request_body
-from service.api.errors import ApiError, ErrorCode, error_responses, validation_message
+from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.routes.maps import etag, table_statuses
 from service.api.runtime import Runtime
 from service.api.schemas import (
@@ -27,14 +26,6 @@ from service.store.files import npy_bytes
 router = APIRouter(prefix="/v1/maps", tags=["edits"])
 
 
-def _parsed(model: type[EditRequest] | type[PathCheckRequest], raw: bytes
-            ) -> EditRequest | PathCheckRequest:  # fmt: skip
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
-
-
 def _edit(item: EditItem, i: int) -> Edit:
     """One schema edit as the engine's; the three shapes are told apart here."""
     if item.rect is not None and item.cells is None:
@@ -50,8 +41,7 @@ def _edit(item: EditItem, i: int) -> Edit:
 
 
 def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
-    body = _parsed(EditRequest, raw)
-    assert isinstance(body, EditRequest)
+    body = parsed_body(EditRequest, raw)
     edits = [_edit(item, i) for i, item in enumerate(body.edits)]
     outcome = runtime.editor.edit(map_id, edits, if_revision=body.if_revision,
                                   keep_connected=body.keep_connected or ())  # fmt: skip
@@ -124,8 +114,7 @@ async def read_grid(record: MapDep, runtime: RuntimeDep) -> Response:
 
 
 def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
-    body = _parsed(PathCheckRequest, raw)
-    assert isinstance(body, PathCheckRequest)
+    body = parsed_body(PathCheckRequest, raw)
     points = sum(len(p) for p in body.paths)
     limit = runtime.settings.max_check_points
     if points > limit:

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from service.api.deps import readable_map
 from service.api.docs import ref, request_body
-from service.api.errors import ApiError, ErrorCode, error_responses, validation_message
+from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body, validation_message
 from service.api.pathing import Query, answer, resolve, resolve_item, run, run_batch, search
 from service.api.runtime import Runtime
 from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
@@ -103,10 +103,7 @@ async def find_one(request: Request) -> Response:
     runtime, record = readable_map(request, request.path_params["map_id"])
     if not runtime.ready:
         await runtime.until_ready()
-    try:
-        body = PathRequest.model_validate_json(await request.body())
-    except ValidationError as exc:
-        raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
+    body = parsed_body(PathRequest, await request.body())
     query = resolve(body, body.start, body.goal, None, runtime.settings)
     payload = _try_inline(runtime, record.id, query)
     if payload is None:
