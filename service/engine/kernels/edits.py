@@ -303,7 +303,6 @@ def repair_jump_distances(cost, width, table, changed, marked, queue):
     Returns:
         The number of entries rewritten.
     """
-    cells = cost.size
     rewritten = 0
     touched = 0
     for k in range(4):
@@ -313,39 +312,51 @@ def repair_jump_distances(cost, width, table, changed, marked, queue):
             # Downstream seeds first, so a walk rarely crosses a later seed's.
             c = changed[i] if step < 0 else changed[changed.size - 1 - i]
             for n in (c, c - step, c - side, c + side, c - step - side, c - step + side):
-                while 0 <= n < cells:
-                    value = straight_entry(cost, width, table, n, k) if open_cell(cost, n) else 0
-                    if value == table[n, k]:
-                        break
-                    table[n, k] = value
-                    rewritten += 1
-                    if not marked[n]:
-                        marked[n] = True
-                        queue[touched] = n
-                        touched += 1
-                    n -= step
+                done, touched = _walk_upstream(cost, width, table, n, k, step, True, marked,
+                                               queue, touched)  # fmt: skip
+                rewritten += done
     straights = np.sort(queue[:touched])
     for k in range(4, 8):
         dx = DX[k]
         dy = DY[k]
         step = dy * width + dx
-        for i in range(changed.size + straights.size):
-            j = i if step < 0 else changed.size + straights.size - 1 - i
-            if j < changed.size:
-                c = changed[j]
-                seeds = (c, c - dx, c - dy * width, c - step)
-            else:
-                m = straights[j - changed.size] - step  # reads the straight entries there
-                seeds = (m, m, m, m)
-            for n in seeds:
-                while 0 <= n < cells:
-                    value = diagonal_entry(cost, width, table, n, k) if open_cell(cost, n) else 0
-                    if value == table[n, k]:
-                        break
-                    table[n, k] = value
-                    rewritten += 1
-                    n -= step
+        for i in range(changed.size):
+            c = changed[i] if step < 0 else changed[changed.size - 1 - i]
+            for n in (c, c - dx, c - dy * width, c - step):
+                rewritten += _walk_upstream(cost, width, table, n, k, step, False, marked,
+                                            queue, 0)[0]  # fmt: skip
+        for i in range(straights.size):
+            m = straights[i] if step < 0 else straights[straights.size - 1 - i]
+            # The cell whose diagonal entry reads the straight entries of m.
+            rewritten += _walk_upstream(cost, width, table, m - step, k, step, False, marked,
+                                        queue, 0)[0]  # fmt: skip
     return rewritten
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _walk_upstream(cost, width, table, n, k, step, straight, marked, queue, touched):
+    """Recompute entry ``k`` of ``n``, then of the cells upstream (``n - step``, ...)
+    while an entry changes. For a ``straight`` direction, each cell rewritten is
+    queued once (``marked``; ``queue[:touched]``) to seed the diagonals. Returns
+    (entries rewritten, touched)."""
+    rewritten = 0
+    while 0 <= n < cost.size:
+        if not open_cell(cost, n):
+            value = 0
+        elif straight:
+            value = straight_entry(cost, width, table, n, k)
+        else:
+            value = diagonal_entry(cost, width, table, n, k)
+        if value == table[n, k]:
+            break
+        table[n, k] = value
+        rewritten += 1
+        if straight and not marked[n]:
+            marked[n] = True
+            queue[touched] = n
+            touched += 1
+        n -= step
+    return rewritten, touched
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
