@@ -34,7 +34,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -49,7 +48,7 @@ from service.engine import (
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
 from service.store.cache import CacheBudgetError, MapCache
-from service.store.priority import BackgroundPriority, lower_this_thread
+from service.store.priority import BackgroundPriority, background_pool
 from service.store.store import MapStore, StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo, landmark_info
 
@@ -150,9 +149,7 @@ class TableBuilder:
         self._max_landmark_bytes = max_landmark_bytes
         self._retry_seconds = retry_seconds
         self._closing = False
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gridpath-tables",
-                                        initializer=lower_this_thread,
-                                        initargs=(priority,))  # fmt: skip
+        self._pool = background_pool(workers, "gridpath-tables", priority)
         self._lock = threading.Lock()
         self._status: dict[tuple[str, str], TableStatus] = {}
         self._sizes: dict[str, int | None] = {}

@@ -23,7 +23,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
@@ -45,7 +44,7 @@ from service.engine.grid import JUMP_TABLE_BYTES_PER_CELL
 from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
-from service.store.priority import BackgroundPriority, lower_this_thread
+from service.store.priority import BackgroundPriority, background_pool
 from service.store.store import MapStore, figures_of
 
 log = logging.getLogger("gridpath.edits")
@@ -116,9 +115,7 @@ class MapEditor:
         self._lock = threading.Lock()
         self._maps: dict[str, _MapState] = {}
         self._closing = False
-        self._repairs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gridpath-repair",
-                                           initializer=lower_this_thread,
-                                           initargs=(priority,))  # fmt: skip
+        self._repairs = background_pool(1, "gridpath-repair", priority)
         builder.adopt = self.adopt
 
     # -- edits ------------------------------------------------------------------------

@@ -7,13 +7,14 @@ background job on a busy machine takes a core from them and shows up in their ta
 latency; at a lower priority the kernel runs it on cycles queries leave free.
 
 Linux schedules threads one by one, so the threads of a pool lower themselves as
-they start (``ThreadPoolExecutor(initializer=...)``); threads they start inherit it.
+they start (:func:`background_pool`); threads they start inherit it.
 Elsewhere this does nothing.
 """
 
 import contextlib
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final, Literal
 
 BackgroundPriority = Literal["idle", "low", "normal"]
@@ -37,3 +38,9 @@ def lower_this_thread(priority: BackgroundPriority) -> None:
             os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
         else:
             os.setpriority(os.PRIO_PROCESS, tid, LOW_NICE)
+
+
+def background_pool(workers: int, name: str, priority: BackgroundPriority) -> ThreadPoolExecutor:
+    """A pool whose threads run at ``priority`` (see :func:`lower_this_thread`)."""
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name,
+                              initializer=lower_this_thread, initargs=(priority,))  # fmt: skip
