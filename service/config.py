@@ -147,6 +147,35 @@ class Settings(BaseSettings):
         ),
     )
 
+    max_goals: int = Field(
+        default=1024,
+        ge=1,
+        description="Most goal cells a field request ('goals') may name.",
+    )
+    field_cache_bytes: int = Field(
+        default=256 * MIB,
+        ge=0,
+        description=(
+            "Memory bound of the cache of recent fields (encoded answers, per map, "
+            "revision, goals and options); the least recently used go first. 0: no cache."
+        ),
+    )
+    max_json_field_cells: int = Field(
+        default=65536,
+        ge=0,
+        description="Largest map (width x height) whose field may be asked for as JSON; "
+        "larger maps answer fields as .npz only.",
+    )
+    shared_goal_queries: int = Field(
+        default=8,
+        ge=0,
+        description=(
+            "A batch answers its optimal queries (weight 1, no budget) that share a goal "
+            "and policy from one search outward from the goal when at least this many "
+            "do; 0: never."
+        ),
+    )
+
     # 36 MiB: with the cell labels counted too, this keeps the sector sizes that a
     # 32 MiB bound on the pair tables alone chose on the Moving AI maps (README).
     max_table_bytes: int = Field(

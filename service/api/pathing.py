@@ -128,12 +128,15 @@ def run(grid: GridMap, query: Query) -> dict[str, Any]:
     return answer(result, query, time.perf_counter_ns() - began)
 
 
-def run_batch(grid: GridMap, items: list[Query | dict[str, str]]) -> list[dict[str, Any]]:
+def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, shared_goal_queries: int = 0
+              ) -> list[dict[str, Any]]:  # fmt: skip
     """Answer every query in order, all searches in one engine call; a failing query
-    yields its error body in its slot. ``elapsed_us`` is the batch's mean per query."""
+    yields its error body in its slot. ``elapsed_us`` is the batch's mean per query.
+    ``shared_goal_queries``: see ``find_paths``."""
     queries = [item for item in items if isinstance(item, Query)]
     began = time.perf_counter_ns()
-    outcomes = iter(find_paths(grid, [q.spec for q in queries]))
+    specs = [q.spec for q in queries]
+    outcomes = iter(find_paths(grid, specs, shared_goal_queries=shared_goal_queries))
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
     results: list[dict[str, Any]] = []
     for item in items:

@@ -24,6 +24,7 @@ from service.store import (
     table_reserve,
 )
 from service.store.editor import MapEditor
+from service.store.fields import FieldCache
 
 log = logging.getLogger("gridpath")
 
@@ -56,6 +57,7 @@ class Runtime:
             max_landmark_bytes=settings.max_landmark_bytes,
             landmarks=settings.landmarks,
         )
+        self.fields = FieldCache(settings.field_cache_bytes)
         self.cache = MapCache(self.store, settings.cache_bytes, table_reserve=reserve,
                               jump_table_bytes=settings.max_jump_table_bytes)  # fmt: skip
         self.tables = TableBuilder(

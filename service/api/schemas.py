@@ -331,6 +331,49 @@ class PathCheckResponse(BaseModel):
     results: list[PathCheck] = Field(description="In the order of the paths.")
 
 
+# -- fields ----------------------------------------------------------------------------
+
+
+class FieldRequest(BaseModel):
+    """A distance and flow field towards a set of goals."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    goals: list[Point] = Field(
+        description="Goal cells (1 to GRIDPATH_MAX_GOALS, walkable); each cell's cost is "
+        "to the nearest of them."
+    )
+    diagonal: Diagonal | None = Field(
+        default=None, description=f"Move policy; default {DEFAULT_DIAGONAL!r}."
+    )
+    max_cost: StrictNumber | None = Field(
+        default=None,
+        description="Stop the search at this cost: cells costlier to reach get inf (npz) or "
+        "null (json) and next -1.",
+    )
+    format: Literal["npz", "json"] = Field(
+        default="npz",
+        description="'npz': arrays 'cost' float32 (height, width), 'next' int8 (height, width), "
+        "'revision' and 'goals' (k, 2) int32. 'json': the same as nested lists (null for "
+        "inf), for maps up to GRIDPATH_MAX_JSON_FIELD_CELLS cells.",
+    )
+
+
+class FieldResponse(BaseModel):
+    """The JSON form of a field (``format: json``)."""
+
+    revision: int = Field(description="The map revision the field was computed on.")
+    goals: list[Point]
+    cost: list[list[float | None]] = Field(
+        description="Rows of costs to the nearest goal; null where unreachable or beyond max_cost."
+    )
+    next: list[list[int]] = Field(
+        description="Rows of first-step direction codes: 0 east (+1, 0), 1 west (-1, 0), "
+        "2 south (0, +1), 3 north (0, -1), 4 south-east, 5 north-east, 6 south-west, "
+        "7 north-west; -1 at goals and unreachable cells."
+    )
+
+
 # -- health ----------------------------------------------------------------------------
 
 

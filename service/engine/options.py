@@ -38,7 +38,8 @@ Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero", "cl
 Diagonal = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
 Status = Literal["found", "partial", "no_path"]
 Algorithm = Literal["astar", "jps", "auto"]
-AlgorithmUsed = Literal["astar", "jps"]
+#: ``field``: answered from one search outward from a goal the batch's queries share.
+AlgorithmUsed = Literal["astar", "jps", "field"]
 
 HEURISTICS: Final[dict[str, int]] = {
     "octile": codes.HEURISTIC_OCTILE,

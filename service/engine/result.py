@@ -45,7 +45,9 @@ class PathResult:
         reopened: closed nodes reopened because a cheaper route was found.
         heuristic_used: the heuristic the search ran with: the one asked for, or
             ``octile`` for a ``cluster`` query without the policy's table.
-        algorithm_used: ``astar`` or ``jps`` (what ``auto`` resolved to).
+        algorithm_used: ``astar`` or ``jps`` (what ``auto`` resolved to), or
+            ``field``: a batch answered it with its other queries to the same goal
+            from one search outward from the goal (``expanded`` is that search's).
     """
 
     status: Status

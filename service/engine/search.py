@@ -27,6 +27,7 @@ from service.engine.errors import (
     UnknownHeuristicError,
     UnsupportedAlgorithmError,
 )
+from service.engine.fields import field_search
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import search_batch
 from service.engine.kernels.codes import (
@@ -43,7 +44,9 @@ from service.engine.kernels.codes import (
     STATUS_NO_PATH,
     STATUS_PARTIAL,
 )
+from service.engine.kernels.fields import write_field_paths
 from service.engine.options import (
+    ADMISSIBLE,
     ALGORITHMS,
     CLUSTER_TABLES,
     CONSISTENT,
@@ -59,7 +62,14 @@ from service.engine.options import (
     Status,
 )
 from service.engine.result import PathResult
-from service.engine.scratch import MAX_BUCKETS, MAX_INTEGER_COST, Scratch, thread_scratch
+from service.engine.scratch import (
+    MAX_BUCKETS,
+    MAX_INTEGER_COST,
+    PathBuffers,
+    QueryArrays,
+    Scratch,
+    thread_scratch,
+)
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
@@ -71,6 +81,8 @@ _ALGORITHM_NAMES: Final[dict[int, AlgorithmUsed]] = {
     ALGORITHM_ASTAR: "astar",
     ALGORITHM_JPS: "jps",
 }
+#: Policy names by kernel code.
+_POLICY_NAMES: Final[dict[int, str]] = {code: name for name, code in DIAGONALS.items()}
 #: The code of ``auto`` in ``ALGORITHMS`` (resolved per query).
 ALGORITHM_AUTO: Final = ALGORITHMS["auto"]
 
@@ -161,9 +173,20 @@ def find_path(
 
 
 def find_paths(
-    grid: GridMap, queries: Sequence[PathQuery], *, scratch: Scratch | None = None
+    grid: GridMap,
+    queries: Sequence[PathQuery],
+    *,
+    scratch: Scratch | None = None,
+    shared_goal_queries: int = 0,
 ) -> list[PathResult | EngineError]:
     """Answer many queries on one map in one kernel call (one release of the GIL).
+
+    ``shared_goal_queries``: when at least this many optimal queries (weight 1, an
+    admissible heuristic, no budget) share a goal and a policy, they are answered
+    from one search outward from the goal, stopped once it has settled all their
+    starts (``algorithm_used`` ``field``); 0 never does. A budget counts as none when
+    it is at least the map's walkable cells. Costs are the same as one
+    search each; among equally cheap paths another may be returned.
 
     Returns, in order, each query's result, or the error :func:`find_path` would
     have raised for it: one bad query never fails the others.
@@ -176,8 +199,58 @@ def find_paths(
             answers.append(None)
         except EngineError as exc:
             answers.append(exc)
-    found = iter(_search(grid, checked, scratch))
-    return [next(found) if answer is None else answer for answer in answers]
+    results: list[PathResult | None] = [None] * len(checked)
+    for members in _shared_goals(grid, checked, shared_goal_queries):
+        group = [checked[i] for i in members]
+        for i, result in zip(members, _field_search(grid, group, scratch), strict=True):
+            results[i] = result
+    rest = [i for i, result in enumerate(results) if result is None]
+    for i, result in zip(rest, _search(grid, [checked[i] for i in rest], scratch), strict=True):
+        results[i] = result
+    found = iter(results)
+    return [next(found) if answer is None else answer for answer in answers]  # type: ignore[misc]
+
+
+def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[list[int]]:
+    """Indices of ``checked`` grouped by (goal, policy), for groups of at least
+    ``least`` queries whose answers are optimal paths: weight 1, an admissible
+    heuristic, and a budget no search of this map can run out of."""
+    if least <= 0 or len(checked) < least:
+        return []
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, query in enumerate(checked):
+        admissible = ADMISSIBLE[_POLICY_NAMES[query.diagonal]]
+        if (query.weight == 1.0 and query.budget >= grid.walkable_cells
+                and query.heuristic_used in admissible):  # fmt: skip
+            groups.setdefault((query.target, query.diagonal), []).append(i)
+    return [members for members in groups.values() if len(members) >= least]
+
+
+def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
+                  ) -> list[PathResult]:  # fmt: skip
+    """Answers of queries sharing one goal and policy, from one search outward from
+    the goal that stops once every start is settled."""
+    count = len(group)
+    scratch = scratch or thread_scratch(grid.padded.size)
+    arrays, paths = scratch.for_queries(count)
+    sources = arrays.source[:count]
+    sources[:] = [query.source for query in group]
+    want = np.zeros(grid.padded.size, np.bool_)
+    want[sources] = True
+    goal = np.array([group[0].target], np.int64)
+    dist, step, settled = field_search(grid, goal, group[0].diagonal, math.inf,
+                                       want=want, wanted=int(np.count_nonzero(want)))  # fmt: skip
+    outputs = (arrays.status, arrays.cost, arrays.length)
+    done = 0
+    while True:
+        done = write_field_paths(grid.padded, grid.padded_width, step, dist, sources, done,
+                                 count, outputs, paths.arrays)  # fmt: skip
+        if done == count:
+            break
+        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
+                         needed=int(paths.offsets[done + 1]))  # fmt: skip
+    return _results(grid, group, arrays, paths, expanded=[settled] * count,
+                    reopened=[0] * count, algorithm="field")  # fmt: skip
 
 
 def _check(grid: GridMap, query: PathQuery) -> _Checked:
@@ -300,8 +373,20 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
         # for already seen ones (``no_path`` after one expansion): every query from it
         # on gets a fresh generation instead.
         first_generation = scratch.take_generations(count - done) - done
+    expanded, reopened = (a[:count].tolist() for a in (arrays.expanded, arrays.reopened))
+    return _results(grid, checked, arrays, paths, expanded=expanded, reopened=reopened)
+
+
+def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths: PathBuffers,
+             *, expanded: list[int], reopened: list[int], algorithm: AlgorithmUsed | None = None
+             ) -> list[PathResult]:  # fmt: skip
+    """Copy the answers the kernels left in ``arrays`` and ``paths`` into results.
+
+    ``algorithm``: what answered every query (a field), else each query's own."""
+    count = len(checked)
     # One conversion per array for the whole batch, not one per element.
-    status, cost, length, expanded, reopened = (a[:count].tolist() for a in arrays.outputs)
+    status, cost, length = (a[:count].tolist() for a in (arrays.status, arrays.cost,
+                                                          arrays.length))  # fmt: skip
     offsets = paths.offsets[: count + 1].tolist()
     turn_offsets = paths.turn_offsets[: count + 1].tolist()
     results = []
@@ -316,8 +401,8 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
                 length=length[i],
                 expanded=expanded[i],
                 reopened=reopened[i],
-                heuristic_used=query.heuristic_used,
-                algorithm_used=_ALGORITHM_NAMES[query.algorithm],
+                heuristic_used="zero" if algorithm == "field" else query.heuristic_used,
+                algorithm_used=algorithm or _ALGORITHM_NAMES[query.algorithm],
                 grid=grid,
                 diagonal_code=query.diagonal,
             )

@@ -270,3 +270,52 @@ def test_no_state_survives_between_queries_on_a_reused_scratch() -> None:
             assert isinstance(single, PathResult)
             _same(batched, fresh)
             _same(single, fresh)
+
+
+@pytest.mark.parametrize("policy", ["never", "no_corner_cutting", "one_obstacle", "always"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_shared_goal_batch_has_the_costs_of_independent_queries(policy: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    grid = random_grid(rng, 40, 30, 0.3, None if seed % 2 else (1, 6))
+    cells = walkable_cells(grid)
+    goal = cells[int(rng.integers(len(cells)))]
+    starts = [cells[int(i)] for i in rng.integers(len(cells), size=40)] + [goal]
+    queries = [PathQuery(start, goal, diagonal=policy, heuristic="octile" if policy != "never"
+                         else "manhattan") for start in starts]  # fmt: skip
+    shared = find_paths(grid, queries, shared_goal_queries=8)
+    alone = find_paths(grid, queries)
+    for a, b, start in zip(shared, alone, starts, strict=True):
+        assert isinstance(a, PathResult)
+        assert isinstance(b, PathResult)
+        assert a.algorithm_used == "field"
+        assert a.status == b.status
+        if b.status == "no_path":
+            assert a.cost is None
+            assert a.cells.shape == (0, 2)
+            continue
+        assert a.cost is not None
+        assert b.cost is not None
+        assert a.cost == pytest.approx(b.cost, rel=1e-12)
+        assert tuple(a.cells[0]) == start
+        assert tuple(a.cells[-1]) == goal
+        assert walk_cost(grid, a.cells, policy) == pytest.approx(a.cost, rel=1e-12)
+        steps = np.diff(a.cells, axis=0)
+        turns = [0] + [i for i in range(1, len(steps)) if (steps[i] != steps[i - 1]).any()]
+        expected = a.cells[[*turns, len(a.cells) - 1]] if len(a.cells) > 1 else a.cells
+        assert a.waypoints.tolist() == expected.tolist()
+        diagonal = np.count_nonzero(np.abs(steps).sum(axis=1) == 2)
+        assert a.length == pytest.approx(len(steps) - diagonal + diagonal * 2**0.5, rel=1e-12)
+
+
+def test_shared_goal_batches_leave_small_groups_and_budgeted_queries_alone() -> None:
+    rng = np.random.default_rng(2)
+    grid = random_grid(rng, 30, 30, 0.2, None)
+    cells = walkable_cells(grid)
+    goal, other = cells[0], cells[-1]
+    queries = ([PathQuery(cells[i], goal) for i in range(5, 15)]
+               + [PathQuery(cells[i], other) for i in range(5, 8)]
+               + [PathQuery(cells[20], goal, max_expansions=10),
+                  PathQuery(cells[21], goal, weight=2.0)])  # fmt: skip
+    results = find_paths(grid, queries, shared_goal_queries=8)
+    used = [r.algorithm_used for r in results if isinstance(r, PathResult)]
+    assert used == ["field"] * 10 + ["jps"] * 3 + ["jps", "jps"]

@@ -134,7 +134,7 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     items = [resolve_item(q, body.defaults, runtime.settings) for q in body.queries]
     with runtime.cache.acquire(map_id) as grid:
-        return run_batch(grid, items)
+        return run_batch(grid, items, shared_goal_queries=runtime.settings.shared_goal_queries)
 
 
 @router.post(

@@ -1,0 +1,104 @@
+"""``/v1/maps/{map_id}/field``: distance and flow fields towards a set of goals."""
+
+import io
+
+import numpy as np
+import orjson
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from service.api.deps import MapDep, RuntimeDep, require_reader
+from service.api.docs import ref, request_body
+from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
+from service.api.routes.maps import etag
+from service.api.runtime import Runtime
+from service.api.schemas import FieldRequest, FieldResponse
+from service.engine import DEFAULT_DIAGONAL, GridMap
+from service.engine.fields import Field, distance_field
+
+router = APIRouter(prefix="/v1/maps", tags=["fields"])
+
+NPZ = "application/x-npz"
+#: Response header saying whether the field came from the cache (``hit``) or not.
+CACHE_HEADER = "X-Field-Cache"
+
+
+def _npz(field: Field) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, cost=field.cost, next=field.next, revision=np.int64(field.revision),
+             goals=field.goals)  # fmt: skip
+    return buffer.getvalue()
+
+
+def _json(field: Field) -> bytes:
+    # The float64 costs, exact; orjson writes inf as null.
+    return orjson.dumps({"revision": field.revision, "goals": field.goals.tolist(),
+                         "cost": field.distance.tolist(), "next": field.next.tolist()})  # fmt: skip
+
+
+def _compute(runtime: Runtime, grid: GridMap, body: FieldRequest) -> bytes:
+    diagonal = body.diagonal or DEFAULT_DIAGONAL
+    limit = runtime.settings.max_goals
+    field = distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
+                           max_goals=limit)  # fmt: skip
+    return _npz(field) if body.format == "npz" else _json(field)
+
+
+def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, int, bool]:
+    """The encoded field, its revision and whether the cache had it."""
+    body = parsed_body(FieldRequest, raw)
+    settings = runtime.settings
+    with runtime.cache.acquire(map_id) as grid:
+        cells = grid.width * grid.height
+        if body.format == "json" and cells > settings.max_json_field_cells:
+            raise ApiError(
+                ErrorCode.TOO_BIG,
+                f"a JSON field of this map would hold {cells} cells, more than the limit of "
+                f"{settings.max_json_field_cells} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for "
+                "format 'npz'",
+            )
+        key = (map_id, grid.revision, tuple(body.goals), body.diagonal or DEFAULT_DIAGONAL,
+               body.max_cost, body.format)  # fmt: skip
+        data, hit = runtime.fields.get(key, lambda: _compute(runtime, grid, body))
+        return data, grid.revision, hit
+
+
+@router.post(
+    "/{map_id}/field",
+    summary="Distance and flow field towards goals",
+    description="One search outward from every goal at once: for each cell the exact cost "
+    "to the nearest goal and the first step towards it. Recent fields are cached per map, "
+    "revision, goals and options (GRIDPATH_FIELD_CACHE_BYTES): the `X-Field-Cache` header "
+    "says `hit` or `miss`; concurrent requests for one field share one search. Checks, in "
+    "order: schema (InvalidQuery), the JSON size limit (TooBig), diagonal, max_cost and the "
+    "goal count (InvalidValue), goals within the map (InvalidValue), goals walkable "
+    "(NotWalkable).",
+    openapi_extra=request_body({"application/json": {"schema": ref(FieldRequest)}}),
+    dependencies=[Depends(require_reader)],
+    response_class=Response,
+    responses={
+        200: {
+            "content": {
+                NPZ: {"schema": {"type": "string", "format": "binary"}},
+                "application/json": {"schema": ref(FieldResponse)},
+            }
+        },
+        **error_responses(
+            ErrorCode.INVALID_QUERY,
+            ErrorCode.INVALID_VALUE,
+            ErrorCode.NOT_WALKABLE,
+            ErrorCode.MAP_NOT_FOUND,
+            ErrorCode.TOO_BIG,
+            ErrorCode.UNAUTHORIZED,
+            ErrorCode.REQUEST_TIMEOUT,
+            ErrorCode.NOT_READY,
+            ErrorCode.MAP_CORRUPT,
+        ),
+    },
+)
+async def flow_field(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
+    await runtime.until_ready()
+    data, revision, hit = await runtime.run(_field, runtime, record.id, await request.body())
+    media = NPZ if data[:2] == b"PK" else "application/json"
+    headers = {"ETag": etag(revision), CACHE_HEADER: "hit" if hit else "miss"}
+    return Response(data, media_type=media, headers=headers)

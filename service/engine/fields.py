@@ -1,0 +1,166 @@
+"""``distance_field``: the cost from every cell to the nearest of many goals, and
+the first step there (a flow field), from one multi-source Dijkstra.
+
+Direction codes of ``Field.next`` (``(dx, dy)`` with y growing downwards, the order
+of ``kernels.moves.DX``/``DY``)::
+
+    0 east (+1, 0)    1 west (-1, 0)    2 south (0, +1)   3 north (0, -1)
+    4 south-east (+1, +1)   5 north-east (+1, -1)
+    6 south-west (-1, +1)   7 north-west (-1, -1)
+    -1 a goal, or a cell with no way to a goal (cost inf)
+"""
+
+import math
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.errors import (
+    InvalidQueryError,
+    NotWalkableError,
+    OutOfBoundsError,
+    UnknownDiagonalError,
+)
+from service.engine.grid import GridMap
+from service.engine.kernels.fields import NO_STEP
+from service.engine.kernels.fields import distance_field as field_kernel
+from service.engine.kernels.moves import DX, DY
+from service.engine.options import DEFAULT_DIAGONAL, DIAGONALS, Diagonal
+from service.engine.scratch import thread_scratch
+
+#: ``(dx, dy)`` of each direction code of ``Field.next``.
+DIRECTIONS: Final[tuple[tuple[int, int], ...]] = tuple(
+    (int(dx), int(dy)) for dx, dy in zip(DX, DY, strict=True)
+)
+
+Point = Sequence[int] | npt.NDArray[np.integer]
+
+
+class Field(NamedTuple):
+    """A distance and flow field of one map revision.
+
+    Attributes:
+        cost: (height, width) float32: the cost from each cell to its nearest goal;
+            ``inf`` where no goal is reachable, or only above ``max_cost``.
+        next: (height, width) int8: the direction code of the first step (see the
+            module docstring); -1 at goals and where ``cost`` is ``inf``.
+        distance: (height, width) float64: ``cost`` before rounding to float32; along
+            ``next``, ``distance[u] == distance[v] + step`` exactly.
+        goals: (k, 2) int32 ``(x, y)``, as given.
+        revision: the map revision it was computed on.
+        diagonal, max_cost: the options it was computed with.
+        settled: cells the search settled.
+    """
+
+    cost: npt.NDArray[np.float32]
+    next: npt.NDArray[np.int8]
+    distance: npt.NDArray[np.float64]
+    goals: npt.NDArray[np.int32]
+    revision: int
+    diagonal: Diagonal
+    max_cost: float | None
+    settled: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.cost.nbytes + self.next.nbytes + self.distance.nbytes)
+
+
+def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
+                   diagonal: Diagonal | str = DEFAULT_DIAGONAL,
+                   max_cost: float | None = None, max_goals: int) -> Field:  # fmt: skip
+    """The field of ``goals`` (``(x, y)`` cells) on ``grid``.
+
+    Validation order: ``diagonal``, ``max_cost``, the goal count (1 to
+    ``max_goals``), each goal within the map, each goal walkable.
+
+    Raises:
+        UnknownDiagonalError, InvalidQueryError, OutOfBoundsError, NotWalkableError.
+    """
+    code = diagonal_code(diagonal)
+    bound = checked_max_cost(max_cost)
+    points = checked_goals(grid, goals, max_goals=max_goals)
+    padded = _padded_cells(grid, points)
+    dist, step, settled = field_search(grid, padded, code, bound)
+    inner = dist.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]
+    return Field(
+        cost=inner.astype(np.float32),
+        next=step.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1].copy(),
+        distance=inner.copy(),
+        goals=points.astype(np.int32),
+        revision=grid.revision,
+        diagonal=diagonal,  # type: ignore[arg-type]  # checked by diagonal_code
+        max_cost=max_cost,
+        settled=settled,
+    )
+
+
+def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max_cost: float,
+                 *, want: npt.NDArray[np.bool_] | None = None, wanted: int = 0
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8], int]:  # fmt: skip
+    """Padded (cells,) distances and steps from ``goals`` (padded cells, checked) and
+    the count of cells settled; ``want``/``wanted`` as in ``kernels.fields``."""
+    cells = grid.padded.size
+    dist = np.full(cells, np.inf)
+    step = np.full(cells, NO_STEP, np.int8)
+    heap = thread_scratch(cells).heap
+    flags = want if want is not None else np.zeros(0, np.bool_)
+    settled = field_kernel(grid.padded, grid.padded_width, diagonal, goals, max_cost, flags,
+                           wanted, dist, step, heap)  # fmt: skip
+    return dist, step, int(settled)
+
+
+def diagonal_code(diagonal: object) -> int:
+    code = DIAGONALS.get(diagonal) if isinstance(diagonal, str) else None
+    if code is None:
+        raise UnknownDiagonalError(
+            f"unknown diagonal {diagonal!r}; expected one of: {', '.join(DIAGONALS)}"
+        )
+    return code
+
+
+def checked_max_cost(max_cost: float | None) -> float:
+    """``max_cost`` as the kernel's bound (``inf`` for none)."""
+    if max_cost is None:
+        return math.inf
+    value = float(max_cost)
+    if not (math.isfinite(value) and value >= 0):
+        raise InvalidQueryError(f"max_cost {max_cost!r} is out of range: must be finite and >= 0")
+    return value
+
+
+def checked_goals(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *, max_goals: int,
+                  name: str = "goals") -> npt.NDArray[np.int64]:  # fmt: skip
+    """(k, 2) int64 ``(x, y)`` goals, each within the map and walkable."""
+    try:
+        points = np.asarray(goals, dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        raise OutOfBoundsError(f"{name} must be a list of [x, y] integer pairs") from None
+    if points.size == 0:
+        points = points.reshape(0, 2)
+    if points.ndim != 2 or points.shape[1] != 2:
+        raise OutOfBoundsError(f"{name} must be a list of [x, y] integer pairs")
+    if not 1 <= points.shape[0] <= max_goals:
+        raise InvalidQueryError(f"{name} holds {points.shape[0]} points; between 1 and "
+                                f"{max_goals} are allowed (GRIDPATH_MAX_GOALS)")  # fmt: skip
+    xs, ys = points[:, 0], points[:, 1]
+    outside = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
+    if outside.any():
+        i = int(np.argmax(outside))
+        raise OutOfBoundsError(
+            f"{name}[{i}] (x={int(xs[i])}, y={int(ys[i])}) is outside the map: x must be in "
+            f"[0, {grid.width - 1}] and y in [0, {grid.height - 1}] (width {grid.width}, "
+            f"height {grid.height})"
+        )
+    blocked = grid.costs[ys, xs] <= 0
+    if blocked.any():
+        i = int(np.argmax(blocked))
+        raise NotWalkableError(f"{name}[{i}] (x={int(xs[i])}, y={int(ys[i])}) is on a blocked cell")
+    return points
+
+
+def _padded_cells(grid: GridMap, points: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    cells: npt.NDArray[np.int64] = (points[:, 1] + 1) * grid.padded_width + points[:, 0] + 1
+    return cells
