@@ -170,9 +170,9 @@ class Settings(BaseSettings):
         default=8,
         ge=0,
         description=(
-            "A batch answers its optimal queries (weight 1, no budget) that share a goal "
-            "and policy from one search outward from the goal when at least this many "
-            "do; 0: never."
+            "A batch answers its optimal queries (weight 1, an admissible heuristic, a "
+            "budget of at least the map's walkable cells) that share a goal and policy "
+            "from one search outward from the goal when at least this many do; 0: never."
         ),
     )
 

@@ -46,7 +46,7 @@ from service.engine.kernels.edits import (
 from service.engine.kernels.jps import jump_distances
 from service.engine.kernels.landmarks import lower_distances
 from service.engine.landmarks import LandmarkTable, LandmarkTables
-from service.engine.options import DIAGONALS, Diagonal
+from service.engine.options import DIAGONALS, Diagonal, option_code
 
 #: Past this share of the map's cells flipped, the JPS+ table is rebuilt, not repaired.
 REBUILD_JUMPS_FRACTION: Final = 1 / 16
@@ -471,10 +471,7 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
         InvalidEditError: a point outside the map, or two consecutive points not on
             one row, column or diagonal (the message names ``paths[i][j]``).
     """
-    code = DIAGONALS.get(str(diagonal))
-    if code is None:
-        raise InvalidEditError(f"unknown diagonal {diagonal!r}; expected one of: "
-                               f"{', '.join(DIAGONALS)}")  # fmt: skip
+    code = option_code(DIAGONALS, diagonal, "diagonal", InvalidEditError)
     arrays = [_points(p, f"paths[{i}]") for i, p in enumerate(paths)]
     offsets = np.zeros(len(arrays) + 1, np.int64)
     offsets[1:] = np.cumsum([a.shape[0] for a in arrays])

@@ -84,3 +84,16 @@ class TableBudgetError(EngineError):
 
 class NotWalkableError(EngineError):
     """The start or goal lies on a blocked cell (the API's ``NotWalkable``)."""
+
+
+def outside_map(name: str, x: int, y: int, *, width: int, height: int) -> OutOfBoundsError:
+    """The error for a point ``name`` at ``(x, y)`` outside a ``width`` x ``height`` map."""
+    return OutOfBoundsError(
+        f"{name} (x={x}, y={y}) is outside the map: x must be in [0, {width - 1}] and y in "
+        f"[0, {height - 1}] (width {width}, height {height})"
+    )
+
+
+def on_blocked_cell(name: str, x: int, y: int) -> NotWalkableError:
+    """The error for a point ``name`` at ``(x, y)`` on a blocked cell."""
+    return NotWalkableError(f"{name} (x={x}, y={y}) is on a blocked cell")

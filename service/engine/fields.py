@@ -19,15 +19,16 @@ import numpy.typing as npt
 
 from service.engine.errors import (
     InvalidQueryError,
-    NotWalkableError,
     OutOfBoundsError,
     UnknownDiagonalError,
+    on_blocked_cell,
+    outside_map,
 )
 from service.engine.grid import GridMap
 from service.engine.kernels.fields import NO_STEP
 from service.engine.kernels.fields import distance_field as field_kernel
 from service.engine.kernels.moves import DX, DY
-from service.engine.options import DEFAULT_DIAGONAL, DIAGONALS, Diagonal
+from service.engine.options import DEFAULT_DIAGONAL, DIAGONALS, Diagonal, option_code
 from service.engine.scratch import thread_scratch
 
 #: ``(dx, dy)`` of each direction code of ``Field.next``.
@@ -63,10 +64,6 @@ class Field(NamedTuple):
     max_cost: float | None
     settled: int
 
-    @property
-    def nbytes(self) -> int:
-        return int(self.cost.nbytes + self.next.nbytes + self.distance.nbytes)
-
 
 def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
                    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
@@ -79,7 +76,7 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     Raises:
         UnknownDiagonalError, InvalidQueryError, OutOfBoundsError, NotWalkableError.
     """
-    code = diagonal_code(diagonal)
+    code = option_code(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
     bound = checked_max_cost(max_cost)
     points = checked_goals(grid, goals, max_goals=max_goals)
     padded = _padded_cells(grid, points)
@@ -88,10 +85,10 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     return Field(
         cost=inner.astype(np.float32),
         next=step.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1].copy(),
-        distance=inner.copy(),
+        distance=inner,  # a view of this call's own array: nothing else holds it
         goals=points.astype(np.int32),
         revision=grid.revision,
-        diagonal=diagonal,  # type: ignore[arg-type]  # checked by diagonal_code
+        diagonal=diagonal,  # type: ignore[arg-type]  # checked by option_code
         max_cost=max_cost,
         settled=settled,
     )
@@ -110,15 +107,6 @@ def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max
     settled = field_kernel(grid.padded, grid.padded_width, diagonal, goals, max_cost, flags,
                            wanted, dist, step, heap)  # fmt: skip
     return dist, step, int(settled)
-
-
-def diagonal_code(diagonal: object) -> int:
-    code = DIAGONALS.get(diagonal) if isinstance(diagonal, str) else None
-    if code is None:
-        raise UnknownDiagonalError(
-            f"unknown diagonal {diagonal!r}; expected one of: {', '.join(DIAGONALS)}"
-        )
-    return code
 
 
 def checked_max_cost(max_cost: float | None) -> float:
@@ -149,15 +137,12 @@ def checked_goals(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *, max_
     outside = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
     if outside.any():
         i = int(np.argmax(outside))
-        raise OutOfBoundsError(
-            f"{name}[{i}] (x={int(xs[i])}, y={int(ys[i])}) is outside the map: x must be in "
-            f"[0, {grid.width - 1}] and y in [0, {grid.height - 1}] (width {grid.width}, "
-            f"height {grid.height})"
-        )
+        raise outside_map(f"{name}[{i}]", int(xs[i]), int(ys[i]), width=grid.width,
+                          height=grid.height)  # fmt: skip
     blocked = grid.costs[ys, xs] <= 0
     if blocked.any():
         i = int(np.argmax(blocked))
-        raise NotWalkableError(f"{name}[{i}] (x={int(xs[i])}, y={int(ys[i])}) is on a blocked cell")
+        raise on_blocked_cell(f"{name}[{i}]", int(xs[i]), int(ys[i]))
     return points
 
 

@@ -90,3 +90,12 @@ CLUSTER_TABLES: Final[dict[int, int]] = {
     codes.DIAGONAL_NEVER: codes.TABLE_FOUR,
     codes.DIAGONAL_NO_CORNER_CUTTING: codes.TABLE_EIGHT,
 }
+
+
+def option_code(choices: dict[str, int], name: object, what: str, error: type[Exception]) -> int:
+    """The kernel code of option ``name`` among ``choices``; ``error`` naming the
+    choices when it is not one of them (``what``: the option's name in the message)."""
+    code = choices.get(name) if isinstance(name, str) else None
+    if code is None:
+        raise error(f"unknown {what} {name!r}; expected one of: {', '.join(choices)}")
+    return code

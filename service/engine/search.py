@@ -20,12 +20,13 @@ from service.engine.errors import (
     EngineError,
     InvalidBudgetError,
     InvalidWeightError,
-    NotWalkableError,
     OutOfBoundsError,
     UnknownAlgorithmError,
     UnknownDiagonalError,
     UnknownHeuristicError,
     UnsupportedAlgorithmError,
+    on_blocked_cell,
+    outside_map,
 )
 from service.engine.fields import field_search
 from service.engine.grid import GridMap
@@ -60,6 +61,7 @@ from service.engine.options import (
     Diagonal,
     Heuristic,
     Status,
+    option_code,
 )
 from service.engine.result import PathResult
 from service.engine.scratch import (
@@ -182,11 +184,11 @@ def find_paths(
     """Answer many queries on one map in one kernel call (one release of the GIL).
 
     ``shared_goal_queries``: when at least this many optimal queries (weight 1, an
-    admissible heuristic, no budget) share a goal and a policy, they are answered
-    from one search outward from the goal, stopped once it has settled all their
-    starts (``algorithm_used`` ``field``); 0 never does. A budget counts as none when
-    it is at least the map's walkable cells. Costs are the same as one
-    search each; among equally cheap paths another may be returned.
+    admissible heuristic, a budget of at least the map's walkable cells) share a
+    goal and a policy, they are answered from one search outward from the goal,
+    stopped once it has settled all their starts (``algorithm_used`` ``field``); 0
+    never does. Costs are the same as one search each; among equally cheap paths
+    another may be returned.
 
     Returns, in order, each query's result, or the error :func:`find_path` would
     have raised for it: one bad query never fails the others.
@@ -199,16 +201,24 @@ def find_paths(
             answers.append(None)
         except EngineError as exc:
             answers.append(exc)
-    results: list[PathResult | None] = [None] * len(checked)
-    for members in _shared_goals(grid, checked, shared_goal_queries):
-        group = [checked[i] for i in members]
-        for i, result in zip(members, _field_search(grid, group, scratch), strict=True):
-            results[i] = result
-    rest = [i for i, result in enumerate(results) if result is None]
-    for i, result in zip(rest, _search(grid, [checked[i] for i in rest], scratch), strict=True):
-        results[i] = result
+    groups = _shared_goals(grid, checked, shared_goal_queries)
+    results = (_search(grid, checked, scratch) if not groups
+               else _search_sharing_goals(grid, checked, groups, scratch))  # fmt: skip
     found = iter(results)
-    return [next(found) if answer is None else answer for answer in answers]  # type: ignore[misc]
+    return [next(found) if answer is None else answer for answer in answers]
+
+
+def _search_sharing_goals(grid: GridMap, checked: list[_Checked], groups: list[list[int]],
+                          scratch: Scratch | None) -> list[PathResult]:  # fmt: skip
+    """Answers of ``checked`` in order: ``groups`` (indices) from one field search each,
+    the rest from ``_search``."""
+    answered: dict[int, PathResult] = {}
+    for members in groups:
+        group = [checked[i] for i in members]
+        answered.update(zip(members, _field_search(grid, group, scratch), strict=True))
+    rest = [i for i in range(len(checked)) if i not in answered]
+    answered.update(zip(rest, _search(grid, [checked[i] for i in rest], scratch), strict=True))
+    return [answered[i] for i in range(len(checked))]
 
 
 def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[list[int]]:
@@ -255,16 +265,16 @@ def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
 
 def _check(grid: GridMap, query: PathQuery) -> _Checked:
     """Validate in a fixed order: options, bounds, walkability."""
-    heuristic = _option(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError)
-    diagonal = _option(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError)
-    algorithm = _option(ALGORITHMS, query.algorithm, "algorithm", UnknownAlgorithmError)
+    heuristic = option_code(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError)
+    diagonal = option_code(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError)
+    algorithm = option_code(ALGORITHMS, query.algorithm, "algorithm", UnknownAlgorithmError)
     weight = _checked_weight(query.weight)
     budget = _checked_budget(query.max_expansions)
     sx, sy = _checked_cell(grid, query.start, "start")
     gx, gy = _checked_cell(grid, query.goal, "goal")
     for name, x, y in (("start", sx, sy), ("goal", gx, gy)):
         if not grid.walkable(x, y):
-            raise NotWalkableError(f"{name} (x={x}, y={y}) is on a blocked cell")
+            raise on_blocked_cell(name, x, y)
     tie_break = bool(query.tie_break)
     used: Heuristic = query.heuristic  # type: ignore[assignment]  # checked by _option
     table = landmark = NO_TABLE
@@ -410,13 +420,6 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
     return results
 
 
-def _option(codes: dict[str, int], name: object, what: str, error: type[Exception]) -> int:
-    code = codes.get(name) if isinstance(name, str) else None
-    if code is None:
-        raise error(f"unknown {what} {name!r}; expected one of: {', '.join(codes)}")
-    return code
-
-
 def _checked_weight(weight: float) -> float:
     try:
         value = float(weight)
@@ -448,8 +451,5 @@ def _checked_cell(grid: GridMap, point: Point, name: str) -> tuple[int, int]:
     except (TypeError, ValueError):
         raise OutOfBoundsError(f"{name} must be two integers [x, y], got {point!r}") from None
     if not (0 <= x < grid.width and 0 <= y < grid.height):
-        raise OutOfBoundsError(
-            f"{name} (x={x}, y={y}) is outside the map: x must be in [0, {grid.width - 1}] "
-            f"and y in [0, {grid.height - 1}] (width {grid.width}, height {grid.height})"
-        )
+        raise outside_map(name, x, y, width=grid.width, height=grid.height)
     return x, y

@@ -19,10 +19,11 @@ from service.engine.edits import (
     repair_jump_table,
     repair_landmarks,
 )
+from service.engine.fields import distance_field
 from service.engine.grid import GridMap
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
-from service.engine.search import find_path
+from service.engine.search import PathQuery, find_path, find_paths
 
 #: Enough for any warm-up grid's tables.
 _WARMUP_TABLE_BYTES = 1 << 20
@@ -55,7 +56,14 @@ def warmup() -> None:
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
     find_path(grid, (0, 0), (3, 2), heuristic="landmarks")
     _warm_edits(grid)
+    _warm_fields(grid)
     mark_warm()
+
+
+def _warm_fields(grid: GridMap) -> None:
+    """Fields, and a batch answered from one (its path writer)."""
+    distance_field(grid, [(3, 2)], max_goals=1)
+    find_paths(grid, [PathQuery((0, 0), (3, 2)), PathQuery((1, 0), (3, 2))], shared_goal_queries=2)
 
 
 def _warm_edits(grid: GridMap) -> None:

@@ -36,17 +36,16 @@ def _json(field: Field) -> bytes:
                          "cost": field.distance.tolist(), "next": field.next.tolist()})  # fmt: skip
 
 
-def _compute(runtime: Runtime, grid: GridMap, body: FieldRequest) -> bytes:
-    diagonal = body.diagonal or DEFAULT_DIAGONAL
-    limit = runtime.settings.max_goals
+def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -> bytes:
     field = distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
-                           max_goals=limit)  # fmt: skip
+                           max_goals=max_goals)  # fmt: skip
     return _npz(field) if body.format == "npz" else _json(field)
 
 
-def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, int, bool]:
-    """The encoded field, its revision and whether the cache had it."""
+def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, bool]:
+    """The encoded field, its media type, its revision and whether the cache had it."""
     body = parsed_body(FieldRequest, raw)
+    diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
     with runtime.cache.acquire(map_id) as grid:
         cells = grid.width * grid.height
@@ -57,10 +56,12 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, int, bool]
                 f"{settings.max_json_field_cells} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for "
                 "format 'npz'",
             )
-        key = (map_id, grid.revision, tuple(body.goals), body.diagonal or DEFAULT_DIAGONAL,
-               body.max_cost, body.format)  # fmt: skip
-        data, hit = runtime.fields.get(key, lambda: _compute(runtime, grid, body))
-        return data, grid.revision, hit
+        key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost, body.format)
+        data, hit = runtime.fields.get(
+            key, lambda: _compute(grid, body, diagonal, settings.max_goals)
+        )
+        media = NPZ if body.format == "npz" else "application/json"
+        return data, media, grid.revision, hit
 
 
 @router.post(
@@ -98,7 +99,7 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, int, bool]
 )
 async def flow_field(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
-    data, revision, hit = await runtime.run(_field, runtime, record.id, await request.body())
-    media = NPZ if data[:2] == b"PK" else "application/json"
+    raw = await request.body()
+    data, media, revision, hit = await runtime.run(_field, runtime, record.id, raw)
     headers = {"ETag": etag(revision), CACHE_HEADER: "hit" if hit else "miss"}
     return Response(data, media_type=media, headers=headers)
