@@ -44,13 +44,15 @@ pytest: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
 # Engine benchmark against pyastar2d and tcod, the cluster tables (build cost,
-# cluster vs plain heuristics), JPS vs A* and landmarks vs octile; all print tables
+# cluster vs plain heuristics), JPS vs A*, landmarks vs octile and unit sizes vs
+# one-cell units; all print tables
 # (see README).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_engine $(BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_clusters $(CLUSTER_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_jps $(JPS_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_landmarks $(LANDMARK_BENCH_ARGS)
+	$(BIN)/python -m loadtests.bench_units $(UNIT_BENCH_ARGS)
 
 # Starts the service on loopback, runs locust headless, writes loadtests/results/*.csv,
 # fails on any failed request or a p99 above the threshold (see loadtests/loadtest.py).

@@ -12,6 +12,7 @@ from typing import Final
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from service.engine.grid import MAX_AGENT_SIZE
 from service.store.priority import BackgroundPriority
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[1]
@@ -150,7 +151,16 @@ class Settings(BaseSettings):
     max_goals: int = Field(
         default=1024,
         ge=1,
-        description="Most goal cells a field request ('goals') may name.",
+        description="Most goal cells a field request or a path query ('goals') may name.",
+    )
+    max_agent_size: int = Field(
+        default=MAX_AGENT_SIZE,
+        ge=1,
+        le=MAX_AGENT_SIZE,
+        description=(
+            "Largest unit side (cells) a query or field may ask for ('agent_size'); each "
+            "size in use keeps one eroded copy of the map per revision in memory."
+        ),
     )
     field_cache_bytes: int = Field(
         default=256 * MIB,

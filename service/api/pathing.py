@@ -17,16 +17,19 @@ from service.api.errors import (
     error_body,
     validation_message,
 )
-from service.api.schemas import PathFormat, PathOptions, PathRequest
+from service.api.schemas import GoalRegion, PathFormat, PathOptions, PathRequest
 from service.config import Settings
 from service.engine import (
     DEFAULT_ALGORITHM,
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
+    CircleRegion,
     EngineError,
     GridMap,
     PathQuery,
     PathResult,
+    RectRegion,
+    Region,
     find_path,
     find_paths,
 )
@@ -42,11 +45,12 @@ class Query:
     format: PathFormat
 
 
-def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
-            defaults: PathOptions | None, settings: Settings) -> Query:  # fmt: skip
-    """Fill options from ``defaults`` then server defaults; check the node budget cap.
+def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settings) -> Query:
+    """Fill options from ``defaults`` then server defaults; check the server's caps
+    (node budget, agent size) and the goal region's form.
 
-    Values the engine validates itself (weight, budget >= 1, coordinates) pass through.
+    Values the engine validates itself (weight, budget >= 1, coordinates, goals) pass
+    through.
     """
 
     d = defaults or _NO_DEFAULTS
@@ -60,16 +64,44 @@ def resolve(request: PathOptions, start: tuple[int, int], goal: tuple[int, int],
             "(GRIDPATH_MAX_EXPANSIONS); a request may lower the cap, not raise it",
         )
     weight = request.weight if request.weight is not None else d.weight
+    size = request.agent_size if request.agent_size is not None else d.agent_size
+    if size is not None and size > settings.max_agent_size:  # below 1: the engine's
+        raise ApiError(
+            ErrorCode.INVALID_VALUE,
+            f"agent_size {size} exceeds the server cap {settings.max_agent_size} "
+            "(GRIDPATH_MAX_AGENT_SIZE)",
+        )
     spec = PathQuery(
-        start=start,
-        goal=goal,
+        start=request.start,
+        goal=request.goal,
         heuristic=request.heuristic or d.heuristic or DEFAULT_HEURISTIC,
         diagonal=request.diagonal or d.diagonal or DEFAULT_DIAGONAL,
         weight=1.0 if weight is None else weight,
         max_expansions=budget,
         algorithm=request.algorithm or d.algorithm or DEFAULT_ALGORITHM,
+        goals=request.goals,
+        goal_region=None if request.goal_region is None else _region(request.goal_region),
+        unreachable=request.unreachable or d.unreachable or "no_path",
+        agent_size=1 if size is None else size,
     )
     return Query(spec=spec, format=request.format or d.format or "waypoints")
+
+
+def _region(region: GoalRegion) -> Region:
+    """The engine's region of a ``goal_region`` (its schema checked it has one form)."""
+    if region.rect is not None:
+        return RectRegion(*region.rect)
+    if region.center is None or region.radius is None:  # the schema rules this out
+        raise ApiError(ErrorCode.INVALID_QUERY, "goal_region needs 'center' and 'radius'")
+    return CircleRegion(region.center, region.radius)
+
+
+def simple(query: Query) -> bool:
+    """Whether a query is one goal for a one-cell unit, with no nearest-cell fallback:
+    the only kind short enough to try on the event loop (others may build a sized
+    grid or scan for the nearest cell first)."""
+    spec = query.spec
+    return spec.goal is not None and spec.agent_size == 1 and spec.unreachable == "no_path"
 
 
 def resolve_item(item: Any, defaults: PathOptions | None, settings: Settings
@@ -77,14 +109,15 @@ def resolve_item(item: Any, defaults: PathOptions | None, settings: Settings
     """Validate one raw batch item; a bad item becomes its error body."""
     try:
         request = PathRequest.model_validate(item)
-        return resolve(request, request.start, request.goal, defaults, settings)
+        return resolve(request, defaults, settings)
     except ValidationError as exc:
         return error_body(ErrorCode.INVALID_QUERY, validation_message(exc))
     except ApiError as exc:
         return error_body(exc.code, exc.message)
 
 
-def search(grid: GridMap, query: Query, *, budget: int | None = None) -> PathResult:
+def search(grid: GridMap, query: Query, *, max_goals: int, budget: int | None = None
+           ) -> PathResult:  # fmt: skip
     """Run the engine; ``budget`` lowers the query's own (for bounded inline attempts)."""
     spec = query.spec
     return find_path(
@@ -96,6 +129,11 @@ def search(grid: GridMap, query: Query, *, budget: int | None = None) -> PathRes
         weight=spec.weight,
         max_expansions=spec.max_expansions if budget is None else budget,
         algorithm=spec.algorithm,
+        goals=spec.goals,
+        goal_region=spec.goal_region,
+        unreachable=spec.unreachable,
+        agent_size=spec.agent_size,
+        max_goals=max_goals,
     )
 
 
@@ -118,25 +156,28 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         "algorithm_used": result.algorithm_used,
         "elapsed_us": elapsed_ns // 1000,
         "revision": 0 if result.grid is None else result.grid.revision,
+        "reached": result.reached,
+        "partial_reason": result.partial_reason,
     }
 
 
-def run(grid: GridMap, query: Query) -> dict[str, Any]:
+def run(grid: GridMap, query: Query, *, max_goals: int) -> dict[str, Any]:
     """Search and answer; engine errors propagate (rendered by the error handlers)."""
     began = time.perf_counter_ns()
-    result = search(grid, query)
+    result = search(grid, query, max_goals=max_goals)
     return answer(result, query, time.perf_counter_ns() - began)
 
 
-def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, shared_goal_queries: int = 0
-              ) -> list[dict[str, Any]]:  # fmt: skip
+def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: int,
+              shared_goal_queries: int = 0) -> list[dict[str, Any]]:  # fmt: skip
     """Answer every query in order, all searches in one engine call; a failing query
     yields its error body in its slot. ``elapsed_us`` is the batch's mean per query.
     ``shared_goal_queries``: see ``find_paths``."""
     queries = [item for item in items if isinstance(item, Query)]
     began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
-    outcomes = iter(find_paths(grid, specs, shared_goal_queries=shared_goal_queries))
+    outcomes = iter(find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
+                               max_goals=max_goals))  # fmt: skip
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
     results: list[dict[str, Any]] = []
     for item in items:

@@ -8,7 +8,7 @@ map or on server limits are checked after, in a fixed order (``InvalidValue``,
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from service.api.errors import ErrorCode
 from service.engine import (
@@ -19,7 +19,9 @@ from service.engine import (
     AlgorithmUsed,
     Diagonal,
     Heuristic,
+    PartialReason,
     Status,
+    Unreachable,
 )
 
 # Every number is strict: JSON true, "2" or 5.0 are not numbers or integers here.
@@ -37,6 +39,13 @@ Point = Annotated[
     }),
 ]  # fmt: skip
 PathFormat = Literal["waypoints", "cells", "smoothed"]
+Rect = Annotated[
+    tuple[Coordinate, Coordinate, StrictCount, StrictCount],
+    WithJsonSchema({
+        "type": "array", "items": {"type": "integer"}, "minItems": 4, "maxItems": 4,
+        "description": "[x, y, w, h]: w columns from x, h rows from y.", "examples": [[2, 3, 4, 1]],
+    }),
+]  # fmt: skip
 
 
 # -- maps ------------------------------------------------------------------------------
@@ -191,17 +200,71 @@ class PathOptions(BaseModel):
     algorithm: Algorithm | None = Field(
         default=None,
         description=f"Default {DEFAULT_ALGORITHM!r}. 'jps': Jump Point Search (uniform-cost "
-        "maps, diagonal 'no_corner_cutting', a consistent heuristic; same costs, expansions "
-        "count jump points; InvalidValue elsewhere). 'auto': 'jps' where it applies, "
-        "'astar' elsewhere. See algorithm_used.",
+        "maps, diagonal 'no_corner_cutting', a consistent heuristic, one goal, agent_size 1; "
+        "same costs, expansions count jump points; InvalidValue elsewhere). 'auto': 'jps' "
+        "where it applies, 'astar' elsewhere. See algorithm_used.",
+    )
+    unreachable: Unreachable | None = Field(
+        default=None,
+        description="Default 'no_path'. 'nearest': when no goal can be reached, answer "
+        "'partial' (partial_reason 'unreachable') with the path to the reachable cell nearest "
+        "the goals (Euclidean, cell centres; ties: the cheapest to reach); goals may then be "
+        "blocked cells.",
+    )
+    agent_size: StrictCount | None = Field(
+        default=None,
+        description="Default 1. A unit of k x k cells whose top-left cell is its position, "
+        "1 to GRIDPATH_MAX_AGENT_SIZE: every cell it covers, including beside a diagonal "
+        "step under the policy, must be walkable; a step costs its length times the cost of "
+        "the cell the top-left enters. Searches with 'astar'.",
     )
 
 
+class GoalRegion(BaseModel):
+    """``{"rect": [x, y, w, h]}`` or ``{"center": [x, y], "radius": r}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rect: Rect | None = Field(
+        default=None, description="Every cell of [x, y, w, h], clipped to the map."
+    )
+    center: Point | None = Field(default=None, description="With radius: the disc's centre cell.")
+    radius: StrictNumber | None = Field(
+        default=None,
+        description="Cells whose centre lies within this Euclidean distance (cells) of the "
+        "centre's; at least 0.",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "GoalRegion":
+        if (self.rect is None) == (self.center is None) or (self.center is None) != (
+            self.radius is None
+        ):
+            raise ValueError("goal_region needs either 'rect' alone, or 'center' and 'radius'")
+        return self
+
+
 class PathRequest(PathOptions):
-    """One path query."""
+    """One path query: to ``goal``, to the cheapest of ``goals``, or to the first cell of
+    ``goal_region`` (exactly one of the three; InvalidQuery otherwise)."""
 
     start: Point
-    goal: Point
+    goal: Point | None = None
+    goals: list[Point] | None = Field(
+        default=None,
+        description="Reach the cheapest of these cells (1 to GRIDPATH_MAX_GOALS); 'reached' "
+        "says which.",
+    )
+    goal_region: GoalRegion | None = Field(
+        default=None, description="Stop at the cheapest cell of this region ('reached')."
+    )
+
+    @model_validator(mode="after")
+    def _one_goal(self) -> "PathRequest":
+        given = (self.goal, self.goals, self.goal_region)
+        if sum(value is not None for value in given) != 1:
+            raise ValueError("give exactly one of goal, goals and goal_region")
+        return self
 
 
 class PathResponse(BaseModel):
@@ -220,6 +283,15 @@ class PathResponse(BaseModel):
     )
     elapsed_us: int = Field(description="Time spent searching, in microseconds.")
     revision: int = Field(description="The map revision the search ran on.")
+    reached: Point | None = Field(
+        description="The goal, goals cell or goal_region cell a 'found' path ends at; null "
+        "otherwise."
+    )
+    partial_reason: PartialReason | None = Field(
+        description="For 'partial': 'budget' (max_expansions ran out: the path ends at the "
+        "expanded cell nearest the goal) or 'unreachable' (unreachable 'nearest': no goal can "
+        "be reached); null otherwise."
+    )
 
 
 class ErrorBody(BaseModel):
@@ -251,14 +323,6 @@ class BatchResponse(BaseModel):
 
 
 # -- edits -----------------------------------------------------------------------------
-
-Rect = Annotated[
-    tuple[Coordinate, Coordinate, StrictCount, StrictCount],
-    WithJsonSchema({
-        "type": "array", "items": {"type": "integer"}, "minItems": 4, "maxItems": 4,
-        "description": "[x, y, w, h]: w columns from x, h rows from y.", "examples": [[2, 3, 4, 1]],
-    }),
-]  # fmt: skip
 
 
 class EditItem(BaseModel):
@@ -350,6 +414,11 @@ class FieldRequest(BaseModel):
         default=None,
         description="Stop the search at this cost: cells costlier to reach get inf (npz) or "
         "null (json) and next -1.",
+    )
+    agent_size: StrictCount | None = Field(
+        default=None,
+        description="Default 1: the field of k x k units (see PathOptions.agent_size); goals "
+        "need room for the unit.",
     )
     format: Literal["npz", "json"] = Field(
         default="npz",

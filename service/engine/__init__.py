@@ -30,7 +30,8 @@ from service.engine.errors import (
     UnknownHeuristicError,
     UnsupportedAlgorithmError,
 )
-from service.engine.grid import GridMap, Islands
+from service.engine.goals import CircleRegion, RectRegion, Region
+from service.engine.grid import MAX_AGENT_SIZE, GridMap, Islands
 from service.engine.landmarks import LandmarkTable, LandmarkTables, build_landmarks
 from service.engine.options import (
     ADMISSIBLE,
@@ -44,7 +45,9 @@ from service.engine.options import (
     AlgorithmUsed,
     Diagonal,
     Heuristic,
+    PartialReason,
     Status,
+    Unreachable,
 )
 from service.engine.result import PathResult, SmoothedPath
 from service.engine.scratch import Scratch
@@ -59,8 +62,10 @@ __all__ = [
     "DEFAULT_HEURISTIC",
     "DIAGONALS",
     "HEURISTICS",
+    "MAX_AGENT_SIZE",
     "Algorithm",
     "AlgorithmUsed",
+    "CircleRegion",
     "ClusterTable",
     "ClusterTables",
     "Diagonal",
@@ -80,8 +85,11 @@ __all__ = [
     "MapTooBigError",
     "NotWalkableError",
     "OutOfBoundsError",
+    "PartialReason",
     "PathQuery",
     "PathResult",
+    "RectRegion",
+    "Region",
     "Scratch",
     "SmoothedPath",
     "Status",
@@ -89,6 +97,7 @@ __all__ = [
     "UnknownAlgorithmError",
     "UnknownDiagonalError",
     "UnknownHeuristicError",
+    "Unreachable",
     "UnsupportedAlgorithmError",
     "build_clusters",
     "build_landmarks",

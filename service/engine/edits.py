@@ -31,7 +31,8 @@ import numpy.typing as npt
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import paced_copy, paced_full
 from service.engine.errors import InvalidEditError, MapTooBigError
-from service.engine.grid import Census, GridMap, Islands, Parts
+from service.engine.grid import MAX_AGENT_SIZE, Census, GridMap, Islands, Parts
+from service.engine.kernels.clearance import update_clearance
 from service.engine.kernels.clusters import NO_CLUSTER
 from service.engine.kernels.codes import CLOSED
 from service.engine.kernels.edits import (
@@ -267,7 +268,25 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
         revision=grid.revision + 1, jump_bits=bits, jump_table=table,
         clusters=grid.clusters if keep else None,
         landmarks=grid.landmarks if keep else None,
+        clearance=_clearance(grid, padded, changes),
     ))  # fmt: skip
+
+
+def _clearance(grid: GridMap, padded: npt.NDArray[np.float32], changes: Changes
+               ) -> npt.NDArray[np.uint8] | None:  # fmt: skip
+    """The clearance table after ``changes``, if ``grid`` had one: only the anchors
+    whose squares can hold a changed cell are recomputed."""
+    old = grid.known_clearance
+    if old is None or not changes.walkability_changed.any():
+        return old
+    table = old.copy()
+    width = grid.padded_width
+    flipped = changes.cells[changes.walkability_changed]
+    xs, ys = flipped % width, flipped // width
+    update_clearance(padded, width, MAX_AGENT_SIZE, table, int(xs.min()), int(ys.min()),
+                     int(xs.max()), int(ys.max()))  # fmt: skip
+    table.flags.writeable = False
+    return table
 
 
 def _counted(census: Census, changes: Changes) -> Census:

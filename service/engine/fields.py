@@ -30,6 +30,7 @@ from service.engine.kernels.fields import distance_field as field_kernel
 from service.engine.kernels.moves import DX, DY
 from service.engine.options import DEFAULT_DIAGONAL, DIAGONALS, Diagonal, option_code
 from service.engine.scratch import thread_scratch
+from service.engine.sizes import check_room, checked_agent_size
 
 #: ``(dx, dy)`` of each direction code of ``Field.next``.
 DIRECTIONS: Final[tuple[tuple[int, int], ...]] = tuple(
@@ -67,18 +68,25 @@ class Field(NamedTuple):
 
 def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
                    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
-                   max_cost: float | None = None, max_goals: int) -> Field:  # fmt: skip
-    """The field of ``goals`` (``(x, y)`` cells) on ``grid``.
+                   max_cost: float | None = None, max_goals: int, agent_size: int = 1
+                   ) -> Field:  # fmt: skip
+    """The field of ``goals`` (``(x, y)`` cells) on ``grid``, for units of
+    ``agent_size`` (see ``sizes``: costs are those of their top-left cells).
 
-    Validation order: ``diagonal``, ``max_cost``, the goal count (1 to
-    ``max_goals``), each goal within the map, each goal walkable.
+    Validation order: ``diagonal``, ``max_cost``, ``agent_size``, the goal count (1
+    to ``max_goals``), each goal within the map, each goal walkable, room at each.
 
     Raises:
         UnknownDiagonalError, InvalidQueryError, OutOfBoundsError, NotWalkableError.
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
     bound = checked_max_cost(max_cost)
+    size = checked_agent_size(agent_size)
     points = checked_goals(grid, goals, max_goals=max_goals)
+    sized = grid.for_agent_size(size)
+    for i, (x, y) in enumerate(points.tolist()):
+        check_room(grid, sized, f"goals[{i}]", x, y, size)
+    grid = sized
     padded = _padded_cells(grid, points)
     dist, step, settled = field_search(grid, padded, code, bound)
     inner = dist.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]
@@ -120,8 +128,8 @@ def checked_max_cost(max_cost: float | None) -> float:
 
 
 def checked_goals(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *, max_goals: int,
-                  name: str = "goals") -> npt.NDArray[np.int64]:  # fmt: skip
-    """(k, 2) int64 ``(x, y)`` goals, each within the map and walkable."""
+                  name: str = "goals", walkable: bool = True) -> npt.NDArray[np.int64]:  # fmt: skip
+    """(k, 2) int64 ``(x, y)`` goals, each within the map, and walkable if ``walkable``."""
     try:
         points = np.asarray(goals, dtype=np.int64)
     except (OverflowError, TypeError, ValueError):
@@ -140,7 +148,7 @@ def checked_goals(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *, max_
         raise outside_map(f"{name}[{i}]", int(xs[i]), int(ys[i]), width=grid.width,
                           height=grid.height)  # fmt: skip
     blocked = grid.costs[ys, xs] <= 0
-    if blocked.any():
+    if walkable and blocked.any():
         i = int(np.argmax(blocked))
         raise on_blocked_cell(f"{name}[{i}]", int(xs[i]), int(ys[i]))
     return points

@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
 from service.engine.errors import InvalidMapError
+from service.engine.kernels.clearance import clearance
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
@@ -30,6 +31,8 @@ _NO_LANDMARKS = (
     (_NO_LANDMARK_TABLE, _NO_LANDMARK_TABLE),  # d(n, L)
     np.zeros(2, dtype=np.float64),  # margins
 )
+#: Largest unit side (cells) the clearance table tells apart: its values are capped here.
+MAX_AGENT_SIZE = 8
 _NO_LINE = np.zeros((1, 1), dtype=np.uint64)
 _NO_JUMP_BITS: JumpBits = (_NO_LINE, _NO_LINE, _NO_LINE, _NO_LINE)
 _NO_CLUSTERS = (
@@ -86,6 +89,7 @@ class GridMap:
 
     __slots__ = (
         "_census",
+        "_clearance",
         "_clusters",
         "_costs",
         "_height",
@@ -99,6 +103,7 @@ class GridMap:
         "_min_cost",
         "_padded",
         "_revision",
+        "_sized",
         "_walkable_cells",
         "_width",
     )
@@ -144,6 +149,8 @@ class GridMap:
         self._landmarks: LandmarkTables | None = None
         self._revision = int(revision)
         self._census: Census | None = None
+        self._clearance: npt.NDArray[np.uint8] | None = None
+        self._sized: dict[int, GridMap] = {}
         self._kernel_view = self._view()
 
     @classmethod
@@ -169,6 +176,8 @@ class GridMap:
         grid._landmarks = parts.landmarks
         grid._revision = parts.revision
         grid._census = census
+        grid._clearance = parts.clearance
+        grid._sized = {}
         grid._kernel_view = grid._view()
         return grid
 
@@ -184,6 +193,39 @@ class GridMap:
         if self._census is None:
             self._census = Census.of(self)
         return self._census
+
+    @property
+    def clearance(self) -> npt.NDArray[np.uint8]:
+        """(padded cells,) uint8: the side of the largest walkable square whose top-left
+        cell is each cell, capped at ``MAX_AGENT_SIZE`` (see ``kernels.clearance``);
+        computed in O(cells) on first use, then carried from edit to edit."""
+        if self._clearance is None:
+            table = np.zeros(self._padded.size, dtype=np.uint8)
+            clearance(self._padded, self._width + 2, MAX_AGENT_SIZE, table)
+            table.flags.writeable = False
+            self._clearance = table
+        return self._clearance
+
+    @property
+    def known_clearance(self) -> npt.NDArray[np.uint8] | None:
+        """The clearance table if computed, else None (an edit carries it forward)."""
+        return self._clearance
+
+    def for_agent_size(self, size: int) -> "GridMap":
+        """The grid a ``size`` x ``size`` unit moves on: the same costs where the
+        ``size`` square anchored at a cell (its top-left) is all walkable, blocked
+        elsewhere (``self`` for size 1). Built on first use per revision and kept;
+        a move between two such anchors under a policy sweeps only walkable cells
+        when the policy's corner rule holds for the anchors beside it."""
+        if size == 1:
+            return self
+        sized = self._sized.get(size)
+        if sized is None:
+            inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
+            costs = np.where(inner >= size, self._costs, np.float32(0))
+            sized = GridMap(costs, revision=self._revision)
+            self._sized[size] = sized
+        return sized
 
     @property
     def jump_bits(self) -> JumpBits | None:
@@ -426,8 +468,10 @@ class GridMap:
         jumps = self._jump_table.nbytes
         jumps += 0 if self._landmarks is None else self._landmarks.nbytes
         jumps += 0 if self._jump_bits is None else sum(b.nbytes for b in self._jump_bits)
+        derived = 0 if self._clearance is None else self._clearance.nbytes
+        derived += sum(grid.nbytes for grid in list(self._sized.values()))
         return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes
-                   + tables + jumps)  # fmt: skip
+                   + tables + jumps + derived)  # fmt: skip
 
     @property
     def island_tables(self) -> Islands:
@@ -506,6 +550,7 @@ class Parts(NamedTuple):
     jump_table: npt.NDArray[np.int16] | None
     clusters: ClusterTables | None
     landmarks: LandmarkTables | None
+    clearance: npt.NDArray[np.uint8] | None = None
 
 
 def _eight(diagonal: str) -> bool:

@@ -40,6 +40,11 @@ Status = Literal["found", "partial", "no_path"]
 Algorithm = Literal["astar", "jps", "auto"]
 #: ``field``: answered from one search outward from a goal the batch's queries share.
 AlgorithmUsed = Literal["astar", "jps", "field"]
+#: What a query does when no goal can be reached (see ``goals``).
+Unreachable = Literal["no_path", "nearest"]
+#: Why an answer is ``partial``: the node budget ran out, or (``unreachable``
+#: ``nearest``) no goal can be reached and the path ends at the nearest cell that can.
+PartialReason = Literal["budget", "unreachable"]
 
 HEURISTICS: Final[dict[str, int]] = {
     "octile": codes.HEURISTIC_OCTILE,
@@ -65,6 +70,7 @@ ALGORITHMS: Final[dict[str, int]] = {
     "jps": codes.ALGORITHM_JPS,
     "auto": -1,
 }
+UNREACHABLE: Final[dict[str, int]] = {"no_path": 0, "nearest": 1}
 DEFAULT_ALGORITHM: Final[Algorithm] = "auto"
 DEFAULT_HEURISTIC: Final[Heuristic] = "octile"
 DEFAULT_DIAGONAL: Final[Diagonal] = "no_corner_cutting"

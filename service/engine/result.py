@@ -8,7 +8,7 @@ import numpy.typing as npt
 from service.engine.grid import GridMap
 from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
-from service.engine.options import AlgorithmUsed, Heuristic, Status
+from service.engine.options import AlgorithmUsed, Heuristic, PartialReason, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,11 @@ class PathResult:
         algorithm_used: ``astar`` or ``jps`` (what ``auto`` resolved to), or
             ``field``: a batch answered it with its other queries to the same goal
             from one search outward from the goal (``expanded`` is that search's).
+        reached: ``(x, y)`` of the goal (or goal-set or region cell) a ``found``
+            path ends at; None otherwise.
+        partial_reason: for ``partial``: ``budget`` (the node budget ran out) or
+            ``unreachable`` (no goal can be reached; the path ends at the reachable
+            cell nearest the goals); None otherwise.
     """
 
     status: Status
@@ -61,6 +66,8 @@ class PathResult:
     algorithm_used: AlgorithmUsed = "astar"
     grid: GridMap | None = field(default=None, repr=False, compare=False)
     diagonal_code: int = field(default=1, repr=False, compare=False)
+    reached: tuple[int, int] | None = None
+    partial_reason: PartialReason | None = None
 
     def smoothed(self) -> SmoothedPath:
         """String-pull the waypoints by line of sight (see ``kernels.lines.string_pull``).

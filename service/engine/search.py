@@ -19,21 +19,24 @@ import numpy.typing as npt
 from service.engine.errors import (
     EngineError,
     InvalidBudgetError,
+    InvalidQueryError,
     InvalidWeightError,
     OutOfBoundsError,
     UnknownAlgorithmError,
     UnknownDiagonalError,
     UnknownHeuristicError,
     UnsupportedAlgorithmError,
-    on_blocked_cell,
     outside_map,
 )
 from service.engine.fields import field_search
+from service.engine.goals import GoalSet, Region, cells_goal_set, member_cells
+from service.engine.goals import goal_set as make_goal_set
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import search_batch
 from service.engine.kernels.codes import (
     ALGORITHM_ASTAR,
     ALGORITHM_JPS,
+    DIAGONAL_ALWAYS,
     DIAGONAL_NEVER,
     DIAGONAL_NO_CORNER_CUTTING,
     HEURISTIC_CLUSTER,
@@ -46,6 +49,8 @@ from service.engine.kernels.codes import (
     STATUS_PARTIAL,
 )
 from service.engine.kernels.fields import write_field_paths
+from service.engine.kernels.goals import goal_on_island, goal_set_search, nearest_cells
+from service.engine.kernels.paths import chain_length, segment_lengths, write_chain, write_turns
 from service.engine.options import (
     ADMISSIBLE,
     ALGORITHMS,
@@ -56,11 +61,14 @@ from service.engine.options import (
     DEFAULT_HEURISTIC,
     DIAGONALS,
     HEURISTICS,
+    UNREACHABLE,
     Algorithm,
     AlgorithmUsed,
     Diagonal,
     Heuristic,
+    PartialReason,
     Status,
+    Unreachable,
     option_code,
 )
 from service.engine.result import PathResult
@@ -72,9 +80,13 @@ from service.engine.scratch import (
     Scratch,
     thread_scratch,
 )
+from service.engine.sizes import check_room, checked_agent_size
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
+
+#: ``target`` of a query to a goal set.
+NO_TARGET: Final = -1
 
 #: Heuristics whose values are whole numbers of cells (times the integer min cost).
 INTEGER_HEURISTICS: Final = frozenset({"manhattan", "chebyshev", "zero"})
@@ -102,13 +114,17 @@ class PathQuery:
     """One query for :func:`find_paths`; the fields are :func:`find_path`'s arguments."""
 
     start: Point
-    goal: Point
+    goal: Point | None
     heuristic: Heuristic | str = DEFAULT_HEURISTIC
     diagonal: Diagonal | str = DEFAULT_DIAGONAL
     weight: float = 1.0
     max_expansions: int | None = None
     tie_break: bool = True
     algorithm: Algorithm | str = DEFAULT_ALGORITHM
+    goals: Sequence[Point] | None = None
+    goal_region: Region | None = None
+    unreachable: Unreachable | str = "no_path"
+    agent_size: int = 1
 
 
 class _Checked(NamedTuple):
@@ -127,12 +143,15 @@ class _Checked(NamedTuple):
     heuristic_used: Heuristic
     algorithm: int
     landmark: int
+    grid: GridMap  # the grid of the query's agent size
+    goal_set: GoalSet | None  # None: the single goal ``target``
+    nearest: bool  # unreachable="nearest"
 
 
 def find_path(
     grid: GridMap,
     start: Point,
-    goal: Point,
+    goal: Point | None = None,
     *,
     heuristic: Heuristic | str = DEFAULT_HEURISTIC,
     diagonal: Diagonal | str = DEFAULT_DIAGONAL,
@@ -140,6 +159,11 @@ def find_path(
     max_expansions: int | None = None,
     tie_break: bool = True,
     algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+    goals: Sequence[Point] | None = None,
+    goal_region: Region | None = None,
+    unreachable: Unreachable | str = "no_path",
+    agent_size: int = 1,
+    max_goals: int = UNLIMITED,
     scratch: Scratch | None = None,
 ) -> PathResult:
     """Find a path from ``start`` to ``goal``, both ``(x, y)`` = (column, row).
@@ -147,6 +171,14 @@ def find_path(
     Args:
         grid: the map.
         start, goal: cell coordinates.
+        goals, goal_region: instead of ``goal`` (exactly one of the three): reach
+            the cheapest of these cells, or the cheapest cell of a region (see
+            ``goals``); ``reached`` says which. At most ``max_goals`` goals.
+        unreachable: ``no_path``, or ``nearest``: when no goal can be reached,
+            a ``partial`` path to the reachable cell nearest the goals (see
+            ``goals``; ``partial_reason`` ``unreachable``); goals may be blocked.
+        agent_size: a ``k x k`` unit whose top-left cell is its position (1 to
+            ``MAX_AGENT_SIZE``): it searches ``grid.for_agent_size(k)``.
         heuristic: ``octile``, ``manhattan``, ``chebyshev``, ``euclidean`` or
             ``zero`` (Dijkstra); scaled by the map's minimum cost. See ``options``
             for which are admissible under which policy.
@@ -167,11 +199,14 @@ def find_path(
     Raises:
         UnknownHeuristicError, UnknownDiagonalError, InvalidWeightError,
         InvalidBudgetError, OutOfBoundsError, NotWalkableError, UnknownAlgorithmError,
-        UnsupportedAlgorithmError.
+        UnsupportedAlgorithmError, InvalidQueryError.
     """
     query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break,
-                      algorithm)  # fmt: skip
-    return _search(grid, [_check(grid, query)], scratch)[0]
+                      algorithm, goals, goal_region, unreachable, agent_size)  # fmt: skip
+    checked = _check(grid, query, max_goals)
+    if checked.goal_set is None and checked.grid is grid:
+        return _search(grid, [checked], scratch)[0]
+    return _answer([checked], scratch, 0)[0]
 
 
 def find_paths(
@@ -180,6 +215,7 @@ def find_paths(
     *,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
+    max_goals: int = UNLIMITED,
 ) -> list[PathResult | EngineError]:
     """Answer many queries on one map in one kernel call (one release of the GIL).
 
@@ -187,8 +223,9 @@ def find_paths(
     admissible heuristic, a budget of at least the map's walkable cells) share a
     goal and a policy, they are answered from one search outward from the goal,
     stopped once it has settled all their starts (``algorithm_used`` ``field``); 0
-    never does. Costs are the same as one search each; among equally cheap paths
-    another may be returned.
+    never does; queries sharing a goal set (``goals``, ``goal_region``) likewise.
+    Costs are the same as one search each; among equally cheap paths another may
+    be returned.
 
     Returns, in order, each query's result, or the error :func:`find_path` would
     have raised for it: one bad query never fails the others.
@@ -197,43 +234,121 @@ def find_paths(
     answers: list[PathResult | EngineError | None] = []
     for query in queries:
         try:
-            checked.append(_check(grid, query))
+            checked.append(_check(grid, query, max_goals))
             answers.append(None)
         except EngineError as exc:
             answers.append(exc)
-    groups = _shared_goals(grid, checked, shared_goal_queries)
-    results = (_search(grid, checked, scratch) if not groups
-               else _search_sharing_goals(grid, checked, groups, scratch))  # fmt: skip
+    simple = all(q.goal_set is None and q.grid is grid for q in checked)
+    if simple and not _shared_goals(grid, checked, shared_goal_queries):
+        results = _search(grid, checked, scratch)  # the common case, kept lean
+    else:
+        results = _answer(checked, scratch, shared_goal_queries)
     found = iter(results)
     return [next(found) if answer is None else answer for answer in answers]
 
 
-def _search_sharing_goals(grid: GridMap, checked: list[_Checked], groups: list[list[int]],
-                          scratch: Scratch | None) -> list[PathResult]:  # fmt: skip
-    """Answers of ``checked`` in order: ``groups`` (indices) from one field search each,
-    the rest from ``_search``."""
+def _answer(checked: list[_Checked], scratch: Scratch | None, least: int) -> list[PathResult]:
+    """Answers of ``checked`` in order, per agent-size grid: groups sharing a goal
+    from one field search each, single goals through ``_search``, goal sets one by
+    one through ``_search_goal_set``."""
     answered: dict[int, PathResult] = {}
-    for members in groups:
-        group = [checked[i] for i in members]
-        answered.update(zip(members, _field_search(grid, group, scratch), strict=True))
-    rest = [i for i in range(len(checked)) if i not in answered]
-    answered.update(zip(rest, _search(grid, [checked[i] for i in rest], scratch), strict=True))
+    by_grid: dict[int, list[int]] = {}
+    for i, query in enumerate(checked):
+        by_grid.setdefault(id(query.grid), []).append(i)
+    for indices in by_grid.values():
+        grid = checked[indices[0]].grid
+        queries = [checked[i] for i in indices]
+        for members in _shared_goals(grid, queries, least):
+            group = [queries[i] for i in members]
+            found = _field_search(grid, group, scratch)
+            answered.update(zip((indices[i] for i in members), found, strict=True))
+        single = [i for i in indices if i not in answered and checked[i].goal_set is None]
+        answered.update(zip(single, _search(grid, [checked[i] for i in single], scratch),
+                            strict=True))  # fmt: skip
+        for i in indices:
+            if i not in answered:
+                answered[i] = _search_goal_set(grid, checked[i], scratch)
     return [answered[i] for i in range(len(checked))]
 
 
 def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[list[int]]:
-    """Indices of ``checked`` grouped by (goal, policy), for groups of at least
-    ``least`` queries whose answers are optimal paths: weight 1, an admissible
-    heuristic, and a budget no search of this map can run out of."""
+    """Indices of ``checked`` grouped by (goal or goal set, policy), for groups of at
+    least ``least`` queries whose answers are optimal paths: weight 1, an admissible
+    heuristic, and a budget no search of this map can run out of (and not
+    ``nearest`` to a goal set: those may need another search)."""
     if least <= 0 or len(checked) < least:
         return []
-    groups: dict[tuple[int, int], list[int]] = {}
+    groups: dict[tuple[object, int], list[int]] = {}
     for i, query in enumerate(checked):
         admissible = ADMISSIBLE[_POLICY_NAMES[query.diagonal]]
         if (query.weight == 1.0 and query.budget >= grid.walkable_cells
-                and query.heuristic_used in admissible):  # fmt: skip
-            groups.setdefault((query.target, query.diagonal), []).append(i)
+                and query.heuristic_used in admissible
+                and not (query.nearest and query.goal_set is not None)):  # fmt: skip
+            goal = query.target if query.goal_set is None else query.goal_set.key
+            groups.setdefault((goal, query.diagonal), []).append(i)
     return [members for members in groups.values() if len(members) >= least]
+
+
+def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) -> PathResult:
+    """One query to a goal set (or ``nearest`` to an unreachable goal): a goal-set
+    A* to its goals on the start's island, else to the nearest reachable cells."""
+    assert query.goal_set is not None
+    labels = grid.island_tables.labels[1 if query.diagonal == DIAGONAL_ALWAYS else 0]
+    width = grid.padded_width
+    label = labels[query.source]
+    target = query.goal_set
+    reason: PartialReason | None = None
+    if not goal_on_island(labels, width, label, target.kernel):
+        if not query.nearest:
+            return _no_path(grid, query)
+        target = cells_goal_set(grid, _nearest_cells(grid, labels, label, target))
+        reason = "unreachable"
+    scratch = scratch or thread_scratch(grid.padded.size)
+    generation = scratch.take_generations(1)
+    status, end, expanded, reopened = goal_set_search(
+        grid.padded, width, query.source, target.kernel, query.diagonal, query.heuristic,
+        grid.min_cost, query.weight, query.budget, query.tie_break, generation,
+        scratch.stamp, scratch.g, scratch.parent, scratch.heap,
+    )  # fmt: skip
+    n = chain_length(scratch.parent, end)
+    cells = np.empty((n, 2), np.int32)
+    write_chain(scratch.parent, width, end, n, cells, 0)
+    turns = np.empty((n, 2), np.int32)
+    found = status == STATUS_FOUND and reason is None
+    return PathResult(
+        status="found" if found else "partial",
+        cost=float(scratch.g[end]),
+        cells=cells,
+        waypoints=turns[: write_turns(cells, 0, n, turns, 0)],
+        length=float(segment_lengths(cells, 0, n)),
+        expanded=int(expanded),
+        reopened=int(reopened),
+        heuristic_used=query.heuristic_used,
+        algorithm_used="astar",
+        grid=grid,
+        diagonal_code=query.diagonal,
+        reached=(int(cells[-1, 0]), int(cells[-1, 1])) if found else None,
+        partial_reason=None if found else (reason or "budget"),
+    )
+
+
+def _nearest_cells(grid: GridMap, labels: npt.NDArray[np.int32], label: int, goal: GoalSet
+                   ) -> npt.NDArray[np.int64]:  # fmt: skip
+    """The cells of island ``label`` nearest ``goal`` (see ``goals``)."""
+    out = np.empty(64, np.int64)
+    height = grid.height + 2
+    count, _ = nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out)
+    if count > out.size:
+        out = np.empty(count, np.int64)
+        nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out)
+    return out[:count]
+
+
+def _no_path(grid: GridMap, query: _Checked) -> PathResult:
+    empty = np.zeros((0, 2), np.int32)
+    return PathResult(status="no_path", cost=None, cells=empty, waypoints=empty, length=0.0,
+                      expanded=0, heuristic_used=query.heuristic_used, algorithm_used="astar",
+                      grid=grid, diagonal_code=query.diagonal)  # fmt: skip
 
 
 def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
@@ -247,8 +362,10 @@ def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
     sources[:] = [query.source for query in group]
     want = np.zeros(grid.padded.size, np.bool_)
     want[sources] = True
-    goal = np.array([group[0].target], np.int64)
-    dist, step, settled = field_search(grid, goal, group[0].diagonal, math.inf,
+    first = group[0]
+    goal = (np.array([first.target], np.int64) if first.goal_set is None
+            else member_cells(grid, first.goal_set))  # fmt: skip
+    dist, step, settled = field_search(grid, goal, first.diagonal, math.inf,
                                        want=want, wanted=int(np.count_nonzero(want)))  # fmt: skip
     outputs = (arrays.status, arrays.cost, arrays.length)
     done = 0
@@ -263,18 +380,35 @@ def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
                     reopened=[0] * count, algorithm="field")  # fmt: skip
 
 
-def _check(grid: GridMap, query: PathQuery) -> _Checked:
-    """Validate in a fixed order: options, bounds, walkability."""
+def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Checked:
+    """Validate in a fixed order: options, bounds, walkability (of the start, then of
+    the goals)."""
     heuristic = option_code(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError)
     diagonal = option_code(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError)
     algorithm = option_code(ALGORITHMS, query.algorithm, "algorithm", UnknownAlgorithmError)
+    nearest = option_code(UNREACHABLE, query.unreachable, "unreachable", InvalidQueryError) == 1
     weight = _checked_weight(query.weight)
     budget = _checked_budget(query.max_expansions)
+    size = checked_agent_size(query.agent_size)
+    if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
+        raise InvalidQueryError("give exactly one of goal, goals and goal_region")
+    sized = grid.for_agent_size(size)
     sx, sy = _checked_cell(grid, query.start, "start")
-    gx, gy = _checked_cell(grid, query.goal, "goal")
-    for name, x, y in (("start", sx, sy), ("goal", gx, gy)):
-        if not grid.walkable(x, y):
-            raise on_blocked_cell(name, x, y)
+    check_room(grid, sized, "start", sx, sy, size)
+    target = NO_TARGET
+    goal_set: GoalSet | None = None
+    if query.goal is not None:
+        gx, gy = _checked_cell(grid, query.goal, "goal")
+        target = grid.flat_index(gx, gy)
+        labels = sized.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
+        if not nearest:
+            check_room(grid, sized, "goal", gx, gy, size)
+        elif labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
+            goal_set = cells_goal_set(sized, np.array([target], np.int64))
+    else:
+        goal_set = make_goal_set(grid, goals=query.goals, region=query.goal_region,
+                                 max_goals=max_goals, walkable=not nearest)  # fmt: skip
+    grid = sized
     tie_break = bool(query.tie_break)
     used: Heuristic = query.heuristic  # type: ignore[assignment]  # checked by _option
     table = landmark = NO_TABLE
@@ -282,6 +416,12 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
         heuristic, table, used = _table_heuristic("cluster", grid.clusters, diagonal)
     elif heuristic == HEURISTIC_LANDMARKS:
         heuristic, landmark, used = _table_heuristic("landmarks", grid.landmarks, diagonal)
+    if goal_set is not None and (table != NO_TABLE or landmark != NO_TABLE):
+        # The tables bound the distance to one cell; a goal set searches with the plain
+        # bound of the policy.
+        table = landmark = NO_TABLE
+        heuristic = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
+        used = "manhattan" if diagonal == DIAGONAL_NEVER else "octile"
     # The equal-f stack is itself a larger-g tie-break, sound only when f is monotone
     # along paths: consistent heuristics, and the cluster bound with pathmax.
     monotone = used in CONSISTENT[str(query.diagonal)] or table != NO_TABLE
@@ -291,18 +431,26 @@ def _check(grid: GridMap, query: PathQuery) -> _Checked:
         # 4-connected integer map: the table's bounds floored to integers ride the
         # bucket queue too, with every bucket (see ``dial``).
         buckets = MAX_BUCKETS
-    algorithm = _algorithm(grid, algorithm, diagonal, used)
+    algorithm = _algorithm(grid, algorithm, diagonal, used, size=size,
+                           single_goal=query.goal is not None)  # fmt: skip
     if algorithm == ALGORITHM_JPS:
         stack = False
         buckets = 0
-    return _Checked(grid.flat_index(sx, sy), grid.flat_index(gx, gy), diagonal, heuristic,
+    if goal_set is not None:
+        stack, buckets = False, 0
+    return _Checked(grid.flat_index(sx, sy), target, diagonal, heuristic,
                     weight, budget, tie_break, stack and not buckets, buckets, table,
-                    used, algorithm, landmark)  # fmt: skip
+                    used, algorithm, landmark, grid, goal_set, nearest)  # fmt: skip
 
 
-def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str) -> int:
+def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *, size: int = 1,
+               single_goal: bool = True) -> int:  # fmt: skip
     """The algorithm a query runs: ``auto`` picks JPS wherever JPS applies."""
     reasons = []
+    if size != 1:
+        reasons.append("agent_size 1")
+    if not single_goal:
+        reasons.append("a single goal")
     if not grid.uniform:
         reasons.append("a uniform-cost map")
     if diagonal != DIAGONAL_NO_CORNER_CUTTING:
@@ -402,11 +550,12 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
     results = []
     for i, query in enumerate(checked):
         code = _STATUS[status[i]]
+        cells = paths.cells[offsets[i] : offsets[i + 1]].copy()
         results.append(
             PathResult(
                 status=code,
                 cost=None if code == "no_path" else cost[i],
-                cells=paths.cells[offsets[i] : offsets[i + 1]].copy(),
+                cells=cells,
                 waypoints=paths.turns[turn_offsets[i] : turn_offsets[i + 1]].copy(),
                 length=length[i],
                 expanded=expanded[i],
@@ -415,6 +564,8 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
                 algorithm_used=algorithm or _ALGORITHM_NAMES[query.algorithm],
                 grid=grid,
                 diagonal_code=query.diagonal,
+                reached=(int(cells[-1, 0]), int(cells[-1, 1])) if code == "found" else None,
+                partial_reason="budget" if code == "partial" else None,
             )
         )
     return results

@@ -20,6 +20,7 @@ from service.engine.edits import (
     repair_landmarks,
 )
 from service.engine.fields import distance_field
+from service.engine.goals import CircleRegion, RectRegion
 from service.engine.grid import GridMap
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
@@ -55,9 +56,22 @@ def warmup() -> None:
     find_path(grid, (0, 0), (3, 2), heuristic="cluster")
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
     find_path(grid, (0, 0), (3, 2), heuristic="landmarks")
-    _warm_edits(grid)
+    _warm_goals(grid)
+    _warm_edits(grid)  # after _warm_goals: the edits carry its clearance table forward
     _warm_fields(grid)
     mark_warm()
+
+
+def _warm_goals(grid: GridMap) -> None:
+    """Goal sets, regions, the nearest reachable cell, unit sizes (clearance)."""
+    find_path(grid, (0, 0), goals=[(3, 2), (0, 2)])
+    find_path(grid, (0, 0), goal_region=RectRegion(2, 2, 2, 1))
+    find_path(grid, (0, 0), goal_region=CircleRegion((3, 2), 1.0), unreachable="nearest")
+    find_path(grid, (0, 0), (4, 0), unreachable="nearest")  # a blocked goal
+    open_ground = GridMap.from_rows(["...", "...", "..."])
+    find_path(open_ground, (0, 0), (1, 1), agent_size=2)
+    distance_field(open_ground, [(0, 0)], max_goals=1, agent_size=2)
+    _ = grid.clearance  # computed now: the edits in _warm_edits update it
 
 
 def _warm_fields(grid: GridMap) -> None:

@@ -55,7 +55,8 @@ def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -
     assert [p["name"] for p in path_post["parameters"]] == ["map_id"]
     body = resolve(spec, path_post["requestBody"]["content"]["application/json"]["schema"]["$ref"])
     request = body["properties"]
-    assert set(body["required"]) == {"start", "goal"}
+    assert set(body["required"]) == {"start"}  # and one of goal, goals, goal_region
+    assert {"goal", "goals", "goal_region", "unreachable", "agent_size"} <= set(request)
     batch_post = spec["paths"]["/v1/maps/{map_id}/paths"]["post"]
     batch_ref = batch_post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     batch = resolve(spec, batch_ref)["properties"]["queries"]

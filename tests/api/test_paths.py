@@ -55,7 +55,8 @@ def test_options_change_the_search(client: TestClient, map_id: str) -> None:
 @pytest.mark.parametrize(
     ("body", "status", "code", "message"),
     [
-        ({"start": [0, 0]}, 422, "InvalidQuery", r"^goal: Field required"),
+        ({"start": [0, 0]}, 422, "InvalidQuery",
+         r"^body: Value error, give exactly one of goal, goals and goal_region"),
         ({"start": "a", "goal": [0, 0]}, 422, "InvalidQuery", r"^start: "),
         ({"start": [0.5, 0], "goal": [0, 0]}, 422, "InvalidQuery", r"^start\.0: "),
         ({"start": [0, 0], "goal": [1, 0], "heuristic": "astar"}, 422, "InvalidQuery",
@@ -132,7 +133,7 @@ def test_batch_answers_in_order_with_errors_in_their_slots(client: TestClient, m
     assert results[0]["cost"] == 7  # diagonal never, from the defaults
     assert results[1] == {"code": "NotWalkable", "message": "start (x=1, y=1) is on a blocked cell"}
     assert results[2]["code"] == "InvalidQuery"
-    assert results[2]["message"].startswith("goal: Field required")
+    assert results[2]["message"].startswith("body: Value error, give exactly one of goal")
     assert results[3]["format"] == "waypoints"  # a query's own option wins
     assert results[3]["path"] == [[0, 0], [5, 0]]
     assert results[4]["code"] == "InvalidValue"

@@ -87,6 +87,7 @@ def test_path_buffers_grow_mid_batch_and_keep_earlier_paths() -> None:
     results = find_paths(grid, queries, scratch=scratch)
     for query, result in zip(queries, results, strict=True):
         assert isinstance(result, PathResult)
+        assert query.goal is not None
         assert len(result.cells) == query.goal[0] + 1
         assert result.cells[-1].tolist() == [query.goal[0], 0]
     assert scratch.paths.cells.shape[0] >= 300

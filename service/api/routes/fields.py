@@ -38,8 +38,14 @@ def _json(field: Field) -> bytes:
 
 def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -> bytes:
     field = distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
-                           max_goals=max_goals)  # fmt: skip
+                           max_goals=max_goals, agent_size=body.agent_size or 1)  # fmt: skip
     return _npz(field) if body.format == "npz" else _json(field)
+
+
+def _check_agent_size(body: FieldRequest, cap: int) -> None:
+    if body.agent_size is not None and body.agent_size > cap:  # below 1: the engine's
+        raise ApiError(ErrorCode.INVALID_VALUE, f"agent_size {body.agent_size} exceeds the "
+                       f"server cap {cap} (GRIDPATH_MAX_AGENT_SIZE)")  # fmt: skip
 
 
 def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, bool]:
@@ -47,6 +53,7 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
     body = parsed_body(FieldRequest, raw)
     diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
+    _check_agent_size(body, settings.max_agent_size)
     with runtime.cache.acquire(map_id) as grid:
         cells = grid.width * grid.height
         if body.format == "json" and cells > settings.max_json_field_cells:
@@ -56,12 +63,16 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
                 f"{settings.max_json_field_cells} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for "
                 "format 'npz'",
             )
-        key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost, body.format)
+        key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost,
+               body.agent_size or 1, body.format)  # fmt: skip
         data, hit = runtime.fields.get(
             key, lambda: _compute(grid, body, diagonal, settings.max_goals)
         )
         media = NPZ if body.format == "npz" else "application/json"
-        return data, media, grid.revision, hit
+        revision = grid.revision
+    if (body.agent_size or 1) > 1:
+        runtime.cache.refresh(map_id)  # its sized grid may be new: count its bytes
+    return data, media, revision, hit
 
 
 @router.post(
@@ -71,8 +82,9 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
     "to the nearest goal and the first step towards it. Recent fields are cached per map, "
     "revision, goals and options (GRIDPATH_FIELD_CACHE_BYTES): the `X-Field-Cache` header "
     "says `hit` or `miss`; concurrent requests for one field share one search. Checks, in "
-    "order: schema (InvalidQuery), the JSON size limit (TooBig), diagonal, max_cost and the "
-    "goal count (InvalidValue), goals within the map (InvalidValue), goals walkable "
+    "order: schema (InvalidQuery), agent_size over the server cap (InvalidValue), the JSON "
+    "size limit (TooBig), diagonal, max_cost, agent_size and the goal count (InvalidValue), "
+    "goals within the map (InvalidValue), goals walkable and with room for the unit "
     "(NotWalkable).",
     openapi_extra=request_body({"application/json": {"schema": ref(FieldRequest)}}),
     dependencies=[Depends(require_reader)],

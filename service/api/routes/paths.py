@@ -11,7 +11,16 @@ from starlette.responses import Response
 from service.api.deps import readable_map
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body, validation_message
-from service.api.pathing import Query, answer, resolve, resolve_item, run, run_batch, search
+from service.api.pathing import (
+    Query,
+    answer,
+    resolve,
+    resolve_item,
+    run,
+    run_batch,
+    search,
+    simple,
+)
 from service.api.runtime import Runtime
 from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
 
@@ -60,7 +69,7 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
     again on the search threads with its full budget.
     """
     cap = runtime.settings.inline_expansions
-    if cap <= 0:
+    if cap <= 0 or not simple(query):
         return None
     with runtime.cache.acquire_cached(map_id) as grid:
         if grid is None:
@@ -68,7 +77,7 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         began = time.perf_counter_ns()
         wanted = query.spec.max_expansions
         budget = cap if wanted is None else min(cap, wanted)
-        result = search(grid, query, budget=budget)
+        result = search(grid, query, budget=budget, max_goals=runtime.settings.max_goals)
         if result.status == "partial" and (wanted is None or budget < wanted):
             return None
         return answer(result, query, time.perf_counter_ns() - began)
@@ -76,7 +85,10 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
 
 def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
     with runtime.cache.acquire(map_id) as grid:
-        return run(grid, query)
+        payload = run(grid, query, max_goals=runtime.settings.max_goals)
+    if query.spec.agent_size > 1:
+        runtime.cache.refresh(map_id)  # its sized grid may be new: count its bytes
+    return payload
 
 
 @router.post(
@@ -104,7 +116,7 @@ async def find_one(request: Request) -> Response:
     if not runtime.ready:
         await runtime.until_ready()
     body = parsed_body(PathRequest, await request.body())
-    query = resolve(body, body.start, body.goal, None, runtime.settings)
+    query = resolve(body, None, runtime.settings)
     payload = _try_inline(runtime, record.id, query)
     if payload is None:
         payload = await runtime.run(_run_cached, runtime, record.id, query)
@@ -132,9 +144,14 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
         body = BatchRequest.model_validate(data)
     except ValidationError as exc:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
-    items = [resolve_item(q, body.defaults, runtime.settings) for q in body.queries]
+    settings = runtime.settings
+    items = [resolve_item(q, body.defaults, settings) for q in body.queries]
     with runtime.cache.acquire(map_id) as grid:
-        return run_batch(grid, items, shared_goal_queries=runtime.settings.shared_goal_queries)
+        results = run_batch(grid, items, max_goals=settings.max_goals,
+                            shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
+    if any(isinstance(item, Query) and item.spec.agent_size > 1 for item in items):
+        runtime.cache.refresh(map_id)  # sized grids may be new: count their bytes
+    return results
 
 
 @router.post(

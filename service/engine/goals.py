@@ -1,0 +1,150 @@
+"""Goal sets and goal regions: what a query may ask to reach instead of one cell.
+
+- ``goals``: a list of cells; the search reaches the cheapest of them.
+- :class:`RectRegion` / :class:`CircleRegion`: every cell of a rectangle (clipped to
+  the map), or every cell whose centre lies within ``radius`` of a centre cell; the
+  search stops at the first (cheapest) walkable cell of it.
+
+:func:`goal_set` checks one and turns it into the kernel's tuple (see
+``kernels.goals``). The search's heuristic is the least distance to up to
+``MAX_GOAL_BOXES`` boxes holding the goals: one box per goal for short lists, the
+bounding boxes of row-ordered runs of goals for longer ones, a region's own box.
+
+Nearest reachable cell (``unreachable="nearest"``): among the cells of the start's
+island (every cell a search from it can reach), those at the least Euclidean
+distance from the goal set, measured from cell centres to the nearest goal cell's
+centre, to the rectangle, or to the disc; among those, the cheapest to reach (and
+among equally cheap ones, the first the search settles).
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.errors import InvalidQueryError, OutOfBoundsError, outside_map
+from service.engine.fields import checked_goals
+from service.engine.grid import GridMap
+from service.engine.kernels.goals import GOAL_CELLS, GOAL_CIRCLE, GOAL_RECT
+
+#: Most boxes the goal-set heuristic takes the least of (each costs a few
+#: instructions per generated cell).
+MAX_GOAL_BOXES: Final = 16
+
+Point = Sequence[int] | npt.NDArray[np.integer]
+
+
+@dataclass(frozen=True, slots=True)
+class RectRegion:
+    """Cells ``x <= column < x + w``, ``y <= row < y + h`` (clipped to the map)."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+
+
+@dataclass(frozen=True, slots=True)
+class CircleRegion:
+    """Cells whose centre lies within ``radius`` cells of ``center``'s (Euclidean)."""
+
+    center: tuple[int, int]
+    radius: float
+
+
+Region = RectRegion | CircleRegion
+
+
+class GoalSet(NamedTuple):
+    """The kernel's goal tuple ``(kind, shape, members, boxes)`` (``kernels.goals``),
+    padded coordinates; plus ``key``, equal for equal goal sets (batch grouping)."""
+
+    kind: int
+    shape: npt.NDArray[np.float64]
+    members: npt.NDArray[np.int64]
+    boxes: npt.NDArray[np.int64]
+    key: tuple[object, ...]
+
+    @property
+    def kernel(self) -> tuple[int, npt.NDArray[np.float64], npt.NDArray[np.int64],
+                              npt.NDArray[np.int64]]:  # fmt: skip
+        return self.kind, self.shape, self.members, self.boxes
+
+
+def goal_set(grid: GridMap, *, goals: Sequence[Point] | npt.ArrayLike | None = None,
+             region: Region | None = None, max_goals: int, walkable: bool = True
+             ) -> GoalSet:  # fmt: skip
+    """Check ``goals`` (cells within the map; walkable unless ``walkable`` is false) or
+    ``region``, exactly one of them, and build their :class:`GoalSet`."""
+    if (goals is None) == (region is None):
+        raise InvalidQueryError("give exactly one of goal, goals and goal_region")
+    if goals is not None:
+        points = checked_goals(grid, goals, max_goals=max_goals, walkable=walkable)
+        return cells_goal_set(grid, (points[:, 1] + 1) * grid.padded_width + points[:, 0] + 1)
+    if isinstance(region, RectRegion):
+        return _rect_goal_set(grid, region)
+    if isinstance(region, CircleRegion):
+        return _circle_goal_set(grid, region)
+    raise InvalidQueryError(f"goal_region must be a rect or a circle, got {region!r}")
+
+
+def cells_goal_set(grid: GridMap, cells: npt.NDArray[np.int64]) -> GoalSet:
+    """The goal set of padded flat ``cells`` (any order, repeats allowed)."""
+    members = np.unique(cells)
+    xs, ys = members % grid.padded_width, members // grid.padded_width
+    chunks = np.array_split(np.arange(members.size), min(MAX_GOAL_BOXES, members.size))
+    boxes = np.array([[xs[c].min(), ys[c].min(), xs[c].max(), ys[c].max()] for c in chunks],
+                     dtype=np.int64)  # fmt: skip
+    return GoalSet(GOAL_CELLS, np.zeros(4), members, boxes, ("cells", members.tobytes()))
+
+
+def member_cells(grid: GridMap, goal: GoalSet) -> npt.NDArray[np.int64]:
+    """The walkable padded cells of a goal set, sorted."""
+    if goal.kind == GOAL_CELLS:
+        return goal.members[grid.padded[goal.members] > 0]
+    x0, y0, x1, y1 = (int(v) for v in goal.boxes[0])
+    ys, xs = np.mgrid[y0 : y1 + 1, x0 : x1 + 1]
+    cells = (ys * grid.padded_width + xs).reshape(-1)
+    inside = grid.padded[cells] > 0
+    if goal.kind == GOAL_CIRCLE:
+        cx, cy, r2 = goal.shape[:3]
+        inside &= ((xs - cx) ** 2 + (ys - cy) ** 2).reshape(-1) <= r2
+    found: npt.NDArray[np.int64] = cells[inside].astype(np.int64)
+    return found
+
+
+def _rect_goal_set(grid: GridMap, rect: RectRegion) -> GoalSet:
+    if rect.w < 1 or rect.h < 1:
+        raise InvalidQueryError(f"goal_region.rect [{rect.x}, {rect.y}, {rect.w}, {rect.h}] "
+                                "is empty: w and h must be >= 1")  # fmt: skip
+    x0, y0 = max(rect.x, 0), max(rect.y, 0)
+    x1, y1 = min(rect.x + rect.w, grid.width) - 1, min(rect.y + rect.h, grid.height) - 1
+    if x0 > x1 or y0 > y1:
+        raise OutOfBoundsError(
+            f"goal_region.rect [{rect.x}, {rect.y}, {rect.w}, {rect.h}] does not overlap the "
+            f"map (width {grid.width}, height {grid.height})"
+        )
+    box = np.array([[x0 + 1, y0 + 1, x1 + 1, y1 + 1]], dtype=np.int64)
+    shape = box[0].astype(np.float64)
+    return GoalSet(GOAL_RECT, shape, np.zeros(0, np.int64), box, ("rect", *box[0].tolist()))
+
+
+def _circle_goal_set(grid: GridMap, circle: CircleRegion) -> GoalSet:
+    cx, cy = circle.center
+    if not (0 <= cx < grid.width and 0 <= cy < grid.height):
+        raise outside_map("goal_region.center", cx, cy, width=grid.width, height=grid.height)
+    radius = float(circle.radius)
+    if not (math.isfinite(radius) and radius >= 0):
+        raise InvalidQueryError(f"goal_region.radius {circle.radius!r} is out of range: must "
+                                "be finite and >= 0")  # fmt: skip
+    # The disc's cells lie within floor(radius) of the centre on each axis; the box is
+    # clipped to the map (the kernels never look outside it).
+    reach = math.floor(radius)
+    x0, y0 = max(cx - reach, 0) + 1, max(cy - reach, 0) + 1
+    x1, y1 = min(cx + reach, grid.width - 1) + 1, min(cy + reach, grid.height - 1) + 1
+    box = np.array([[x0, y0, x1, y1]], dtype=np.int64)
+    shape = np.array([cx + 1, cy + 1, radius * radius, 0.0])
+    return GoalSet(GOAL_CIRCLE, shape, np.zeros(0, np.int64), box, ("circle", cx, cy, radius))

@@ -1,0 +1,259 @@
+"""Goal sets: search to the nearest of many cells or the first cell of a region, and
+find the reachable cells nearest a goal that cannot be reached.
+
+A goal set is the tuple ``(kind, shape, members, boxes)``, all in padded coordinates:
+
+- ``kind``: ``GOAL_CELLS`` (the cells in ``members``), ``GOAL_RECT`` (every cell of
+  the rectangle ``shape[0:4]`` = ``x0, y0, x1, y1``, inclusive) or ``GOAL_CIRCLE``
+  (every cell whose centre lies within ``sqrt(shape[2])`` of ``shape[0:2]``).
+- ``members``: (k,) int64 sorted flat cells (``GOAL_CELLS``; empty otherwise).
+- ``boxes``: (m, 4) int64 inclusive ``x0, y0, x1, y1`` boxes holding every goal; the
+  search's heuristic is the least heuristic distance to a box. The distance from a
+  point to a set is 1-Lipschitz under any metric, and a minimum of consistent
+  heuristics is consistent, so the heuristic stays consistent and admissible: the
+  first goal popped is a nearest one.
+"""
+
+import numpy as np
+from numba import njit
+
+from service.engine.kernels.codes import (
+    CLOSED,
+    IMPROVEMENT_EPSILON,
+    NO_PARENT,
+    SQRT2,
+    STATUS_FOUND,
+    STATUS_NO_PATH,
+    STATUS_PARTIAL,
+)
+from service.engine.kernels.heap import decrease, pop, push
+from service.engine.kernels.moves import (
+    DX,
+    DY,
+    ORTHOGONAL_MOVES,
+    closeness,
+    corner_allows,
+    heuristic_distance,
+    move_count,
+)
+
+GOAL_CELLS = 0
+GOAL_RECT = 1
+GOAL_CIRCLE = 2
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _box_offsets(boxes, i, x, y):
+    """``(dx, dy)`` from ``(x, y)`` to box ``i`` (0 inside it)."""
+    dx = max(0, boxes[i, 0] - x, x - boxes[i, 2])
+    dy = max(0, boxes[i, 1] - y, y - boxes[i, 3])
+    return dx, dy
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def box_heuristic(kind, boxes, x, y):
+    """Least unscaled ``heuristic_distance`` of kind ``kind`` from ``(x, y)`` to a box."""
+    best = np.inf
+    for i in range(boxes.shape[0]):
+        dx, dy = _box_offsets(boxes, i, x, y)
+        best = min(best, heuristic_distance(kind, dx, dy))
+    return best
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def box_closeness(diagonal, boxes, x, y):
+    """Least ``moves.closeness`` from ``(x, y)`` to a box (picks a partial path's end)."""
+    best = np.inf
+    for i in range(boxes.shape[0]):
+        dx, dy = _box_offsets(boxes, i, x, y)
+        best = min(best, closeness(diagonal, dx, dy))
+    return best
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def is_goal(goal, cell, x, y):
+    """Whether padded cell ``cell`` = ``(x, y)`` belongs to the goal set (walkable or not)."""
+    kind, shape, members, _ = goal
+    if kind == GOAL_CELLS:
+        i = np.searchsorted(members, cell)
+        return i < members.size and members[i] == cell
+    if kind == GOAL_RECT:
+        return shape[0] <= x <= shape[2] and shape[1] <= y <= shape[3]
+    dx = x - shape[0]
+    dy = y - shape[1]
+    return dx * dx + dy * dy <= shape[2]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def goal_distance(goal, width, x, y):
+    """Euclidean distance from the centre of ``(x, y)`` to the goal set: to the nearest
+    member cell's centre, to the rectangle, or to the disc (0 inside)."""
+    kind, shape, members, _ = goal
+    if kind == GOAL_CELLS:
+        best = np.inf
+        for i in range(members.size):
+            dx = x - members[i] % width
+            dy = y - members[i] // width
+            best = min(best, float(dx * dx + dy * dy))
+        return np.sqrt(best)
+    if kind == GOAL_RECT:
+        dx = max(0.0, shape[0] - x, x - shape[2])
+        dy = max(0.0, shape[1] - y, y - shape[3])
+        return np.sqrt(dx * dx + dy * dy)
+    dx = x - shape[0]
+    dy = y - shape[1]
+    return max(0.0, np.sqrt(dx * dx + dy * dy) - np.sqrt(shape[2]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def goal_on_island(labels, width, label, goal):
+    """Whether a walkable goal cell has island ``label`` (bounded by the boxes)."""
+    kind, _, members, boxes = goal
+    if kind == GOAL_CELLS:
+        return np.any(labels[members] == label)
+    for b in range(boxes.shape[0]):
+        for y in range(boxes[b, 1], boxes[b, 3] + 1):
+            for x in range(boxes[b, 0], boxes[b, 2] + 1):
+                c = y * width + x
+                if labels[c] == label and is_goal(goal, c, x, y):
+                    return True
+    return False
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weight, budget,
+                    tie_break, gen, stamp, g, parent, heap):  # fmt: skip
+    """A* from ``start`` to the nearest cell of ``goal`` on a padded flat grid.
+
+    Args:
+        cost: (cells,) float32 padded costs, ``<= 0`` blocked; width: padded width.
+        start: padded flat walkable cell.
+        goal: ``(kind, shape, members, boxes)`` (see the module docstring).
+        diagonal, heuristic, h_scale, weight, budget, tie_break, gen, stamp, g,
+            parent, heap: as for ``astar.astar``.
+
+    Returns:
+        ``(status, end, expanded, reopened)`` as ``astar`` does: ``end`` is the goal
+        cell reached; when the budget runs out, the expanded cell nearest a goal box
+        (then least ``g``); ``start`` for ``no_path``.
+    """
+    node_of, _, pos = heap
+    boxes = goal[3]
+    moves = move_count(diagonal)
+    sx = start % width
+    sy = start // width
+    stamp[start] = gen
+    g[start] = 0.0
+    parent[start] = NO_PARENT
+    size = push(heap, 0, start, weight * h_scale * box_heuristic(heuristic, boxes, sx, sy),
+                0.0, tie_break)  # fmt: skip
+    best = start
+    best_d = box_closeness(diagonal, boxes, sx, sy)
+    best_g = 0.0
+    expanded = 0
+    reopened = 0
+    while size > 0:
+        n = node_of[0]
+        x = n % width
+        y = n // width
+        if is_goal(goal, n, x, y):
+            return STATUS_FOUND, n, expanded, reopened
+        if expanded >= budget:
+            return STATUS_PARTIAL, best, expanded, reopened
+        size = pop(heap, size, tie_break)
+        gn = g[n]
+        expanded += 1
+        d = box_closeness(diagonal, boxes, x, y)
+        if d < best_d or (d == best_d and gn < best_g):
+            best = n
+            best_d = d
+            best_g = gn
+        for k in range(moves):
+            m = n + DY[k] * width + DX[k]
+            cm = cost[m]
+            if cm <= 0.0:
+                continue
+            if k >= ORTHOGONAL_MOVES:
+                if not corner_allows(diagonal, cost[n + DX[k]] > 0.0,
+                                     cost[n + DY[k] * width] > 0.0):  # fmt: skip
+                    continue
+                ng = gn + SQRT2 * cm
+            else:
+                ng = gn + cm
+            fresh = stamp[m] != gen
+            if not fresh and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
+                continue
+            g[m] = ng
+            parent[m] = n
+            fm = ng + weight * h_scale * box_heuristic(heuristic, boxes, x + DX[k], y + DY[k])
+            if fresh:
+                stamp[m] = gen
+                size = push(heap, size, m, fm, ng, tie_break)
+            elif pos[m] == CLOSED:
+                reopened += 1
+                size = push(heap, size, m, fm, ng, tie_break)
+            else:
+                decrease(heap, m, fm, ng, tie_break)
+    return STATUS_NO_PATH, start, expanded, reopened
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _visit(labels, width, label, goal, x, y, best, count, out):
+    """Offer ``(x, y)`` to ``nearest_cells``' ties; return the new ``(best, count)``."""
+    c = y * width + x
+    if labels[c] != label:
+        return best, count
+    d = goal_distance(goal, width, x, y)
+    if d < best:
+        best = d
+        count = 0
+    if d == best:
+        if count < out.size:
+            out[count] = c
+        count += 1
+    return best, count
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def nearest_cells(labels, width, height, label, goal, out):
+    """The cells of island ``label`` nearest the goal set (``goal_distance``).
+
+    Scans rings of growing Chebyshev distance ``r`` around the bounding box of the
+    goal boxes. A cell of ring ``r`` is at least ``r`` from every goal cell and rect,
+    and at least ``r - 1`` from a disc (its box holds the disc's cells, whose centres
+    fall short of its rim by less than a cell), so the scan stops past that.
+
+    Args:
+        labels: (cells,) int32 padded island labels; width, height: padded sizes.
+        out: (room,) int64: receives the tied nearest cells, in scan order.
+
+    Returns:
+        ``(count, distance)``: how many cells tie (may exceed ``out.size``: only the
+        first ``out.size`` are written) and their distance; ``(0, inf)`` if the
+        island is empty.
+    """
+    boxes = goal[3]
+    bx0 = boxes[:, 0].min()
+    by0 = boxes[:, 1].min()
+    bx1 = boxes[:, 2].max()
+    by1 = boxes[:, 3].max()
+    slack = 1.0 if goal[0] == GOAL_CIRCLE else 0.0
+    best = np.inf
+    count = 0
+    r = 0
+    while r - slack <= best:
+        top, bottom, left, right = by0 - r, by1 + r, bx0 - r, bx1 + r
+        first, last = max(left, 1), min(right, width - 2)
+        for y in range(max(top, 1), min(bottom, height - 2) + 1):
+            if r == 0 or y in (top, bottom):
+                for x in range(first, last + 1):
+                    best, count = _visit(labels, width, label, goal, x, y, best, count, out)
+            else:  # the ring's other rows hold only its two end columns
+                if left >= 1:
+                    best, count = _visit(labels, width, label, goal, left, y, best, count, out)
+                if right <= width - 2:
+                    best, count = _visit(labels, width, label, goal, right, y, best, count, out)
+        if top <= 1 and left <= 1 and bottom >= height - 2 and right >= width - 2:
+            break
+        r += 1
+    return count, best

@@ -1,0 +1,40 @@
+"""Unit sizes: which grid a ``k x k`` unit searches, and where it has room to stand.
+
+A unit of ``agent_size`` k occupies the k x k square whose top-left cell is its
+position. It moves on ``GridMap.for_agent_size(k)``: the map with every cell blocked
+whose square holds a blocked cell or leaves the map (from the clearance table). The
+diagonal policies apply to that grid as they do to the map: under
+``no_corner_cutting`` a diagonal step needs both anchors beside it clear, so the
+unit sweeps only walkable cells; ``one_obstacle`` and ``always`` let it cut a corner
+as they let a one-cell unit. A step costs its length times the cost of the cell the
+unit's anchor (top-left) enters.
+"""
+
+import operator
+
+from service.engine.errors import InvalidQueryError, NotWalkableError, on_blocked_cell
+from service.engine.grid import MAX_AGENT_SIZE, GridMap
+
+
+def checked_agent_size(size: int) -> int:
+    """``size`` as an int from 1 to ``MAX_AGENT_SIZE``."""
+    try:
+        value = operator.index(size)
+    except TypeError:
+        raise InvalidQueryError(f"agent_size must be an integer, got {size!r}") from None
+    if not 1 <= value <= MAX_AGENT_SIZE:
+        raise InvalidQueryError(f"agent_size {value} is out of range: must be from 1 to "
+                                f"{MAX_AGENT_SIZE}")  # fmt: skip
+    return int(value)
+
+
+def check_room(grid: GridMap, sized: GridMap, name: str, x: int, y: int, size: int) -> None:
+    """Raise ``NotWalkableError`` unless a ``size`` unit may stand at ``(x, y)``
+    (``sized``: ``grid.for_agent_size(size)``)."""
+    if not grid.walkable(x, y):
+        raise on_blocked_cell(name, x, y)
+    if not sized.walkable(x, y):
+        raise NotWalkableError(
+            f"{name} (x={x}, y={y}) has no room for agent_size {size}: the {size}x{size} "
+            "square with its top-left there holds a blocked cell or leaves the map"
+        )

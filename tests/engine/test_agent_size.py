@@ -1,0 +1,172 @@
+"""Unit sizes: the clearance table and ``agent_size`` searches against brute force.
+
+The oracle erodes the map by hand (a cell stays walkable for a ``k`` unit when the
+``k x k`` square whose top-left it is holds only walkable cells) and runs scipy's
+Dijkstra on the eroded copy; every returned path is re-walked, checking every
+cell the unit covers.
+"""
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from service.engine import GridMap, find_path, find_paths
+from service.engine.edits import CellsEdit, RectEdit, apply_changes, changes_of
+from service.engine.errors import InvalidQueryError, NotWalkableError, UnsupportedAlgorithmError
+from service.engine.fields import distance_field
+from service.engine.grid import MAX_AGENT_SIZE
+from service.engine.result import PathResult
+from service.engine.search import PathQuery
+from tests.support import POLICIES, close, oracle_distances, random_grid
+
+SIZES = (1, 2, 3, 4)
+
+
+def brute_clearance(costs: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+    """(height, width) side of the largest walkable square at each top-left cell."""
+    height, width = costs.shape
+    out = np.zeros((height, width), np.int64)
+    for y, x in itertools.product(range(height), range(width)):
+        size = 0
+        while (size < MAX_AGENT_SIZE and y + size < height and x + size < width
+               and (costs[y : y + size + 1, x : x + size + 1] > 0).all()):  # fmt: skip
+            size += 1
+        out[y, x] = size
+    return out
+
+
+def eroded(grid: GridMap, size: int) -> GridMap:
+    costs = np.where(brute_clearance(grid.costs) >= size, grid.costs, 0)
+    return GridMap.from_costs(costs)
+
+
+def covered_cells_walkable(grid: GridMap, cells: npt.NDArray[np.int32], size: int,
+                           policy: str) -> bool:  # fmt: skip
+    """Re-walk a path: every cell a ``size`` unit covers at each step, and for a
+    diagonal step under a corner-strict policy the squares beside it, is walkable."""
+
+    def square_clear(x: int, y: int) -> bool:
+        return bool(x + size <= grid.width and y + size <= grid.height
+                    and (grid.costs[y : y + size, x : x + size] > 0).all())  # fmt: skip
+
+    for (x0, y0), (x1, y1) in itertools.pairwise(cells.tolist()):
+        if not (square_clear(x0, y0) and square_clear(x1, y1)):
+            return False
+        if x0 != x1 and y0 != y1:
+            beside = (square_clear(x1, y0), square_clear(x0, y1))
+            if policy in ("never", "no_corner_cutting") and not all(beside):
+                return False
+            if policy == "one_obstacle" and not any(beside):
+                return False
+    return all(square_clear(x, y) for x, y in cells.tolist()[:1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_clearance_equals_brute_force(seed: int) -> None:
+    grid = random_grid(np.random.default_rng(seed), 31, 23, 0.1 * seed, None)
+    table = grid.clearance.reshape(grid.height + 2, grid.width + 2)[1:-1, 1:-1]
+    assert table.tolist() == brute_clearance(grid.costs).tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_edits_keep_the_clearance_table_exact(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    grid = random_grid(rng, 40, 30, 0.05, (1, 3))
+    assert grid.clearance.size  # computed: each edit carries it forward
+    for _ in range(12):
+        x, y = int(rng.integers(40)), int(rng.integers(30))
+        edit = (RectEdit(x, y, int(rng.integers(1, 5)), int(rng.integers(1, 4)),
+                         cost=float(rng.choice([0.0, 1.0, 2.0])))
+                if rng.random() < 0.6 else
+                CellsEdit([[x, y], [int(rng.integers(40)), int(rng.integers(30))]],
+                          float(rng.choice([0.0, 1.0]))))  # fmt: skip
+        try:
+            changes = changes_of(grid, [edit], max_cells=1 << 20)
+        except Exception:  # a rect off the map edge: not this test's concern
+            continue
+        grid = apply_changes(grid, changes)
+        assert grid.known_clearance is not None
+        carried = grid.known_clearance.reshape(32, 42)[1:-1, 1:-1]
+        assert carried.tolist() == brute_clearance(grid.costs).tolist()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("size", SIZES)
+def test_agent_size_costs_equal_the_eroded_map_oracle(policy: str, size: int) -> None:
+    rng = np.random.default_rng(size * 10 + POLICIES.index(policy))
+    grid = random_grid(rng, 26, 21, 0.12, (1, 4) if size % 2 else None)
+    small = eroded(grid, size)
+    ys, xs = np.nonzero(small.costs > 0)
+    if xs.size < 2:
+        pytest.skip("no room for this size on the random map")
+    picks = rng.integers(xs.size, size=8)
+    start = (int(xs[picks[0]]), int(ys[picks[0]]))
+    distances = oracle_distances(small, start, policy)
+    for i in picks[1:]:
+        goal = (int(xs[i]), int(ys[i]))
+        result = find_path(grid, start, goal, diagonal=policy, agent_size=size)
+        best = distances[goal[1], goal[0]]
+        if np.isinf(best):
+            assert result.status == "no_path"
+            continue
+        assert result.status == "found"
+        assert close(result.cost or 0.0, best), (start, goal, result.cost, best)
+        assert covered_cells_walkable(grid, result.cells, size, policy)
+        if size > 1:
+            assert result.algorithm_used == "astar"
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_fields_for_an_agent_size_equal_the_eroded_field(size: int) -> None:
+    grid = random_grid(np.random.default_rng(size), 30, 30, 0.1, None)
+    small = eroded(grid, size)
+    ys, xs = np.nonzero(small.costs > 0)
+    goal = (int(xs[0]), int(ys[0]))
+    sized = distance_field(grid.for_agent_size(size), [goal], max_goals=1)
+    plain = distance_field(small, [goal], max_goals=1)
+    assert np.array_equal(sized.cost, plain.cost)
+
+
+def test_batches_mix_agent_sizes() -> None:
+    grid = random_grid(np.random.default_rng(3), 30, 30, 0.02, None)
+    queries = [PathQuery((x, 1), (25 - x, 25), agent_size=1 + x % 3) for x in range(12)]
+    results = find_paths(grid, queries)
+    assert sum(isinstance(result, PathResult) for result in results) >= 6
+    for query, result in zip(queries, results, strict=True):
+        alone = find_paths(grid, [query])[0]
+        if isinstance(result, PathResult):
+            assert isinstance(alone, PathResult)
+            assert (result.status, result.cost) == (alone.status, alone.cost)
+        else:
+            assert str(result) == str(alone)
+
+
+def test_agent_size_errors_name_the_value_and_the_limit() -> None:
+    grid = GridMap.from_rows(["....", "...@", "...."])
+    with pytest.raises(InvalidQueryError) as caught:
+        find_path(grid, (0, 0), (1, 1), agent_size=9)
+    assert str(caught.value) == "agent_size 9 is out of range: must be from 1 to 8"
+    with pytest.raises(InvalidQueryError) as caught:
+        find_path(grid, (0, 0), (1, 1), agent_size=0)
+    assert str(caught.value) == "agent_size 0 is out of range: must be from 1 to 8"
+    with pytest.raises(NotWalkableError) as walled:
+        find_path(grid, (0, 0), (2, 0), agent_size=2)
+    assert str(walled.value) == (
+        "goal (x=2, y=0) has no room for agent_size 2: the 2x2 square with its top-left "
+        "there holds a blocked cell or leaves the map"
+    )
+    with pytest.raises(UnsupportedAlgorithmError) as jps:
+        find_path(grid, (0, 0), (1, 1), agent_size=2, algorithm="jps")
+    assert str(jps.value).startswith("algorithm 'jps' needs agent_size 1")
+
+
+def test_sized_grids_are_kept_per_revision_and_counted_in_nbytes() -> None:
+    grid = GridMap.from_rows(["....", "....", "...."])
+    before = grid.nbytes
+    sized = grid.for_agent_size(2)
+    assert grid.for_agent_size(2) is sized
+    assert grid.for_agent_size(1) is grid
+    assert grid.nbytes == before + grid.clearance.nbytes + sized.nbytes
+    assert sized.revision == grid.revision
