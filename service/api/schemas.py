@@ -200,7 +200,7 @@ class PathOptions(BaseModel):
     algorithm: Algorithm | None = Field(
         default=None,
         description=f"Default {DEFAULT_ALGORITHM!r}. 'jps': Jump Point Search (uniform-cost "
-        "maps, diagonal 'no_corner_cutting', a consistent heuristic, one goal, agent_size 1; "
+        "maps, diagonal 'no_corner_cutting', a consistent heuristic, one goal; "
         "same costs, expansions count jump points; InvalidValue elsewhere). 'auto': 'jps' "
         "where it applies, 'astar' elsewhere. See algorithm_used.",
     )
@@ -216,7 +216,7 @@ class PathOptions(BaseModel):
         description="Default 1. A unit of k x k cells whose top-left cell is its position, "
         "1 to GRIDPATH_MAX_AGENT_SIZE: every cell it covers, including beside a diagonal "
         "step under the policy, must be walkable; a step costs its length times the cost of "
-        "the cell the top-left enters. Searches with 'astar'.",
+        "the cell the top-left enters.",
     )
 
 

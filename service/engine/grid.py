@@ -214,9 +214,11 @@ class GridMap:
     def for_agent_size(self, size: int) -> "GridMap":
         """The grid a ``size`` x ``size`` unit moves on: the same costs where the
         ``size`` square anchored at a cell (its top-left) is all walkable, blocked
-        elsewhere (``self`` for size 1). Built on first use per revision and kept;
-        a move between two such anchors under a policy sweeps only walkable cells
-        when the policy's corner rule holds for the anchors beside it."""
+        elsewhere (``self`` for size 1). Built on first use per revision and kept,
+        with JPS's bit rows when uniform. The unit's moves are exactly this grid's
+        moves under the same policy (a diagonal's corner rule reads the anchors
+        beside it), so any search that is exact on a grid, JPS included, is exact
+        for the unit on it."""
         if size == 1:
             return self
         sized = self._sized.get(size)
@@ -224,6 +226,10 @@ class GridMap:
             inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
             costs = np.where(inner >= size, self._costs, np.float32(0))
             sized = GridMap(costs, revision=self._revision)
+            if sized.uniform:
+                # JPS's bit rows (no JPS+ table: a table per size and revision would
+                # cost 16 bytes a cell and a build on the query path).
+                sized.prepare_jumps(max_table_bytes=0)
             self._sized[size] = sized
         return sized
 

@@ -431,8 +431,7 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
         # 4-connected integer map: the table's bounds floored to integers ride the
         # bucket queue too, with every bucket (see ``dial``).
         buckets = MAX_BUCKETS
-    algorithm = _algorithm(grid, algorithm, diagonal, used, size=size,
-                           single_goal=query.goal is not None)  # fmt: skip
+    algorithm = _algorithm(grid, algorithm, diagonal, used, single_goal=query.goal is not None)
     if algorithm == ALGORITHM_JPS:
         stack = False
         buckets = 0
@@ -443,12 +442,10 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
                     used, algorithm, landmark, grid, goal_set, nearest)  # fmt: skip
 
 
-def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *, size: int = 1,
+def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,
                single_goal: bool = True) -> int:  # fmt: skip
     """The algorithm a query runs: ``auto`` picks JPS wherever JPS applies."""
     reasons = []
-    if size != 1:
-        reasons.append("agent_size 1")
     if not single_goal:
         reasons.append("a single goal")
     if not grid.uniform:

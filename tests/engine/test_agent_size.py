@@ -7,6 +7,7 @@ cell the unit covers.
 """
 
 import itertools
+import math
 
 import numpy as np
 import numpy.typing as npt
@@ -114,8 +115,9 @@ def test_agent_size_costs_equal_the_eroded_map_oracle(policy: str, size: int) ->
         assert result.status == "found"
         assert close(result.cost or 0.0, best), (start, goal, result.cost, best)
         assert covered_cells_walkable(grid, result.cells, size, policy)
-        if size > 1:
-            assert result.algorithm_used == "astar"
+        # JPS on the unit's grid wherever it applies: uniform costs, no_corner_cutting.
+        jps = grid.uniform and policy == "no_corner_cutting"
+        assert result.algorithm_used == ("jps" if jps else "astar")
 
 
 @pytest.mark.parametrize("size", [2, 3])
@@ -158,8 +160,9 @@ def test_agent_size_errors_name_the_value_and_the_limit() -> None:
         "there holds a blocked cell or leaves the map"
     )
     with pytest.raises(UnsupportedAlgorithmError) as jps:
-        find_path(grid, (0, 0), (1, 1), agent_size=2, algorithm="jps")
-    assert str(jps.value).startswith("algorithm 'jps' needs agent_size 1")
+        find_path(grid, (0, 0), (1, 1), agent_size=2, algorithm="jps", diagonal="always")
+    assert str(jps.value) == "algorithm 'jps' needs diagonal 'no_corner_cutting'"
+    assert find_path(grid, (0, 0), (1, 1), agent_size=2, algorithm="jps").cost == math.sqrt(2)
 
 
 def test_sized_grids_are_kept_per_revision_and_counted_in_nbytes() -> None:
