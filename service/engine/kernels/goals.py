@@ -19,6 +19,9 @@ from numba import njit
 
 from service.engine.kernels.codes import (
     CLOSED,
+    DIAGONAL_NEVER,
+    HEURISTIC_MANHATTAN,
+    HEURISTIC_OCTILE,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     SQRT2,
@@ -31,7 +34,6 @@ from service.engine.kernels.moves import (
     DX,
     DY,
     ORTHOGONAL_MOVES,
-    closeness,
     corner_allows,
     heuristic_distance,
     move_count,
@@ -57,16 +59,6 @@ def box_heuristic(kind, boxes, x, y):
     for i in range(boxes.shape[0]):
         dx, dy = _box_offsets(boxes, i, x, y)
         best = min(best, heuristic_distance(kind, dx, dy))
-    return best
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def box_closeness(diagonal, boxes, x, y):
-    """Least ``moves.closeness`` from ``(x, y)`` to a box (picks a partial path's end)."""
-    best = np.inf
-    for i in range(boxes.shape[0]):
-        dx, dy = _box_offsets(boxes, i, x, y)
-        best = min(best, closeness(diagonal, dx, dy))
     return best
 
 
@@ -140,6 +132,9 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
     node_of, _, pos = heap
     boxes = goal[3]
     moves = move_count(diagonal)
+    # Partial results end nearest a goal box by ``moves.closeness``'s measure, whatever
+    # the search heuristic: Manhattan when 4-connected, octile otherwise.
+    near = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
     sx = start % width
     sy = start // width
     stamp[start] = gen
@@ -148,7 +143,7 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
     size = push(heap, 0, start, weight * h_scale * box_heuristic(heuristic, boxes, sx, sy),
                 0.0, tie_break)  # fmt: skip
     best = start
-    best_d = box_closeness(diagonal, boxes, sx, sy)
+    best_d = box_heuristic(near, boxes, sx, sy)
     best_g = 0.0
     expanded = 0
     reopened = 0
@@ -163,7 +158,7 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
         size = pop(heap, size, tie_break)
         gn = g[n]
         expanded += 1
-        d = box_closeness(diagonal, boxes, x, y)
+        d = box_heuristic(near, boxes, x, y)
         if d < best_d or (d == best_d and gn < best_g):
             best = n
             best_d = d
