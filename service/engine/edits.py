@@ -279,7 +279,7 @@ def _clearance(grid: GridMap, padded: npt.NDArray[np.float32], changes: Changes
     old = grid.known_clearance
     if old is None or not changes.walkability_changed.any():
         return old
-    table = old.copy()
+    table = paced_copy(old)
     width = grid.padded_width
     flipped = changes.cells[changes.walkability_changed]
     xs, ys = flipped % width, flipped // width

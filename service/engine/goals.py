@@ -60,13 +60,15 @@ Region = RectRegion | CircleRegion
 
 class GoalSet(NamedTuple):
     """The kernel's goal tuple ``(kind, shape, members, boxes)`` (``kernels.goals``),
-    padded coordinates; plus ``key``, equal for equal goal sets (batch grouping)."""
+    padded coordinates; plus ``key``, equal for equal goal sets (batch grouping), and
+    ``points``: a goal list as given, (k, 2) ``(x, y)`` ((0, 2) for a region)."""
 
     kind: int
     shape: npt.NDArray[np.float64]
     members: npt.NDArray[np.int64]
     boxes: npt.NDArray[np.int64]
     key: tuple[object, ...]
+    points: npt.NDArray[np.int64] = np.zeros((0, 2), np.int64)
 
     @property
     def kernel(self) -> tuple[int, npt.NDArray[np.float64], npt.NDArray[np.int64],
@@ -83,7 +85,8 @@ def goal_set(grid: GridMap, *, goals: Sequence[Point] | npt.ArrayLike | None = N
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
     if goals is not None:
         points = checked_goals(grid, goals, max_goals=max_goals, walkable=walkable)
-        return cells_goal_set(grid, (points[:, 1] + 1) * grid.padded_width + points[:, 0] + 1)
+        cells = (points[:, 1] + 1) * grid.padded_width + points[:, 0] + 1
+        return cells_goal_set(grid, cells)._replace(points=points)
     if isinstance(region, RectRegion):
         return _rect_goal_set(grid, region)
     if isinstance(region, CircleRegion):
@@ -96,8 +99,8 @@ def cells_goal_set(grid: GridMap, cells: npt.NDArray[np.int64]) -> GoalSet:
     members = np.unique(cells)
     xs, ys = members % grid.padded_width, members // grid.padded_width
     chunks = np.array_split(np.arange(members.size), min(MAX_GOAL_BOXES, members.size))
-    boxes = np.array([[xs[c].min(), ys[c].min(), xs[c].max(), ys[c].max()] for c in chunks],
-                     dtype=np.int64)  # fmt: skip
+    boxes = np.array([[xs[c].min(), ys[c].min(), xs[c].max(), ys[c].max(), c[0], c[-1] + 1]
+                      for c in chunks], dtype=np.int64)  # fmt: skip
     return GoalSet(GOAL_CELLS, np.zeros(4), members, boxes, ("cells", members.tobytes()))
 
 
@@ -105,14 +108,16 @@ def member_cells(grid: GridMap, goal: GoalSet) -> npt.NDArray[np.int64]:
     """The walkable padded cells of a goal set, sorted."""
     if goal.kind == GOAL_CELLS:
         return goal.members[grid.padded[goal.members] > 0]
-    x0, y0, x1, y1 = (int(v) for v in goal.boxes[0])
-    ys, xs = np.mgrid[y0 : y1 + 1, x0 : x1 + 1]
-    cells = (ys * grid.padded_width + xs).reshape(-1)
-    inside = grid.padded[cells] > 0
+    x0, y0, x1, y1 = (int(v) for v in goal.boxes[0, :4])
+    width = grid.padded_width
+    inside = grid.padded.reshape(-1, width)[y0 : y1 + 1, x0 : x1 + 1] > 0
     if goal.kind == GOAL_CIRCLE:
         cx, cy, r2 = goal.shape[:3]
-        inside &= ((xs - cx) ** 2 + (ys - cy) ** 2).reshape(-1) <= r2
-    found: npt.NDArray[np.int64] = cells[inside].astype(np.int64)
+        dy2 = (np.arange(y0, y1 + 1) - cy) ** 2
+        dx2 = (np.arange(x0, x1 + 1) - cx) ** 2
+        inside &= dy2[:, None] + dx2[None, :] <= r2
+    rows, columns = np.nonzero(inside)
+    found: npt.NDArray[np.int64] = (rows + y0).astype(np.int64) * width + columns + x0
     return found
 
 
@@ -127,8 +132,8 @@ def _rect_goal_set(grid: GridMap, rect: RectRegion) -> GoalSet:
             f"goal_region.rect [{rect.x}, {rect.y}, {rect.w}, {rect.h}] does not overlap the "
             f"map (width {grid.width}, height {grid.height})"
         )
-    box = np.array([[x0 + 1, y0 + 1, x1 + 1, y1 + 1]], dtype=np.int64)
-    shape = box[0].astype(np.float64)
+    box = np.array([[x0 + 1, y0 + 1, x1 + 1, y1 + 1, 0, 0]], dtype=np.int64)
+    shape = box[0, :4].astype(np.float64)
     return GoalSet(GOAL_RECT, shape, np.zeros(0, np.int64), box, ("rect", *box[0].tolist()))
 
 
@@ -145,6 +150,6 @@ def _circle_goal_set(grid: GridMap, circle: CircleRegion) -> GoalSet:
     reach = math.floor(radius)
     x0, y0 = max(cx - reach, 0) + 1, max(cy - reach, 0) + 1
     x1, y1 = min(cx + reach, grid.width - 1) + 1, min(cy + reach, grid.height - 1) + 1
-    box = np.array([[x0, y0, x1, y1]], dtype=np.int64)
+    box = np.array([[x0, y0, x1, y1, 0, 0]], dtype=np.int64)
     shape = np.array([cx + 1, cy + 1, radius * radius, 0.0])
     return GoalSet(GOAL_CIRCLE, shape, np.zeros(0, np.int64), box, ("circle", cx, cy, radius))

@@ -1,5 +1,6 @@
 """``GridMap``: an immutable grid of movement costs with its precomputed tables."""
 
+import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -92,6 +93,7 @@ class GridMap:
         "_clearance",
         "_clusters",
         "_costs",
+        "_derived_lock",
         "_height",
         "_integral",
         "_islands",
@@ -151,6 +153,7 @@ class GridMap:
         self._census: Census | None = None
         self._clearance: npt.NDArray[np.uint8] | None = None
         self._sized: dict[int, GridMap] = {}
+        self._derived_lock = threading.RLock()
         self._kernel_view = self._view()
 
     @classmethod
@@ -178,6 +181,7 @@ class GridMap:
         grid._census = census
         grid._clearance = parts.clearance
         grid._sized = {}
+        grid._derived_lock = threading.RLock()
         grid._kernel_view = grid._view()
         return grid
 
@@ -199,12 +203,13 @@ class GridMap:
         """(padded cells,) uint8: the side of the largest walkable square whose top-left
         cell is each cell, capped at ``MAX_AGENT_SIZE`` (see ``kernels.clearance``);
         computed in O(cells) on first use, then carried from edit to edit."""
-        if self._clearance is None:
-            table = np.zeros(self._padded.size, dtype=np.uint8)
-            clearance(self._padded, self._width + 2, MAX_AGENT_SIZE, table)
-            table.flags.writeable = False
-            self._clearance = table
-        return self._clearance
+        with self._derived_lock:  # concurrent first users share one build
+            if self._clearance is None:
+                table = np.zeros(self._padded.size, dtype=np.uint8)
+                clearance(self._padded, self._width + 2, MAX_AGENT_SIZE, table)
+                table.flags.writeable = False
+                self._clearance = table
+            return self._clearance
 
     @property
     def known_clearance(self) -> npt.NDArray[np.uint8] | None:
@@ -222,7 +227,12 @@ class GridMap:
         if size == 1:
             return self
         sized = self._sized.get(size)
-        if sized is None:
+        if sized is not None:
+            return sized
+        with self._derived_lock:  # concurrent first users share one build
+            sized = self._sized.get(size)
+            if sized is not None:
+                return sized
             inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
             costs = np.where(inner >= size, self._costs, np.float32(0))
             sized = GridMap(costs, revision=self._revision)

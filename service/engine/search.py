@@ -26,6 +26,7 @@ from service.engine.errors import (
     UnknownDiagonalError,
     UnknownHeuristicError,
     UnsupportedAlgorithmError,
+    on_blocked_cell,
     outside_map,
 )
 from service.engine.fields import field_search
@@ -310,6 +311,10 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) ->
         grid.min_cost, query.weight, query.budget, query.tie_break, generation,
         scratch.stamp, scratch.g, scratch.parent, scratch.heap,
     )  # fmt: skip
+    if status == STATUS_NO_PATH:  # not on the island after all: cannot happen
+        return _no_path(grid, query)
+    if status == STATUS_PARTIAL:
+        reason = "budget"
     n = chain_length(scratch.parent, end)
     cells = np.empty((n, 2), np.int32)
     write_chain(scratch.parent, width, end, n, cells, 0)
@@ -392,22 +397,30 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
     size = checked_agent_size(query.agent_size)
     if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
-    sized = grid.for_agent_size(size)
     sx, sy = _checked_cell(grid, query.start, "start")
-    check_room(grid, sized, "start", sx, sy, size)
     target = NO_TARGET
     goal_set: GoalSet | None = None
     if query.goal is not None:
         gx, gy = _checked_cell(grid, query.goal, "goal")
         target = grid.flat_index(gx, gy)
-        labels = sized.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
-        if not nearest:
-            check_room(grid, sized, "goal", gx, gy, size)
-        elif labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
-            goal_set = cells_goal_set(sized, np.array([target], np.int64))
-    else:
+        points = np.array([[gx, gy]], np.int64)
+    else:  # their form, count and bounds; walkability below
         goal_set = make_goal_set(grid, goals=query.goals, region=query.goal_region,
-                                 max_goals=max_goals, walkable=not nearest)  # fmt: skip
+                                 max_goals=max_goals, walkable=False)  # fmt: skip
+        points = goal_set.points
+    name = "goal" if query.goal is not None else "goals"
+    if not grid.walkable(sx, sy):
+        raise on_blocked_cell("start", sx, sy)
+    if not nearest:  # with nearest, a blocked goal is one more unreachable goal
+        _check_walkable(grid, points, name)
+    sized = grid.for_agent_size(size)  # built only for a query that passed the above
+    check_room(grid, sized, "start", sx, sy, size)
+    if not nearest:
+        _check_walkable(sized, points, name, room=(grid, size))
+    elif query.goal is not None:
+        labels = sized.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
+        if labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
+            goal_set = cells_goal_set(sized, np.array([target], np.int64))
     grid = sized
     tie_break = bool(query.tie_break)
     used: Heuristic = query.heuristic  # type: ignore[assignment]  # checked by _option
@@ -440,6 +453,21 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
     return _Checked(grid.flat_index(sx, sy), target, diagonal, heuristic,
                     weight, budget, tie_break, stack and not buckets, buckets, table,
                     used, algorithm, landmark, grid, goal_set, nearest)  # fmt: skip
+
+
+def _check_walkable(grid: GridMap, points: npt.NDArray[np.int64], name: str, *,
+                    room: tuple[GridMap, int] | None = None) -> None:  # fmt: skip
+    """Raise for the first of ``points`` ((k, 2) ``(x, y)``) blocked on ``grid``; with
+    ``room`` = (the map, size), ``grid`` is that size's and the error says so."""
+    blocked = grid.costs[points[:, 1], points[:, 0]] <= 0
+    if not blocked.any():
+        return
+    i = int(np.argmax(blocked))
+    label = name if name == "goal" else f"{name}[{i}]"
+    x, y = int(points[i, 0]), int(points[i, 1])
+    if room is None:
+        raise on_blocked_cell(label, x, y)
+    check_room(room[0], grid, label, x, y, room[1])
 
 
 def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,

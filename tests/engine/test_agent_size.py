@@ -173,3 +173,44 @@ def test_sized_grids_are_kept_per_revision_and_counted_in_nbytes() -> None:
     assert grid.for_agent_size(1) is grid
     assert grid.nbytes == before + grid.clearance.nbytes + sized.nbytes
     assert sized.revision == grid.revision
+
+
+def test_regression_goals_skipped_the_agent_size_room_check() -> None:
+    grid = GridMap.from_rows(["....", "...@", "...."])
+    for query in ({"goal": (2, 1)}, {"goals": [(0, 0), (2, 1)]}):
+        with pytest.raises(NotWalkableError) as caught:
+            find_path(grid, (0, 0), agent_size=2, **query)
+        name = "goal" if "goal" in query else "goals[1]"
+        assert str(caught.value) == (
+            f"{name} (x=2, y=1) has no room for agent_size 2: the 2x2 square with its "
+            "top-left there holds a blocked cell or leaves the map"
+        )
+    # With nearest, a goal without room is one more goal to walk towards.
+    result = find_path(grid, (0, 0), goals=[(2, 1)], agent_size=2, unreachable="nearest")
+    assert result.partial_reason == "unreachable"
+
+
+def test_goal_sets_and_nearest_for_big_units_match_the_eroded_oracle() -> None:
+    rng = np.random.default_rng(21)
+    grid = random_grid(rng, 28, 22, 0.1, (1, 3))
+    small = eroded(grid, 2)
+    ys, xs = np.nonzero(small.costs > 0)
+    start = (int(xs[0]), int(ys[0]))
+    distances = oracle_distances(small, start, "no_corner_cutting")
+    goals = [(int(xs[i]), int(ys[i])) for i in rng.integers(xs.size, size=5)]
+    result = find_path(grid, start, goals=goals, agent_size=2)
+    best = min(distances[y, x] for x, y in goals)
+    if np.isfinite(best):
+        assert close(result.cost or 0.0, best)
+        assert covered_cells_walkable(grid, result.cells, 2, "no_corner_cutting")
+    else:
+        assert result.status == "no_path"
+
+
+def test_concurrent_first_users_share_one_sized_grid() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    grid = random_grid(np.random.default_rng(2), 300, 300, 0.1, None)
+    with ThreadPoolExecutor(4) as pool:
+        built = list(pool.map(lambda _: grid.for_agent_size(3), range(8)))
+    assert all(sized is built[0] for sized in built)

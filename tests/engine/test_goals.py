@@ -297,3 +297,70 @@ def test_blocked_goals_are_allowed_with_nearest() -> None:
     result = find_path(grid, (0, 0), (3, 0), unreachable="nearest")
     assert result.partial_reason == "unreachable"
     assert result.cells[-1].tolist() == [2, 0]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_goal_sets_are_optimal_with_every_admissible_heuristic(policy: str) -> None:
+    from service.engine import ADMISSIBLE
+
+    grid, start, distances = _random_case(3, policy)
+    rng = np.random.default_rng(500)
+    ys, xs = np.nonzero(grid.costs > 0)
+    goals = [(int(xs[i]), int(ys[i])) for i in rng.integers(xs.size, size=20)]
+    best = min(distances[y, x] for x, y in goals)
+    region = RectRegion(3, 4, 6, 5)
+    in_region = min((distances[y, x] for x, y in _cells_of(region, grid)
+                     if grid.costs[y, x] > 0), default=math.inf)  # fmt: skip
+    for heuristic in sorted(ADMISSIBLE[policy]):
+        for query, optimal in (({"goals": goals}, best), ({"goal_region": region}, in_region)):
+            result = find_path(grid, start, heuristic=heuristic, diagonal=policy, **query)
+            if math.isinf(optimal):
+                assert result.status == "no_path"
+                continue
+            assert close(result.cost or 0.0, optimal), (heuristic, query)
+            weighted = find_path(grid, start, heuristic=heuristic, diagonal=policy, weight=2.0,
+                                 **query)  # fmt: skip
+            assert (weighted.cost or 0.0) <= 2.0 * optimal + 1e-9
+
+
+def test_regression_nearest_said_unreachable_when_the_budget_ran_out() -> None:
+    grid = GridMap.from_rows(["." * 21 + "@."])
+    result = find_path(grid, (0, 0), (22, 0), unreachable="nearest", max_expansions=3)
+    assert result.status == "partial"
+    assert result.partial_reason == "budget"
+    full = find_path(grid, (0, 0), (22, 0), unreachable="nearest")
+    assert full.partial_reason == "unreachable"
+    assert full.cells[-1].tolist() == [20, 0]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        (
+            {"goal": (9, 9)},
+            OutOfBoundsError,
+            "goal (x=9, y=9) is outside the map: x must be "
+            "in [0, 3] and y in [0, 1] (width 4, height 2)",
+        ),
+        (
+            {"goals": [(1, 0)] * 3},
+            InvalidQueryError,
+            "goals holds 3 points; between 1 and 2 are allowed (GRIDPATH_MAX_GOALS)",
+        ),
+        (
+            {"goal_region": CircleRegion((1, 0), -1.0)},
+            InvalidQueryError,
+            "goal_region.radius -1.0 is out of range: must be finite and >= 0",
+        ),
+        ({"goal": (1, 0)}, NotWalkableError, "start (x=2, y=1) is on a blocked cell"),
+    ],
+)
+def test_regression_a_blocked_start_hid_errors_of_the_goals(
+    options: dict[str, object], error: type, message: str
+) -> None:
+    """Bounds and the goals' form are checked before any walkability, as before goal
+    sets: a blocked start came first for a while."""
+    grid = GridMap.from_rows(["....", "..@."])
+    with pytest.raises(error) as caught:
+        find_path(grid, (2, 1), max_goals=2, **options)  # type: ignore[arg-type]
+    assert str(caught.value) == message

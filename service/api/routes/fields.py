@@ -54,6 +54,16 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
     diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
     _check_agent_size(body, settings.max_agent_size)
+    try:
+        return _cached_field(runtime, map_id, body, diagonal)
+    finally:
+        if (body.agent_size or 1) > 1:  # even after an error: the grid may be built
+            runtime.cache.refresh(map_id)  # its sized grid may be new: count its bytes
+
+
+def _cached_field(runtime: Runtime, map_id: str, body: FieldRequest, diagonal: str
+                  ) -> tuple[bytes, str, int, bool]:  # fmt: skip
+    settings = runtime.settings
     with runtime.cache.acquire(map_id) as grid:
         cells = grid.width * grid.height
         if body.format == "json" and cells > settings.max_json_field_cells:
@@ -69,10 +79,7 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
             key, lambda: _compute(grid, body, diagonal, settings.max_goals)
         )
         media = NPZ if body.format == "npz" else "application/json"
-        revision = grid.revision
-    if (body.agent_size or 1) > 1:
-        runtime.cache.refresh(map_id)  # its sized grid may be new: count its bytes
-    return data, media, revision, hit
+        return data, media, grid.revision, hit
 
 
 @router.post(

@@ -7,8 +7,9 @@ A goal set is the tuple ``(kind, shape, members, boxes)``, all in padded coordin
   the rectangle ``shape[0:4]`` = ``x0, y0, x1, y1``, inclusive) or ``GOAL_CIRCLE``
   (every cell whose centre lies within ``sqrt(shape[2])`` of ``shape[0:2]``).
 - ``members``: (k,) int64 sorted flat cells (``GOAL_CELLS``; empty otherwise).
-- ``boxes``: (m, 4) int64 inclusive ``x0, y0, x1, y1`` boxes holding every goal; the
-  search's heuristic is the least heuristic distance to a box. The distance from a
+- ``boxes``: (m, 6) int64 inclusive ``x0, y0, x1, y1`` boxes holding every goal, and
+  for ``GOAL_CELLS`` the range ``lo, hi`` of ``members`` each holds (0, 0 otherwise);
+  the search's heuristic is the least heuristic distance to a box. The distance from a
   point to a set is 1-Lipschitz under any metric, and a minimum of consistent
   heuristics is consistent, so the heuristic stays consistent and admissible: the
   first goal popped is a nearest one.
@@ -19,9 +20,6 @@ from numba import njit
 
 from service.engine.kernels.codes import (
     CLOSED,
-    DIAGONAL_NEVER,
-    HEURISTIC_MANHATTAN,
-    HEURISTIC_OCTILE,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     SQRT2,
@@ -77,16 +75,23 @@ def is_goal(goal, cell, x, y):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def goal_distance(goal, width, x, y):
+def goal_distance(goal, width, x, y, bound):
     """Euclidean distance from the centre of ``(x, y)`` to the goal set: to the nearest
-    member cell's centre, to the rectangle, or to the disc (0 inside)."""
-    kind, shape, members, _ = goal
+    member cell's centre, to the rectangle, or to the disc (0 inside). Members in a box
+    farther than ``bound`` are skipped: the answer is exact when it is at most
+    ``bound``, else some value above it (``inf``)."""
+    kind, shape, members, boxes = goal
     if kind == GOAL_CELLS:
         best = np.inf
-        for i in range(members.size):
-            dx = x - members[i] % width
-            dy = y - members[i] // width
-            best = min(best, float(dx * dx + dy * dy))
+        limit = bound * bound
+        for b in range(boxes.shape[0]):
+            bx, by = _box_offsets(boxes, b, x, y)
+            if bx * bx + by * by > min(best, limit):
+                continue
+            for i in range(boxes[b, 4], boxes[b, 5]):
+                dx = x - members[i] % width
+                dy = y - members[i] // width
+                best = min(best, float(dx * dx + dy * dy))
         return np.sqrt(best)
     if kind == GOAL_RECT:
         dx = max(0.0, shape[0] - x, x - shape[2])
@@ -126,15 +131,12 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
 
     Returns:
         ``(status, end, expanded, reopened)`` as ``astar`` does: ``end`` is the goal
-        cell reached; when the budget runs out, the expanded cell nearest a goal box
-        (then least ``g``); ``start`` for ``no_path``.
+        cell reached; when the budget runs out, the expanded cell nearest the goals
+        (``goal_distance``, then least ``g``); ``start`` for ``no_path``.
     """
     node_of, _, pos = heap
     boxes = goal[3]
     moves = move_count(diagonal)
-    # Partial results end nearest a goal box by ``moves.closeness``'s measure, whatever
-    # the search heuristic: Manhattan when 4-connected, octile otherwise.
-    near = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
     sx = start % width
     sy = start // width
     stamp[start] = gen
@@ -143,7 +145,7 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
     size = push(heap, 0, start, weight * h_scale * box_heuristic(heuristic, boxes, sx, sy),
                 0.0, tie_break)  # fmt: skip
     best = start
-    best_d = box_heuristic(near, boxes, sx, sy)
+    best_d = goal_distance(goal, width, sx, sy, np.inf)
     best_g = 0.0
     expanded = 0
     reopened = 0
@@ -158,7 +160,7 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
         size = pop(heap, size, tie_break)
         gn = g[n]
         expanded += 1
-        d = box_heuristic(near, boxes, x, y)
+        d = goal_distance(goal, width, x, y, best_d)  # exact when it can win
         if d < best_d or (d == best_d and gn < best_g):
             best = n
             best_d = d
@@ -198,7 +200,7 @@ def _visit(labels, width, label, goal, x, y, best, count, out):
     c = y * width + x
     if labels[c] != label:
         return best, count
-    d = goal_distance(goal, width, x, y)
+    d = goal_distance(goal, width, x, y, best)
     if d < best:
         best = d
         count = 0
