@@ -302,8 +302,13 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) ->
     if not goal_on_island(labels, width, label, target.kernel):
         if not query.nearest:
             return _no_path(grid, query)
-        target = cells_goal_set(grid, _nearest_cells(grid, labels, label, target))
-        reason = "unreachable"
+        nearest = _nearest_cells(grid, labels, label, target, query.budget)
+        if nearest is None:  # the budget ran out while looking: stay put
+            nearest = np.array([query.source], np.int64)
+            reason = "budget"
+        else:
+            reason = "unreachable"
+        target = cells_goal_set(grid, nearest)
     scratch = scratch or thread_scratch(grid.padded.size)
     generation = scratch.take_generations(1)
     status, end, expanded, reopened = goal_set_search(
@@ -315,6 +320,8 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) ->
         return _no_path(grid, query)
     if status == STATUS_PARTIAL:
         reason = "budget"
+    elif reason == "budget":
+        status = STATUS_PARTIAL
     n = chain_length(scratch.parent, end)
     cells = np.empty((n, 2), np.int32)
     write_chain(scratch.parent, width, end, n, cells, 0)
@@ -337,16 +344,17 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) ->
     )
 
 
-def _nearest_cells(grid: GridMap, labels: npt.NDArray[np.int32], label: int, goal: GoalSet
-                   ) -> npt.NDArray[np.int64]:  # fmt: skip
-    """The cells of island ``label`` nearest ``goal`` (see ``goals``)."""
+def _nearest_cells(grid: GridMap, labels: npt.NDArray[np.int32], label: int, goal: GoalSet,
+                   budget: int) -> npt.NDArray[np.int64] | None:  # fmt: skip
+    """The cells of island ``label`` nearest ``goal`` (see ``goals``); None if finding
+    them would take more than ``budget`` (cells scanned and goals measured)."""
     out = np.empty(64, np.int64)
     height = grid.height + 2
-    count, _ = nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out)
+    count, _ = nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out, budget)
     if count > out.size:
         out = np.empty(count, np.int64)
-        nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out)
-    return out[:count]
+        nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out, budget)
+    return None if count < 0 else out[:count]
 
 
 def _no_path(grid: GridMap, query: _Checked) -> PathResult:

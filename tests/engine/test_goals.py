@@ -364,3 +364,19 @@ def test_regression_a_blocked_start_hid_errors_of_the_goals(
     with pytest.raises(error) as caught:
         find_path(grid, (2, 1), max_goals=2, **options)  # type: ignore[arg-type]
     assert str(caught.value) == message
+
+
+def test_the_budget_bounds_the_scan_for_the_nearest_cell() -> None:
+    """Finding the nearest reachable cell can scan much of the map: the query's node
+    budget bounds that scan too (cells scanned plus goal cells measured)."""
+    rows = ["." * 40 for _ in range(40)]
+    rows[39] = "." * 37 + "@.."  # (38, 39) and (39, 39) walled off by...
+    rows[38] = "." * 37 + "@@@"
+    grid = GridMap.from_rows(rows)
+    cut = find_path(grid, (0, 0), (39, 39), unreachable="nearest", max_expansions=5)
+    assert cut.status == "partial"
+    assert cut.partial_reason == "budget"
+    assert cut.cells.tolist() == [[0, 0]]
+    full = find_path(grid, (0, 0), (39, 39), unreachable="nearest")
+    assert full.partial_reason == "unreachable"
+    assert full.cells[-1].tolist() == [39, 37]

@@ -80,26 +80,35 @@ def goal_distance(goal, width, x, y, bound):
     member cell's centre, to the rectangle, or to the disc (0 inside). Members in a box
     farther than ``bound`` are skipped: the answer is exact when it is at most
     ``bound``, else some value above it (``inf``)."""
+    return _distance(goal, width, x, y, bound)[0]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _distance(goal, width, x, y, bound):
+    """``(goal_distance, work)``: work counts the boxes and members looked at."""
     kind, shape, members, boxes = goal
     if kind == GOAL_CELLS:
         best = np.inf
         limit = bound * bound
+        work = 0
         for b in range(boxes.shape[0]):
             bx, by = _box_offsets(boxes, b, x, y)
+            work += 1
             if bx * bx + by * by > min(best, limit):
                 continue
+            work += boxes[b, 5] - boxes[b, 4]
             for i in range(boxes[b, 4], boxes[b, 5]):
                 dx = x - members[i] % width
                 dy = y - members[i] // width
                 best = min(best, float(dx * dx + dy * dy))
-        return np.sqrt(best)
+        return np.sqrt(best), work
     if kind == GOAL_RECT:
         dx = max(0.0, shape[0] - x, x - shape[2])
         dy = max(0.0, shape[1] - y, y - shape[3])
-        return np.sqrt(dx * dx + dy * dy)
+        return np.sqrt(dx * dx + dy * dy), 1
     dx = x - shape[0]
     dy = y - shape[1]
-    return max(0.0, np.sqrt(dx * dx + dy * dy) - np.sqrt(shape[2]))
+    return max(0.0, np.sqrt(dx * dx + dy * dy) - np.sqrt(shape[2])), 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -196,11 +205,12 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _visit(labels, width, label, goal, x, y, best, count, out):
-    """Offer ``(x, y)`` to ``nearest_cells``' ties; return the new ``(best, count)``."""
+    """Offer ``(x, y)`` to ``nearest_cells``' ties; return the new ``(best, count)``
+    and the work it took."""
     c = y * width + x
     if labels[c] != label:
-        return best, count
-    d = goal_distance(goal, width, x, y, best)
+        return best, count, 1
+    d, work = _distance(goal, width, x, y, best)
     if d < best:
         best = d
         count = 0
@@ -208,11 +218,11 @@ def _visit(labels, width, label, goal, x, y, best, count, out):
         if count < out.size:
             out[count] = c
         count += 1
-    return best, count
+    return best, count, work + 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def nearest_cells(labels, width, height, label, goal, out):
+def nearest_cells(labels, width, height, label, goal, out, max_work):
     """The cells of island ``label`` nearest the goal set (``goal_distance``).
 
     Scans rings of growing Chebyshev distance ``r`` around the bounding box of the
@@ -223,11 +233,13 @@ def nearest_cells(labels, width, height, label, goal, out):
     Args:
         labels: (cells,) int32 padded island labels; width, height: padded sizes.
         out: (room,) int64: receives the tied nearest cells, in scan order.
+        max_work: give up past this many cells visited plus goal cells measured (a
+            query's node budget bounds its scan too).
 
     Returns:
         ``(count, distance)``: how many cells tie (may exceed ``out.size``: only the
         first ``out.size`` are written) and their distance; ``(0, inf)`` if the
-        island is empty.
+        island is empty; ``count`` -1 when ``max_work`` ran out first.
     """
     boxes = goal[3]
     bx0 = boxes[:, 0].min()
@@ -237,6 +249,7 @@ def nearest_cells(labels, width, height, label, goal, out):
     slack = 1.0 if goal[0] == GOAL_CIRCLE else 0.0
     best = np.inf
     count = 0
+    work = 0
     r = 0
     while r - slack <= best:
         top, bottom, left, right = by0 - r, by1 + r, bx0 - r, bx1 + r
@@ -244,12 +257,19 @@ def nearest_cells(labels, width, height, label, goal, out):
         for y in range(max(top, 1), min(bottom, height - 2) + 1):
             if r == 0 or y in (top, bottom):
                 for x in range(first, last + 1):
-                    best, count = _visit(labels, width, label, goal, x, y, best, count, out)
+                    best, count, w = _visit(labels, width, label, goal, x, y, best, count, out)
+                    work += w
             else:  # the ring's other rows hold only its two end columns
                 if left >= 1:
-                    best, count = _visit(labels, width, label, goal, left, y, best, count, out)
+                    best, count, w = _visit(labels, width, label, goal, left, y, best, count,
+                                            out)  # fmt: skip
+                    work += w
                 if right <= width - 2:
-                    best, count = _visit(labels, width, label, goal, right, y, best, count, out)
+                    best, count, w = _visit(labels, width, label, goal, right, y, best, count,
+                                            out)  # fmt: skip
+                    work += w
+            if work > max_work:
+                return -1, best
         if top <= 1 and left <= 1 and bottom >= height - 2 and right >= width - 2:
             break
         r += 1
