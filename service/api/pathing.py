@@ -64,13 +64,9 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
             "(GRIDPATH_MAX_EXPANSIONS); a request may lower the cap, not raise it",
         )
     weight = request.weight if request.weight is not None else d.weight
-    size = request.agent_size if request.agent_size is not None else d.agent_size
-    if size is not None and size > settings.max_agent_size:  # below 1: the engine's
-        raise ApiError(
-            ErrorCode.INVALID_VALUE,
-            f"agent_size {size} exceeds the server cap {settings.max_agent_size} "
-            "(GRIDPATH_MAX_AGENT_SIZE)",
-        )
+    size = capped_agent_size(
+        request.agent_size if request.agent_size is not None else d.agent_size, settings
+    )
     spec = PathQuery(
         start=request.start,
         goal=request.goal,
@@ -82,9 +78,21 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
         goals=request.goals,
         goal_region=None if request.goal_region is None else _region(request.goal_region),
         unreachable=request.unreachable or d.unreachable or "no_path",
-        agent_size=1 if size is None else size,
+        agent_size=size,
     )
     return Query(spec=spec, format=request.format or d.format or "waypoints")
+
+
+def capped_agent_size(size: int | None, settings: Settings) -> int:
+    """``agent_size`` (default 1) within the server cap; sizes below 1 are the engine's
+    to reject."""
+    if size is not None and size > settings.max_agent_size:
+        raise ApiError(
+            ErrorCode.INVALID_VALUE,
+            f"agent_size {size} exceeds the server cap {settings.max_agent_size} "
+            "(GRIDPATH_MAX_AGENT_SIZE)",
+        )
+    return 1 if size is None else size
 
 
 def _region(region: GoalRegion) -> Region:

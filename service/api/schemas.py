@@ -379,6 +379,11 @@ class PathCheckRequest(BaseModel):
     diagonal: Diagonal | None = Field(
         default=None, description=f"Move policy; default {DEFAULT_DIAGONAL!r}."
     )
+    agent_size: StrictCount | None = Field(
+        default=None,
+        description="Default 1: check the paths of k x k units (see PathOptions.agent_size); "
+        "a point where the unit has no room is blocked.",
+    )
 
 
 class PathCheck(BaseModel):

@@ -48,6 +48,7 @@ from service.engine.kernels.jps import jump_distances
 from service.engine.kernels.landmarks import lower_distances
 from service.engine.landmarks import LandmarkTable, LandmarkTables
 from service.engine.options import DIAGONALS, Diagonal, option_code
+from service.engine.sizes import checked_agent_size
 
 #: Past this share of the map's cells flipped, the JPS+ table is rebuilt, not repaired.
 REBUILD_JUMPS_FRACTION: Final = 1 / 16
@@ -483,14 +484,18 @@ class PathCheck:
 
 
 def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
-                diagonal: Diagonal | str = "no_corner_cutting") -> PathCheck:  # fmt: skip
-    """Check paths (lists of ``(x, y)``, as the search returns them) against ``grid``.
+                diagonal: Diagonal | str = "no_corner_cutting", agent_size: int = 1
+                ) -> PathCheck:  # fmt: skip
+    """Check paths (lists of ``(x, y)``, as the search returns them) against ``grid``,
+    for units of ``agent_size`` (see ``sizes``: on the unit's grid).
 
     Raises:
         InvalidEditError: a point outside the map, or two consecutive points not on
             one row, column or diagonal (the message names ``paths[i][j]``).
+        InvalidQueryError: ``agent_size`` out of range.
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", InvalidEditError)
+    size = checked_agent_size(agent_size)
     arrays = [_points(p, f"paths[{i}]") for i, p in enumerate(paths)]
     offsets = np.zeros(len(arrays) + 1, np.int64)
     offsets[1:] = np.cumsum([a.shape[0] for a in arrays])
@@ -501,7 +506,8 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
     walkable = np.zeros(count, np.bool_)
     cost = np.zeros(count, np.float64)
     blocked_at = np.zeros((count, 2), np.int64)
-    check_paths_kernel(grid.padded, grid.padded_width, code, xs, ys, offsets, walkable, cost,
+    unit = grid.for_agent_size(size)
+    check_paths_kernel(unit.padded, unit.padded_width, code, xs, ys, offsets, walkable, cost,
                        blocked_at)  # fmt: skip
     return PathCheck(walkable, cost, blocked_at)
 

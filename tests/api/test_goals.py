@@ -195,3 +195,16 @@ def test_fields_take_agent_size(client: TestClient, rooms: str) -> None:
     response = client.post(f"/v1/maps/{rooms}/field", json={"goals": [[3, 0]], "agent_size": 12})
     assert response.json() == {"code": "InvalidValue", "message": "agent_size 12 exceeds the "
                                "server cap 8 (GRIDPATH_MAX_AGENT_SIZE)"}  # fmt: skip
+
+
+def test_held_paths_check_takes_agent_size(make_client: ClientFactory) -> None:
+    client = make_client(max_agent_size=3)
+    map_id = client.post("/v1/maps", json={"rows": ["....", "..@.", "...."]}).json()["id"]
+    held = {"paths": [[[0, 0], [2, 0]]]}
+    one = client.post(f"/v1/maps/{map_id}/paths/check", json=held).json()
+    two = client.post(f"/v1/maps/{map_id}/paths/check", json=held | {"agent_size": 2}).json()
+    assert one["results"][0]["walkable"] is True
+    assert two["results"][0] == {"walkable": False, "cost": None, "blocked_at": [1, 0]}
+    too_big = client.post(f"/v1/maps/{map_id}/paths/check", json=held | {"agent_size": 4})
+    assert too_big.json() == {"code": "InvalidValue", "message": "agent_size 4 exceeds the "
+                              "server cap 3 (GRIDPATH_MAX_AGENT_SIZE)"}  # fmt: skip

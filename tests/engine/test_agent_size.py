@@ -214,3 +214,18 @@ def test_concurrent_first_users_share_one_sized_grid() -> None:
     with ThreadPoolExecutor(4) as pool:
         built = list(pool.map(lambda _: grid.for_agent_size(3), range(8)))
     assert all(sized is built[0] for sized in built)
+
+
+def test_held_paths_of_big_units_are_checked_on_their_grid() -> None:
+    from service.engine.edits import check_paths
+
+    grid = GridMap.from_rows(["....", "....", "...."])
+    path = [[0, 0], [2, 0]]
+    assert check_paths(grid, [path], agent_size=2).walkable.tolist() == [True]
+    narrowed = apply_changes(grid, changes_of(grid, [CellsEdit([[2, 1]], 0.0)], max_cells=8))
+    checked = check_paths(narrowed, [path], agent_size=2)
+    assert checked.walkable.tolist() == [False]
+    assert checked.blocked_at.tolist() == [[1, 0]]  # the 2x2 square at (1, 0) holds (2, 1)
+    assert check_paths(narrowed, [path]).walkable.tolist() == [True]  # a one-cell unit fits
+    with pytest.raises(InvalidQueryError):
+        check_paths(grid, [path], agent_size=0)

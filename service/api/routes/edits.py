@@ -9,6 +9,7 @@ from starlette.responses import Response
 from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
+from service.api.pathing import capped_agent_size
 from service.api.routes.maps import etag, table_statuses
 from service.api.runtime import Runtime
 from service.api.schemas import (
@@ -120,9 +121,15 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     if points > limit:
         raise ApiError(ErrorCode.TOO_BIG, f"paths hold {points} points, more than the limit of "
                        f"{limit} (GRIDPATH_MAX_CHECK_POINTS)")  # fmt: skip
-    with runtime.cache.acquire(map_id) as grid:
-        checked = check_paths(grid, body.paths, diagonal=body.diagonal or DEFAULT_DIAGONAL)
-        revision = grid.revision
+    size = capped_agent_size(body.agent_size, runtime.settings)
+    try:
+        with runtime.cache.acquire(map_id) as grid:
+            checked = check_paths(grid, body.paths, diagonal=body.diagonal or DEFAULT_DIAGONAL,
+                                  agent_size=size)  # fmt: skip
+            revision = grid.revision
+    finally:
+        if size > 1:  # even after an error: the unit's grid may be built
+            runtime.cache.refresh(map_id)  # count its bytes
     results = []
     for ok, cost, (x, y) in zip(checked.walkable.tolist(), checked.cost.tolist(),
                                 checked.blocked_at.tolist(), strict=True):  # fmt: skip

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from service.api.deps import MapDep, RuntimeDep, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
+from service.api.pathing import capped_agent_size
 from service.api.routes.maps import etag
 from service.api.runtime import Runtime
 from service.api.schemas import FieldRequest, FieldResponse
@@ -42,18 +43,12 @@ def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -
     return _npz(field) if body.format == "npz" else _json(field)
 
 
-def _check_agent_size(body: FieldRequest, cap: int) -> None:
-    if body.agent_size is not None and body.agent_size > cap:  # below 1: the engine's
-        raise ApiError(ErrorCode.INVALID_VALUE, f"agent_size {body.agent_size} exceeds the "
-                       f"server cap {cap} (GRIDPATH_MAX_AGENT_SIZE)")  # fmt: skip
-
-
 def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, bool]:
     """The encoded field, its media type, its revision and whether the cache had it."""
     body = parsed_body(FieldRequest, raw)
     diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
-    _check_agent_size(body, settings.max_agent_size)
+    capped_agent_size(body.agent_size, settings)
     try:
         return _cached_field(runtime, map_id, body, diagonal)
     finally:
