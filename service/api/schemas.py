@@ -223,7 +223,19 @@ class PathOptions(BaseModel):
 class GoalRegion(BaseModel):
     """``{"rect": [x, y, w, h]}`` or ``{"center": [x, y], "radius": r}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    # The schema says what ``_one_form`` checks (null counts as absent), so clients and
+    # contract tests see the same rule as the validator.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"oneOf": [
+            {"required": ["rect"], "properties": {
+                "rect": {"type": "array"}, "center": {"type": "null"},
+                "radius": {"type": "null"}}},
+            {"required": ["center", "radius"], "properties": {
+                "center": {"type": "array"}, "radius": {"type": "number"},
+                "rect": {"type": "null"}}},
+        ]},
+    )  # fmt: skip
 
     rect: Rect | None = Field(
         default=None, description="Every cell of [x, y, w, h], clipped to the map."
@@ -247,6 +259,15 @@ class GoalRegion(BaseModel):
 class PathRequest(PathOptions):
     """One path query: to ``goal``, to the cheapest of ``goals``, or to the first cell of
     ``goal_region`` (exactly one of the three; InvalidQuery otherwise)."""
+
+    # ``_one_goal`` in the schema: exactly one of the three is present and not null.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"oneOf": [
+            {"required": [name], "properties": {name: {"type": kind}}}
+            for name, kind in (("goal", "array"), ("goals", "array"), ("goal_region", "object"))
+        ]},
+    )  # fmt: skip
 
     start: Point
     goal: Point | None = None
