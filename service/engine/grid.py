@@ -93,6 +93,7 @@ class GridMap:
         "_clearance",
         "_clusters",
         "_costs",
+        "_derived_bytes",
         "_derived_lock",
         "_height",
         "_integral",
@@ -153,6 +154,7 @@ class GridMap:
         self._census: Census | None = None
         self._clearance: npt.NDArray[np.uint8] | None = None
         self._sized: dict[int, GridMap] = {}
+        self._derived_bytes = 0
         self._derived_lock = threading.RLock()
         self._kernel_view = self._view()
 
@@ -181,6 +183,7 @@ class GridMap:
         grid._census = census
         grid._clearance = parts.clearance
         grid._sized = {}
+        grid._derived_bytes = 0 if parts.clearance is None else parts.clearance.nbytes
         grid._derived_lock = threading.RLock()
         grid._kernel_view = grid._view()
         return grid
@@ -209,6 +212,7 @@ class GridMap:
                 clearance(self._padded, self._width + 2, MAX_AGENT_SIZE, table)
                 table.flags.writeable = False
                 self._clearance = table
+                self._derived_bytes += table.nbytes
             return self._clearance
 
     @property
@@ -241,7 +245,15 @@ class GridMap:
                 # cost 16 bytes a cell and a build on the query path).
                 sized.prepare_jumps(max_table_bytes=0)
             self._sized[size] = sized
+            self._derived_bytes += sized.nbytes
         return sized
+
+    @property
+    def derived_bytes(self) -> int:
+        """Bytes of what the grid built for itself on demand (the clearance table and
+        the unit grids): it grows while the grid is in use, which a cache holding the
+        grid checks when the grid is released."""
+        return self._derived_bytes
 
     @property
     def jump_bits(self) -> JumpBits | None:
@@ -484,10 +496,8 @@ class GridMap:
         jumps = self._jump_table.nbytes
         jumps += 0 if self._landmarks is None else self._landmarks.nbytes
         jumps += 0 if self._jump_bits is None else sum(b.nbytes for b in self._jump_bits)
-        derived = 0 if self._clearance is None else self._clearance.nbytes
-        derived += sum(grid.nbytes for grid in list(self._sized.values()))
         return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes
-                   + tables + jumps + derived)  # fmt: skip
+                   + tables + jumps + self._derived_bytes)  # fmt: skip
 
     @property
     def island_tables(self) -> Islands:

@@ -39,8 +39,10 @@ class CacheBudgetError(ValueError):
 
 @dataclass(slots=True)
 class _Entry:
+    map_id: str
     grid: GridMap
     nbytes: int
+    derived: int  # ``grid.derived_bytes`` when ``nbytes`` was counted
     pins: int = 0
 
 
@@ -137,8 +139,7 @@ class MapCache:
         with self._lock:
             entry = self._entries.get(map_id)
             if entry is not None:
-                self._bytes += entry.grid.nbytes - entry.nbytes
-                entry.nbytes = entry.grid.nbytes
+                self._recount(entry)
                 self._evict()
 
     def discard(self, map_id: str) -> None:
@@ -202,16 +203,29 @@ class MapCache:
                         del self._loading[map_id]
 
     def _unpin(self, entry: _Entry) -> None:
-        """Release a pin on the very entry pinned (it may have been discarded since)."""
+        """Release a pin on the very entry pinned (it may have been discarded since).
+
+        A holder may have made the grid build derived data (``GridMap.derived_bytes``:
+        unit grids for ``agent_size``); a cached entry is recounted then, whatever the
+        request's outcome."""
         with self._lock:
             entry.pins -= 1
+            if (entry.grid.derived_bytes != entry.derived
+                    and self._entries.get(entry.map_id) is entry):  # fmt: skip
+                self._recount(entry)
             self._evict()
+
+    def _recount(self, entry: _Entry) -> None:  # _lock held; entry cached
+        nbytes = entry.grid.nbytes
+        self._bytes += nbytes - entry.nbytes
+        entry.nbytes = nbytes
+        entry.derived = entry.grid.derived_bytes
 
     def _insert(self, map_id: str, grid: GridMap) -> _Entry:  # _lock held
         replaced = self._entries.pop(map_id, None)
         if replaced is not None:  # keep the byte count honest; holders keep their entry
             self._bytes -= replaced.nbytes
-        entry = _Entry(grid, grid.nbytes)
+        entry = _Entry(map_id, grid, grid.nbytes, grid.derived_bytes)
         self._entries[map_id] = entry
         self._bytes += entry.nbytes
         return entry

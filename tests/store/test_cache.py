@@ -464,3 +464,39 @@ def test_footprint_counts_the_grid_jump_tables_and_the_table_limits(store: Count
         MapCache(store, uniform.nbytes + 999, table_reserve=lambda *_: 1000).check_fits(
             3, 2, uniform=True
         )
+
+
+# -- data a grid derives while held ----------------------------------------------------
+
+
+def test_unit_grids_built_while_held_are_counted_on_release(store: CountingStore) -> None:
+    """A query with ``agent_size`` builds the unit's grid on the map it holds: the
+    release recounts the entry, even when the request fails after the build."""
+    map_id = new_map(store)
+    cache = MapCache(store, 100 * ONE_MAP)
+    built: list[GridMap] = []
+
+    def failing_request() -> None:
+        with cache.acquire(map_id) as held:
+            built.append(held)
+            held.for_agent_size(2)
+            raise RuntimeError("the request failed after the build")
+
+    with pytest.raises(RuntimeError):
+        failing_request()
+    grid = built[0]
+    assert cache.stats().bytes == grid.nbytes > ONE_MAP
+    with cache.acquire_cached(map_id) as held:
+        assert held is not None
+        held.for_agent_size(3)
+    assert cache.stats().bytes == grid.nbytes
+
+
+def test_a_replaced_entry_released_later_leaves_the_count_alone(store: CountingStore) -> None:
+    map_id = new_map(store)
+    cache = MapCache(store, 100 * ONE_MAP)
+    with cache.acquire(map_id) as old:
+        newer = GridMap(small().costs, revision=1)
+        cache.publish(map_id, newer)
+        old.for_agent_size(2)  # grows a grid the cache no longer serves
+    assert cache.stats().bytes == newer.nbytes == ONE_MAP

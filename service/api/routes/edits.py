@@ -122,14 +122,10 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
         raise ApiError(ErrorCode.TOO_BIG, f"paths hold {points} points, more than the limit of "
                        f"{limit} (GRIDPATH_MAX_CHECK_POINTS)")  # fmt: skip
     size = capped_agent_size(body.agent_size, runtime.settings)
-    try:
-        with runtime.cache.acquire(map_id) as grid:
-            checked = check_paths(grid, body.paths, diagonal=body.diagonal or DEFAULT_DIAGONAL,
-                                  agent_size=size)  # fmt: skip
-            revision = grid.revision
-    finally:
-        if size > 1:  # even after an error: the unit's grid may be built
-            runtime.cache.refresh(map_id)  # count its bytes
+    with runtime.cache.acquire(map_id) as grid:
+        checked = check_paths(grid, body.paths, diagonal=body.diagonal or DEFAULT_DIAGONAL,
+                              agent_size=size)  # fmt: skip
+        revision = grid.revision
     results = []
     for ok, cost, (x, y) in zip(checked.walkable.tolist(), checked.cost.tolist(),
                                 checked.blocked_at.tolist(), strict=True):  # fmt: skip

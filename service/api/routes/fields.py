@@ -49,16 +49,6 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
     diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
     capped_agent_size(body.agent_size, settings)
-    try:
-        return _cached_field(runtime, map_id, body, diagonal)
-    finally:
-        if (body.agent_size or 1) > 1:  # even after an error: the grid may be built
-            runtime.cache.refresh(map_id)  # its sized grid may be new: count its bytes
-
-
-def _cached_field(runtime: Runtime, map_id: str, body: FieldRequest, diagonal: str
-                  ) -> tuple[bytes, str, int, bool]:  # fmt: skip
-    settings = runtime.settings
     with runtime.cache.acquire(map_id) as grid:
         cells = grid.width * grid.height
         if body.format == "json" and cells > settings.max_json_field_cells:

@@ -84,12 +84,8 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
 
 
 def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
-    try:
-        with runtime.cache.acquire(map_id) as grid:
-            return run(grid, query, max_goals=runtime.settings.max_goals)
-    finally:
-        if query.spec.agent_size > 1:  # even after an error: the grid may be built
-            runtime.cache.refresh(map_id)  # its sized grid may be new: count its bytes
+    with runtime.cache.acquire(map_id) as grid:
+        return run(grid, query, max_goals=runtime.settings.max_goals)
 
 
 @router.post(
@@ -147,13 +143,9 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     settings = runtime.settings
     items = [resolve_item(q, body.defaults, settings) for q in body.queries]
-    try:
-        with runtime.cache.acquire(map_id) as grid:
-            return run_batch(grid, items, max_goals=settings.max_goals,
-                             shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
-    finally:
-        if any(isinstance(item, Query) and item.spec.agent_size > 1 for item in items):
-            runtime.cache.refresh(map_id)  # sized grids may be new: count their bytes
+    with runtime.cache.acquire(map_id) as grid:
+        return run_batch(grid, items, max_goals=settings.max_goals,
+                         shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
 
 
 @router.post(
