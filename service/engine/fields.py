@@ -21,7 +21,6 @@ from service.engine.errors import (
     InvalidQueryError,
     OutOfBoundsError,
     UnknownDiagonalError,
-    on_blocked_cell,
     outside_map,
 )
 from service.engine.grid import GridMap
@@ -30,7 +29,7 @@ from service.engine.kernels.fields import distance_field as field_kernel
 from service.engine.kernels.moves import DX, DY
 from service.engine.options import DEFAULT_DIAGONAL, DIAGONALS, Diagonal, option_code
 from service.engine.scratch import thread_scratch
-from service.engine.sizes import check_room, checked_agent_size
+from service.engine.sizes import check_walkable, checked_agent_size
 
 #: ``(dx, dy)`` of each direction code of ``Field.next``.
 DIRECTIONS: Final[tuple[tuple[int, int], ...]] = tuple(
@@ -83,9 +82,9 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     bound = checked_max_cost(max_cost)
     size = checked_agent_size(agent_size)
     points = checked_goals(grid, goals, max_goals=max_goals)
+    check_walkable(grid, points, "goals")
     sized = grid.for_agent_size(size)
-    for i, (x, y) in enumerate(points.tolist()):
-        check_room(grid, sized, f"goals[{i}]", x, y, size)
+    check_walkable(sized, points, "goals", room=(grid, size))
     grid = sized
     padded = _padded_cells(grid, points)
     dist, step, settled = field_search(grid, padded, code, bound)
@@ -128,8 +127,9 @@ def checked_max_cost(max_cost: float | None) -> float:
 
 
 def checked_goals(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *, max_goals: int,
-                  name: str = "goals", walkable: bool = True) -> npt.NDArray[np.int64]:  # fmt: skip
-    """(k, 2) int64 ``(x, y)`` goals, each within the map, and walkable if ``walkable``."""
+                  name: str = "goals") -> npt.NDArray[np.int64]:  # fmt: skip
+    """(k, 2) int64 ``(x, y)`` goals, 1 to ``max_goals`` of them, each within the map
+    (walkable or not: see ``sizes.check_walkable``)."""
     try:
         points = np.asarray(goals, dtype=np.int64)
     except (OverflowError, TypeError, ValueError):
@@ -147,10 +147,6 @@ def checked_goals(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *, max_
         i = int(np.argmax(outside))
         raise outside_map(f"{name}[{i}]", int(xs[i]), int(ys[i]), width=grid.width,
                           height=grid.height)  # fmt: skip
-    blocked = grid.costs[ys, xs] <= 0
-    if walkable and blocked.any():
-        i = int(np.argmax(blocked))
-        raise on_blocked_cell(f"{name}[{i}]", int(xs[i]), int(ys[i]))
     return points
 
 

@@ -77,14 +77,14 @@ class GoalSet(NamedTuple):
 
 
 def goal_set(grid: GridMap, *, goals: Sequence[Point] | npt.ArrayLike | None = None,
-             region: Region | None = None, max_goals: int, walkable: bool = True
-             ) -> GoalSet:  # fmt: skip
-    """Check ``goals`` (cells within the map; walkable unless ``walkable`` is false) or
+             region: Region | None = None, max_goals: int) -> GoalSet:  # fmt: skip
+    """Check the form of ``goals`` (1 to ``max_goals`` cells within the map; whether
+    they are walkable is the caller's to check, see ``sizes.check_walkable``) or
     ``region``, exactly one of them, and build their :class:`GoalSet`."""
     if (goals is None) == (region is None):
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
     if goals is not None:
-        points = checked_goals(grid, goals, max_goals=max_goals, walkable=walkable)
+        points = checked_goals(grid, goals, max_goals=max_goals)
         cells = (points[:, 1] + 1) * grid.padded_width + points[:, 0] + 1
         return cells_goal_set(grid, cells)._replace(points=points)
     if isinstance(region, RectRegion):

@@ -81,7 +81,7 @@ from service.engine.scratch import (
     Scratch,
     thread_scratch,
 )
-from service.engine.sizes import check_room, checked_agent_size
+from service.engine.sizes import check_room, check_walkable, checked_agent_size
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
@@ -205,9 +205,7 @@ def find_path(
     query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break,
                       algorithm, goals, goal_region, unreachable, agent_size)  # fmt: skip
     checked = _check(grid, query, max_goals)
-    if checked.goal_set is None and checked.grid is grid:
-        return _search(grid, [checked], scratch)[0]
-    return _answer([checked], scratch, 0)[0]
+    return _answer_on(checked.grid, [checked], scratch, 0)[0]
 
 
 def find_paths(
@@ -239,36 +237,47 @@ def find_paths(
             answers.append(None)
         except EngineError as exc:
             answers.append(exc)
-    simple = all(q.goal_set is None and q.grid is grid for q in checked)
-    if simple and not _shared_goals(grid, checked, shared_goal_queries):
-        results = _search(grid, checked, scratch)  # the common case, kept lean
+    if all(q.grid is grid for q in checked):  # one agent size: the common case
+        results = _answer_on(grid, checked, scratch, shared_goal_queries)
     else:
-        results = _answer(checked, scratch, shared_goal_queries)
+        results = _answer_per_size(checked, scratch, shared_goal_queries)
     found = iter(results)
     return [next(found) if answer is None else answer for answer in answers]
 
 
-def _answer(checked: list[_Checked], scratch: Scratch | None, least: int) -> list[PathResult]:
-    """Answers of ``checked`` in order, per agent-size grid: groups sharing a goal
-    from one field search each, single goals through ``_search``, goal sets one by
-    one through ``_search_goal_set``."""
+def _answer_per_size(checked: list[_Checked], scratch: Scratch | None, least: int
+                     ) -> list[PathResult]:  # fmt: skip
+    """Answers of ``checked`` in order, each agent size's queries on its own grid."""
     answered: dict[int, PathResult] = {}
     by_grid: dict[int, list[int]] = {}
     for i, query in enumerate(checked):
         by_grid.setdefault(id(query.grid), []).append(i)
     for indices in by_grid.values():
-        grid = checked[indices[0]].grid
         queries = [checked[i] for i in indices]
-        for members in _shared_goals(grid, queries, least):
-            group = [queries[i] for i in members]
-            found = _field_search(grid, group, scratch)
-            answered.update(zip((indices[i] for i in members), found, strict=True))
-        single = [i for i in indices if i not in answered and checked[i].goal_set is None]
-        answered.update(zip(single, _search(grid, [checked[i] for i in single], scratch),
+        answered.update(zip(indices, _answer_on(queries[0].grid, queries, scratch, least),
                             strict=True))  # fmt: skip
-        for i in indices:
-            if i not in answered:
-                answered[i] = _search_goal_set(grid, checked[i], scratch)
+    return [answered[i] for i in range(len(checked))]
+
+
+def _answer_on(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, least: int
+               ) -> list[PathResult]:  # fmt: skip
+    """Answers of ``checked`` (all on ``grid``) in order: groups sharing a goal from
+    one field search each, single goals through ``_search`` (all of them at once when
+    nothing else is asked: the common case, kept lean), goal sets one by one through
+    ``_search_goal_set``."""
+    groups = _shared_goals(grid, checked, least)
+    if not groups and all(query.goal_set is None for query in checked):
+        return _search(grid, checked, scratch)
+    answered: dict[int, PathResult] = {}
+    for members in groups:
+        found = _field_search(grid, [checked[i] for i in members], scratch)
+        answered.update(zip(members, found, strict=True))
+    single = [i for i, q in enumerate(checked) if i not in answered and q.goal_set is None]
+    answered.update(zip(single, _search(grid, [checked[i] for i in single], scratch),
+                        strict=True))  # fmt: skip
+    for i, query in enumerate(checked):
+        if i not in answered:
+            answered[i] = _search_goal_set(grid, query, scratch)
     return [answered[i] for i in range(len(checked))]
 
 
@@ -320,8 +329,6 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) ->
         return _no_path(grid, query)
     if status == STATUS_PARTIAL:
         reason = "budget"
-    elif reason == "budget":
-        status = STATUS_PARTIAL
     n = chain_length(scratch.parent, end)
     cells = np.empty((n, 2), np.int32)
     write_chain(scratch.parent, width, end, n, cells, 0)
@@ -414,17 +421,17 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
         points = np.array([[gx, gy]], np.int64)
     else:  # their form, count and bounds; walkability below
         goal_set = make_goal_set(grid, goals=query.goals, region=query.goal_region,
-                                 max_goals=max_goals, walkable=False)  # fmt: skip
+                                 max_goals=max_goals)  # fmt: skip
         points = goal_set.points
-    name = "goal" if query.goal is not None else "goals"
+    name, indexed = ("goal", False) if query.goal is not None else ("goals", True)
     if not grid.walkable(sx, sy):
         raise on_blocked_cell("start", sx, sy)
     if not nearest:  # with nearest, a blocked goal is one more unreachable goal
-        _check_walkable(grid, points, name)
+        check_walkable(grid, points, name, indexed=indexed)
     sized = grid.for_agent_size(size)  # built only for a query that passed the above
     check_room(grid, sized, "start", sx, sy, size)
     if not nearest:
-        _check_walkable(sized, points, name, room=(grid, size))
+        check_walkable(sized, points, name, indexed=indexed, room=(grid, size))
     elif query.goal is not None:
         labels = sized.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
         if labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
@@ -461,21 +468,6 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
     return _Checked(grid.flat_index(sx, sy), target, diagonal, heuristic,
                     weight, budget, tie_break, stack and not buckets, buckets, table,
                     used, algorithm, landmark, grid, goal_set, nearest)  # fmt: skip
-
-
-def _check_walkable(grid: GridMap, points: npt.NDArray[np.int64], name: str, *,
-                    room: tuple[GridMap, int] | None = None) -> None:  # fmt: skip
-    """Raise for the first of ``points`` ((k, 2) ``(x, y)``) blocked on ``grid``; with
-    ``room`` = (the map, size), ``grid`` is that size's and the error says so."""
-    blocked = grid.costs[points[:, 1], points[:, 0]] <= 0
-    if not blocked.any():
-        return
-    i = int(np.argmax(blocked))
-    label = name if name == "goal" else f"{name}[{i}]"
-    x, y = int(points[i, 0]), int(points[i, 1])
-    if room is None:
-        raise on_blocked_cell(label, x, y)
-    check_room(room[0], grid, label, x, y, room[1])
 
 
 def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,

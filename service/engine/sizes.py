@@ -12,6 +12,9 @@ unit's anchor (top-left) enters.
 
 import operator
 
+import numpy as np
+import numpy.typing as npt
+
 from service.engine.errors import InvalidQueryError, NotWalkableError, on_blocked_cell
 from service.engine.grid import MAX_AGENT_SIZE, GridMap
 
@@ -38,3 +41,21 @@ def check_room(grid: GridMap, sized: GridMap, name: str, x: int, y: int, size: i
             f"{name} (x={x}, y={y}) has no room for agent_size {size}: the {size}x{size} "
             "square with its top-left there holds a blocked cell or leaves the map"
         )
+
+
+def check_walkable(grid: GridMap, points: npt.NDArray[np.int64], name: str, *,
+                   indexed: bool = True, room: tuple[GridMap, int] | None = None
+                   ) -> None:  # fmt: skip
+    """Raise ``NotWalkableError`` for the first of ``points`` ((k, 2) ``(x, y)``, within
+    the map) blocked on ``grid``, named ``name[i]`` (``name`` alone unless
+    ``indexed``). With ``room`` = (the map, size), ``grid`` is that size's and the
+    error says the unit has no room there (see :func:`check_room`)."""
+    blocked = grid.costs[points[:, 1], points[:, 0]] <= 0
+    if not blocked.any():
+        return
+    i = int(np.argmax(blocked))
+    label = f"{name}[{i}]" if indexed else name
+    x, y = int(points[i, 0]), int(points[i, 1])
+    if room is None:
+        raise on_blocked_cell(label, x, y)
+    check_room(room[0], grid, label, x, y, room[1])
