@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--edits", type=int, default=200, help="one-cell edits (16x16: a quarter)")
     parser.add_argument("--seconds", type=float, default=4.0, help="per query phase")
-    parser.add_argument("--rounds", type=int, default=3, help="quiet and busy phases, alternating")
+    parser.add_argument("--rounds", type=int, default=5, help="quiet and busy phases, alternating")
     args = parser.parse_args(argv)
     data = get_settings().bench_data
     rows = [

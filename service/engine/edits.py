@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.clusters import ClusterTable, ClusterTables
-from service.engine.copies import paced_copy, paced_full
+from service.engine.copies import Scalar, paced_copy, paced_full
 from service.engine.errors import InvalidEditError, MapTooBigError
 from service.engine.grid import MAX_AGENT_SIZE, Census, GridMap, Islands, Parts
 from service.engine.kernels.clearance import update_clearance
@@ -363,19 +363,21 @@ def build_jump_table(grid: GridMap) -> npt.NDArray[np.int16]:
 
 
 def repair_jump_table(table: npt.NDArray[np.int16], *, flipped: npt.NDArray[np.int64],
-                      grid: GridMap) -> npt.NDArray[np.int16]:  # fmt: skip
-    """The JPS+ table of ``grid`` from ``table``, the one of an earlier revision
-    (not written), given every padded cell whose walkability flipped since (a cell
-    may be listed more than once, or have flipped back).
+                      grid: GridMap, in_place: bool = False) -> npt.NDArray[np.int16]:  # fmt: skip
+    """The JPS+ table of ``grid`` from ``table``, the one of an earlier revision,
+    given every padded cell whose walkability flipped since (a cell may be listed
+    more than once, or have flipped back).
 
     Only the entries the flipped cells reach are repaired
     (``kernels.edits.repair_jump_distances``); past ``REBUILD_JUMPS_FRACTION`` of
-    the map, a rebuild is cheaper.
+    the map, a rebuild is cheaper. ``table`` is repaired where it is when
+    ``in_place`` (the caller vouches that nothing reads it: see ``writable``),
+    else in a copy.
     """
     cells = np.unique(flipped)
     if table.shape[0] != grid.padded.size or cells.size > grid.padded.size * REBUILD_JUMPS_FRACTION:
         return build_jump_table(grid)
-    repaired = paced_copy(table)
+    repaired = writable(table) if in_place else paced_copy(table)
     if cells.size:
         size = grid.padded.size
         repair_jump_distances(grid.padded, grid.padded_width, repaired, cells,
@@ -384,6 +386,17 @@ def repair_jump_table(table: npt.NDArray[np.int16], *, flipped: npt.NDArray[np.i
 
 
 # -- table repairs --------------------------------------------------------------------
+
+
+def writable(array: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
+    """``array`` itself, made writable again for a repair in place.
+
+    Tables are read-only once attached (a guard against writes while queries read
+    them); only a table that no query can still read may be given here: a spare
+    whose revisions are gone (``store.spares``), or one a repair made and never
+    attached."""
+    array.flags.writeable = True
+    return array
 
 
 def lowered_cells(changes: Changes) -> npt.NDArray[np.int64]:
@@ -430,32 +443,38 @@ def _repair_cluster_table(table: ClusterTable, region: npt.NDArray[np.int64],
     return ClusterTable(cluster_of, packed, table.count, table.unit, table.symmetric)
 
 
-def repair_landmarks(tables: LandmarkTables, grid: GridMap, lowered: npt.NDArray[np.int64]
-                     ) -> LandmarkTables | None:  # fmt: skip
+def repair_landmarks(tables: LandmarkTables, grid: GridMap, lowered: npt.NDArray[np.int64],
+                     *, in_place: bool = False) -> LandmarkTables | None:  # fmt: skip
     """Tables admissible for ``grid`` made from ``tables`` after the costs of
     ``lowered`` cells fell, by lowering the distances that the change shortens
     (``kernels.landmarks.lower_distances``): time grows with the cells whose
     distance changes. None when the tables are shared both ways (a uniform-cost map)
-    and ``grid`` is no longer uniform: they need a rebuild."""
+    and ``grid`` is no longer uniform: they need a rebuild.
+
+    The distances are lowered where they are when ``in_place`` (the caller vouches
+    that nothing reads ``tables``: see ``writable``), else in copies. Tables of any
+    earlier revision will do, given every cell lowered since: distances that only
+    ever fall stay below the new ones, and each seed is relaxed at the new costs."""
     if tables.eight.symmetric and not grid.uniform:
         return None
     seeds = _region(grid, lowered)
     cells = grid.padded.size
     heap = (np.empty(cells, np.int32), np.empty((cells, 2), np.float64),
             paced_full(cells, CLOSED, np.int32))  # fmt: skip
-    four, eight = (_repair_landmark_table(t, grid, seeds, heap, eight=e)
+    four, eight = (_repair_landmark_table(t, grid, seeds, heap, eight=e, in_place=in_place)
                    for t, e in ((tables.four, False), (tables.eight, True)))  # fmt: skip
     return LandmarkTables(four, eight, tables.build_seconds, grid.revision)
 
 
 def _repair_landmark_table(table: LandmarkTable, grid: GridMap, seeds: npt.NDArray[np.int64],
-                           heap: tuple[npt.NDArray[np.generic], ...], *, eight: bool
-                           ) -> LandmarkTable:  # fmt: skip
+                           heap: tuple[npt.NDArray[np.generic], ...], *, eight: bool,
+                           in_place: bool) -> LandmarkTable:  # fmt: skip
     # The threshold: the table's own rounding scale (``margin`` is 4 ulp of its
     # largest entry); each repair adds its worst error to the margin.
     threshold = table.margin / 4
-    from_table = paced_copy(table.from_table)
-    to_table = from_table if table.symmetric else paced_copy(table.to_table)
+    own = writable if in_place else paced_copy
+    from_table = own(table.from_table)
+    to_table = from_table if table.symmetric else own(table.to_table)
     directions = [(False, from_table)]  # distances from each landmark, then to it
     if not table.symmetric:
         directions.append((True, to_table))

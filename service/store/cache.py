@@ -8,13 +8,19 @@ Every map must fit the budget on its own, with the most its tables may take
 (:meth:`MapCache.check_fits`): uploads are refused otherwise, and a stored map that
 no longer fits (the budget was lowered) is refused before it is read, rather than
 read from disk again for every request.
+
+The cache also keeps each map's *spares* (:meth:`MapCache.keep_spare`): tables of
+an older revision that an edit's repair may overwrite instead of copying the
+current ones (see ``store.spares``). They are the map's memory too: counted in
+the cache's bytes, carried to the map's next revision, dropped with the map.
 """
 
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from service.engine import GridMap
 from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
@@ -37,13 +43,25 @@ class CacheBudgetError(ValueError):
         self.budget = budget
 
 
+class Spare(Protocol):
+    """Anything kept for reuse with a map: only its size matters to the cache."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+
 @dataclass(slots=True)
 class _Entry:
     map_id: str
     grid: GridMap
-    nbytes: int
+    nbytes: int  # the grid's and the spares'
     derived: int  # ``grid.derived_bytes`` when ``nbytes`` was counted
     pins: int = 0
+    spares: dict[str, Spare] = field(default_factory=dict)
+
+    @property
+    def spare_bytes(self) -> int:
+        return sum(spare.nbytes for spare in self.spares.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +160,26 @@ class MapCache:
                 self._recount(entry)
                 self._evict()
 
+    def keep_spare(self, map_id: str, kind: str, spare: Spare) -> None:
+        """Keep ``spare`` as the map's one spare of ``kind`` (replacing any), counted
+        in the cache's bytes; dropped if the map is not cached."""
+        with self._lock:
+            entry = self._entries.get(map_id)
+            if entry is not None and entry.grid.nbytes + spare.nbytes <= self._max_bytes:
+                entry.spares[kind] = spare
+                self._recount(entry)
+                self._evict()
+
+    def take_spare(self, map_id: str, kind: str) -> Spare | None:
+        """Remove and return the map's spare of ``kind`` (None if it has none)."""
+        with self._lock:
+            entry = self._entries.get(map_id)
+            if entry is None or kind not in entry.spares:
+                return None
+            spare = entry.spares.pop(kind)
+            self._recount(entry)
+            return spare
+
     def discard(self, map_id: str) -> None:
         """Forget a deleted map (running queries keep their reference)."""
         with self._lock:
@@ -216,7 +254,7 @@ class MapCache:
             self._evict()
 
     def _recount(self, entry: _Entry) -> None:  # _lock held; entry cached
-        nbytes = entry.grid.nbytes
+        nbytes = entry.grid.nbytes + entry.spare_bytes
         self._bytes += nbytes - entry.nbytes
         entry.nbytes = nbytes
         entry.derived = entry.grid.derived_bytes
@@ -226,13 +264,24 @@ class MapCache:
         if replaced is not None:  # keep the byte count honest; holders keep their entry
             self._bytes -= replaced.nbytes
         entry = _Entry(map_id, grid, grid.nbytes, grid.derived_bytes)
+        if replaced is not None:  # a new revision: the map's spares stay with it
+            entry.spares = replaced.spares
+            entry.nbytes += entry.spare_bytes
         self._entries[map_id] = entry
         self._bytes += entry.nbytes
         return entry
 
     def _evict(self) -> None:  # _lock held
+        """Down to the budget: spares go first (least recently used map first), then
+        maps no one holds."""
         if self._bytes <= self._max_bytes:
             return
+        for entry in self._entries.values():
+            if entry.spares:
+                entry.spares = {}
+                self._recount(entry)
+                if self._bytes <= self._max_bytes:
+                    return
         for map_id in list(self._entries):
             entry = self._entries[map_id]
             if entry.pins == 0:

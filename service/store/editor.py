@@ -16,6 +16,12 @@ Repairs run on one background thread and never hold up a query or an edit:
 - the JPS+ table of a revision whose walkable cells changed: repaired from the last
   revision that had one (``engine.edits.repair_jump_table``), rebuilt if there is none;
 - compaction of a log past ``compact_log_bytes`` into a new snapshot.
+
+JPS+ and landmark repairs write into the map's spare (``store.spares``: the tables
+the current ones replaced, once no query reads them), brought forward from its own
+revision with every cell flipped or lowered since; only without a usable spare do
+they copy the current tables. The editor keeps those cells per map (``flips`` and
+``history``) as far back as a spare or a repair may need them.
 """
 
 import contextlib
@@ -45,12 +51,17 @@ from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
 from service.store.priority import BackgroundPriority, background_pool
+from service.store.spares import JUMPS, JumpSpare, LandmarkSpare
 from service.store.store import MapStore, figures_of
 
 log = logging.getLogger("gridpath.edits")
 
-#: Lowered cells remembered per map for repairs; past it, tables are rebuilt.
+#: Lowered (and, apart, flipped) cells remembered per map for repairs; past it,
+#: tables older than what is remembered are rebuilt.
 HISTORY_CELLS: Final = 1 << 22
+
+#: (revision, padded cells) of each edit that lowered costs or flipped walkability.
+CellLog = list[tuple[int, npt.NDArray[np.int64]]]
 
 Tables = ClusterTables | LandmarkTables
 
@@ -77,20 +88,24 @@ class EditOutcome:
 
 
 class JumpBase(NamedTuple):
-    """The JPS+ table of the last revision that had one, and (revision, padded cells)
-    of every walkability flip since, oldest first: what the next repair starts from."""
+    """The JPS+ table of the last revision that had one (``revision``): what the
+    next repair copies when the map has no usable spare."""
 
     table: npt.NDArray[np.int16]
-    flips: list[tuple[int, npt.NDArray[np.int64]]]
+    revision: int
 
 
 @dataclass(slots=True)
 class _MapState:
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: (revision, lowered padded cells) of every edit that lowered costs, oldest first.
-    history: list[tuple[int, npt.NDArray[np.int64]]] = field(default_factory=list)
+    #: Every edit that lowered costs (lowered cells), oldest first.
+    history: CellLog = field(default_factory=list)
     #: The revision before which ``history`` is incomplete.
     history_from: int = 0
+    #: Every edit that flipped walkability (flipped cells), oldest first.
+    flips: CellLog = field(default_factory=list)
+    #: The revision before which ``flips`` is incomplete.
+    flips_from: int = 0
     #: Per kind: tables of an earlier revision waiting to be repaired for the current.
     pending: dict[str, Tables] = field(default_factory=dict)
     jumps_queued: bool = False
@@ -148,7 +163,8 @@ class MapEditor:
             self._cache.publish(map_id, new)
             applied = time.perf_counter_ns() - began
             if changes.lowers:
-                self._remember(state, new.revision, lowered_cells(changes))
+                state.history_from = _remember(state.history, state.history_from,
+                                               new.revision, lowered_cells(changes))  # fmt: skip
                 for kind, tables in ((CLUSTERS, grid.clusters), (LANDMARKS, grid.landmarks)):
                     if tables is not None and kind not in state.pending:
                         state.pending[kind] = tables
@@ -191,6 +207,7 @@ class MapEditor:
         """Bring each kind's pending tables up to the map's current revision."""
         state = self._state(map_id)
         for kind in kinds:
+            made: Tables | None = None  # made by this loop, never attached: unread
             while not self._closing:
                 with state.lock:
                     tables = state.pending.get(kind)
@@ -202,47 +219,57 @@ class MapEditor:
                         state.pending.pop(kind)  # too old to repair: build anew
                         self._builder.schedule(map_id, kinds=(kind,))
                         break
-                    lowered = self._lowered_since(state, tables.revision, grid.revision)
+                    lowered = _cells_since(state.history, tables.revision, grid.revision)
                     if lowered is None:
                         grid.attach_tables(tables)
                         self._cache.refresh(map_id)
                         state.pending.pop(kind)
                         break
-                repaired = self._repaired(kind, tables, grid, lowered)
+                    source = self._repair_source(map_id, state, tables, grid, own=tables is made)
+                repaired = self._repaired(kind, source, grid)
                 with state.lock:
                     if repaired is None:
                         state.pending.pop(kind, None)
                         self._builder.schedule(map_id, kinds=(kind,))
                         break
                     if state.pending.get(kind) is tables:
-                        state.pending[kind] = repaired
+                        state.pending[kind] = made = repaired
+                if isinstance(tables, LandmarkTables) and not (
+                    source.in_place and source.tables is tables
+                ):
+                    # Replaced, not written (a copy or the spare was): the next spare.
+                    self._cache.keep_spare(map_id, LANDMARKS, LandmarkSpare.of(tables))
+
+    def _repair_source(self, map_id: str, state: _MapState, tables: Tables, grid: GridMap,
+                       *, own: bool) -> "_Source":  # fmt: skip
+        """What a repair of ``tables`` for ``grid`` starts from (``state.lock`` held):
+        landmark tables are lowered where they are if this repair loop made them
+        (``own``) or the map's spare can take them, else in copies. Cluster tables
+        are small: always copies."""
+        lowered = _cells_since(state.history, tables.revision, grid.revision)
+        assert lowered is not None
+        if isinstance(tables, ClusterTables) or own:
+            return _Source(tables, lowered, in_place=own)
+        spare = self._cache.take_spare(map_id, LANDMARKS)
+        if (isinstance(spare, LandmarkSpare) and state.history_from <= spare.revision
+                <= tables.revision and spare.fits(tables) and spare.unread()):  # fmt: skip
+            since = _cells_since(state.history, spare.revision, grid.revision)
+            assert since is not None  # it holds ``lowered``
+            return _Source(spare.tables(), since, in_place=True)
+        return _Source(tables, lowered, in_place=False)
 
     @staticmethod
-    def _repaired(kind: str, tables: Tables, grid: GridMap, lowered: npt.NDArray[np.int64]
-                  ) -> Tables | None:  # fmt: skip
+    def _repaired(kind: str, source: "_Source", grid: GridMap) -> Tables | None:
         began = time.perf_counter()
+        tables, lowered = source.tables, source.lowered
         if isinstance(tables, ClusterTables):
             result: Tables | None = repair_clusters(tables, grid, lowered)
         else:
-            result = repair_landmarks(tables, grid, lowered)
-        log.info("%s repaired for revision %d from revision %d (%d cells lowered) in %.1f ms",
-                 kind, grid.revision, tables.revision, lowered.size,
-                 (time.perf_counter() - began) * 1e3)  # fmt: skip
+            result = repair_landmarks(tables, grid, lowered, in_place=source.in_place)
+        log.info("%s repaired %s for revision %d from revision %d (%d cells lowered) in "
+                 "%.1f ms", kind, "in place" if source.in_place else "in a copy", grid.revision,
+                 tables.revision, lowered.size, (time.perf_counter() - began) * 1e3)  # fmt: skip
         return result
-
-    def _lowered_since(self, state: _MapState, revision: int, current: int
-                       ) -> npt.NDArray[np.int64] | None:  # fmt: skip
-        """Every cell lowered after ``revision`` up to ``current``; None if none."""
-        parts = [cells for rev, cells in state.history if revision < rev <= current]
-        return np.unique(np.concatenate(parts)) if parts else None
-
-    def _remember(self, state: _MapState, revision: int, cells: npt.NDArray[np.int64]) -> None:
-        state.history.append((revision, cells))
-        total = sum(c.size for _, c in state.history)
-        while total > HISTORY_CELLS and state.history:
-            dropped, old = state.history.pop(0)
-            total -= old.size
-            state.history_from = dropped + 1
 
     # -- JPS+ and compaction ------------------------------------------------------------
 
@@ -252,13 +279,13 @@ class MapEditor:
     @staticmethod
     def _track_flips(state: _MapState, grid: GridMap, new: GridMap,
                      flipped: npt.NDArray[np.int64]) -> None:  # fmt: skip
-        """Keep ``jump_base`` up to date with an edit from ``grid`` to ``new``."""
+        """Log an edit's flipped cells; keep ``jump_base`` up to date with it."""
+        if flipped.size:
+            state.flips_from = _remember(state.flips, state.flips_from, new.revision, flipped)
         if new.jump_table is not None:
             state.jump_base = None
         elif grid.jump_table is not None:
-            state.jump_base = JumpBase(grid.jump_table, [(new.revision, flipped)])
-        elif state.jump_base is not None and flipped.size:
-            state.jump_base.flips.append((new.revision, flipped))
+            state.jump_base = JumpBase(grid.jump_table, grid.revision)
 
     def _queue_jumps(self, map_id: str, state: _MapState) -> None:
         if not state.jumps_queued:
@@ -266,9 +293,10 @@ class MapEditor:
             self._submit(self._rebuild_jumps, map_id)
 
     def _rebuild_jumps(self, map_id: str) -> None:
-        """Give the current revision its JPS+ table: repaired from ``jump_base`` (the
-        last one, with the cells flipped since) when there is one, else built. Edits
-        that land meanwhile are caught up from the table just made, on the next round."""
+        """Give the current revision its JPS+ table: the map's spare or else a copy of
+        ``jump_base`` (the last table), repaired with the cells flipped since, or a
+        new table if there is neither. Edits that land meanwhile are caught up from
+        the table just made, on the next round. The table replaced becomes the spare."""
         state = self._state(map_id)
         while not self._closing:
             with state.lock:
@@ -277,27 +305,51 @@ class MapEditor:
                     state.jumps_queued = False
                     return
                 base = state.jump_base
-                flips = [] if base is None else [c for r, c in base.flips if r <= grid.revision]
+                source = self._jump_source(map_id, state, base, grid)
             began = time.perf_counter()
-            if base is None:
+            if source is None:
                 table = build_jump_table(grid)
             else:
-                flipped = np.concatenate(flips) if flips else np.zeros(0, np.int64)
-                table = repair_jump_table(base.table, flipped=flipped, grid=grid)
+                table = repair_jump_table(source.table, flipped=source.flipped, grid=grid,
+                                          in_place=source.in_place)  # fmt: skip
             log.info("map %s: JPS+ table %s for revision %d in %.1f ms", map_id,
-                     "built" if base is None else "repaired", grid.revision,
+                     "built" if source is None else f"repaired {source.how}", grid.revision,
                      (time.perf_counter() - began) * 1e3)  # fmt: skip
             with state.lock:
-                if self._cache.current(map_id) is grid:
+                attached = self._cache.current(map_id) is grid
+                if attached:
                     grid.attach_jump_table(table)
                     self._cache.refresh(map_id)
                     state.jumps_queued = False
                     state.jump_base = None
+                elif state.jump_base is base:  # else an edit started a newer base
+                    state.jump_base = JumpBase(table, grid.revision)
+                if base is not None and table is not base.table:
+                    self._cache.keep_spare(map_id, JUMPS, JumpSpare(base.table, base.revision))
+                oldest = grid.revision if base is None else base.revision  # the spare's
+                state.flips_from = _forget_through(state.flips, state.flips_from, oldest)
+                if attached:
                     return
-                if state.jump_base is base:  # else an edit started a newer base
-                    later = [] if base is None else [(r, c) for r, c in base.flips
-                                                     if r > grid.revision]  # fmt: skip
-                    state.jump_base = JumpBase(table, later)
+
+    def _jump_source(self, map_id: str, state: _MapState, base: JumpBase | None,
+                     grid: GridMap) -> "_JumpSource | None":  # fmt: skip
+        """What the JPS+ table of ``grid`` is repaired from (``state.lock`` held): the
+        spare, in place, if unread and the flips since its revision are known; else a
+        copy of ``base``; None: build it."""
+        spare = self._cache.take_spare(map_id, JUMPS)
+        if (isinstance(spare, JumpSpare) and state.flips_from <= spare.revision
+                and spare.table.shape[0] == grid.padded.size and spare.unread()):  # fmt: skip
+            return _JumpSource(spare.table, self._flipped_since(state, spare.revision, grid),
+                               in_place=True)  # fmt: skip
+        if base is None or base.revision < state.flips_from:
+            return None
+        return _JumpSource(base.table, self._flipped_since(state, base.revision, grid),
+                           in_place=False)  # fmt: skip
+
+    @staticmethod
+    def _flipped_since(state: _MapState, revision: int, grid: GridMap) -> npt.NDArray[np.int64]:
+        flipped = _cells_since(state.flips, revision, grid.revision)
+        return np.zeros(0, np.int64) if flipped is None else flipped
 
     def _queue_compaction(self, map_id: str, state: _MapState) -> None:
         with state.lock:
@@ -330,6 +382,55 @@ class MapEditor:
             return
         with contextlib.suppress(RuntimeError):  # shut down meanwhile
             self._repairs.submit(_logged, job, map_id)
+
+
+class _Source(NamedTuple):
+    """Cluster or landmark tables to repair, every cell lowered since their revision,
+    and whether to write them where they are."""
+
+    tables: Tables
+    lowered: npt.NDArray[np.int64]
+    in_place: bool
+
+
+class _JumpSource(NamedTuple):
+    """A JPS+ table to repair, every cell flipped since its revision, and whether
+    to write it where it is."""
+
+    table: npt.NDArray[np.int16]
+    flipped: npt.NDArray[np.int64]
+    in_place: bool
+
+    @property
+    def how(self) -> str:
+        return "in place" if self.in_place else "in a copy"
+
+
+def _cells_since(cell_log: CellLog, revision: int, current: int) -> npt.NDArray[np.int64] | None:
+    """Every cell of ``cell_log`` after ``revision`` up to ``current``; None if none."""
+    parts = [cells for rev, cells in cell_log if revision < rev <= current]
+    return np.unique(np.concatenate(parts)) if parts else None
+
+
+def _remember(cell_log: CellLog, complete_from: int, revision: int,
+              cells: npt.NDArray[np.int64]) -> int:  # fmt: skip
+    """Append an edit's cells to ``cell_log``, dropping the oldest past
+    ``HISTORY_CELLS``; the revision the log is complete from after that."""
+    cell_log.append((revision, cells))
+    total = sum(c.size for _, c in cell_log)
+    while total > HISTORY_CELLS and cell_log:
+        dropped, old = cell_log.pop(0)
+        total -= old.size
+        complete_from = dropped + 1
+    return complete_from
+
+
+def _forget_through(cell_log: CellLog, complete_from: int, revision: int) -> int:
+    """Drop the entries up to ``revision`` (no table older than it is left to
+    repair); the revision the log is complete from after that."""
+    while cell_log and cell_log[0][0] <= revision:
+        cell_log.pop(0)
+    return max(complete_from, revision)
 
 
 def _logged(job: Callable[[str], None], map_id: str) -> None:

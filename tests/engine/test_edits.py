@@ -291,6 +291,30 @@ def test_a_repaired_jump_table_equals_a_rebuild(seed: int, monkeypatch: pytest.M
         grid = after
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_an_older_table_repaired_in_place_with_every_flip_since_equals_a_rebuild(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spare is two or more revisions behind: repaired where it lies with the cells
+    flipped over all of them (some flipped back), it equals a rebuild."""
+    monkeypatch.setattr("service.engine.edits.REBUILD_JUMPS_FRACTION", 1.0)
+    rng = np.random.default_rng(5000 + seed)
+    height, width = (int(v) for v in rng.integers(4, 30, 2))
+    grid = GridMap.from_costs(rng.random((height, width)) > 0.2)
+    grid.prepare_jumps()
+    assert grid.jump_table is not None
+    spare = grid.jump_table.copy()
+    flips = []
+    for _ in range(int(rng.integers(2, 5))):
+        cells = np.stack([rng.integers(0, width, 3), rng.integers(0, height, 3)], 1)
+        after = edited(grid, CellsEdit(cells, float(rng.integers(2))))
+        flips.append(flipped(grid, after))
+        grid = after
+    repaired = repair_jump_table(spare, flipped=np.concatenate(flips), grid=grid, in_place=True)
+    assert repaired is spare
+    np.testing.assert_array_equal(repaired, build_jump_table(grid))
+
+
 def test_jump_table_repair_reaches_the_far_end_of_a_corridor() -> None:
     """Closing the last cell of a long corridor changes the jump distance of every cell
     before it (they now run into a wall instead of a jump point): the repair walks the

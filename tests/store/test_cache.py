@@ -500,3 +500,68 @@ def test_a_replaced_entry_released_later_leaves_the_count_alone(store: CountingS
         cache.publish(map_id, newer)
         old.for_agent_size(2)  # grows a grid the cache no longer serves
     assert cache.stats().bytes == newer.nbytes == ONE_MAP
+
+
+class Blob:
+    """A spare of a given size."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes = nbytes
+
+
+def test_a_spare_is_counted_taken_once_and_uncounted(store: CountingStore) -> None:
+    map_id = new_map(store)
+    cache = MapCache(store, 100 * ONE_MAP)
+    with cache.acquire(map_id):
+        pass
+    spare = Blob(3 * ONE_MAP)
+    cache.keep_spare(map_id, "jumps", spare)
+    assert cache.stats().bytes == 4 * ONE_MAP
+    assert cache.take_spare(map_id, "landmarks") is None
+    assert cache.take_spare(map_id, "jumps") is spare
+    assert cache.take_spare(map_id, "jumps") is None
+    assert cache.stats().bytes == ONE_MAP
+
+
+def test_spares_stay_with_the_next_revision_and_go_with_the_map(store: CountingStore) -> None:
+    map_id = new_map(store)
+    cache = MapCache(store, 100 * ONE_MAP)
+    cache.keep_spare(map_id, "jumps", Blob(ONE_MAP))  # not cached: not kept
+    assert cache.stats().bytes == 0
+    with cache.acquire(map_id):
+        pass
+    spare = Blob(2 * ONE_MAP)
+    cache.keep_spare(map_id, "jumps", spare)
+    cache.publish(map_id, GridMap(small().costs, revision=1))
+    assert cache.stats().bytes == 3 * ONE_MAP
+    assert cache.take_spare(map_id, "jumps") is spare
+    cache.keep_spare(map_id, "jumps", spare)
+    cache.discard(map_id)
+    assert cache.stats().bytes == 0
+    assert cache.take_spare(map_id, "jumps") is None
+
+
+def test_spares_are_dropped_before_any_map_is_evicted(store: CountingStore) -> None:
+    a, b = new_map(store), new_map(store)
+    cache = MapCache(store, 3 * ONE_MAP)
+    with cache.acquire(a):
+        pass
+    cache.keep_spare(a, "jumps", Blob(ONE_MAP))
+    with cache.acquire(b):  # three maps' worth: everything fits
+        pass
+    assert stats(cache)[2:] == (0, 2, 3 * ONE_MAP)
+    cache.keep_spare(b, "jumps", Blob(ONE_MAP))  # over: a's spare goes first, no map
+    assert stats(cache)[2:] == (0, 2, 3 * ONE_MAP)
+    assert cache.take_spare(a, "jumps") is None
+    assert cache.take_spare(b, "jumps") is not None
+
+
+def test_a_spare_larger_than_the_budget_beside_its_map_is_not_kept(store: CountingStore) -> None:
+    """Keeping it would evict the very map it serves."""
+    map_id = new_map(store)
+    cache = MapCache(store, 2 * ONE_MAP)
+    with cache.acquire(map_id):
+        pass
+    cache.keep_spare(map_id, "jumps", Blob(2 * ONE_MAP))
+    assert stats(cache)[2:] == (0, 1, ONE_MAP)
+    assert is_cached(cache, map_id)

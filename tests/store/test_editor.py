@@ -1,0 +1,154 @@
+"""``MapEditor`` without HTTP: background repairs write into the map's spare tables
+once no revision reads them, never into a table a held revision reads, and what
+they write is what a rebuild (JPS+) or an admissible bound (landmarks) would be."""
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from service.engine import GridMap
+from service.engine.copies import paced_copy
+from service.engine.edits import CellsEdit, build_jump_table
+from service.engine.search import find_path
+from service.store import MapCache, TableBuilder
+from service.store.editor import MapEditor
+from tests.store.conftest import OpenStore
+from tests.support import close, oracle_distances, random_grid, walkable_cells
+
+SIDE = 24
+
+
+@pytest.fixture
+def editor(tmp_path: Path, open_store: OpenStore) -> Iterator[tuple[MapEditor, MapCache, str]]:
+    """An editor over a real store, cache and builder, and a uniform map with its
+    tables built."""
+    store = open_store(tmp_path)
+    cache = MapCache(store, 1 << 30)
+    builder = TableBuilder(store, cache, workers=1, max_table_bytes=1 << 30, cluster_size=None,
+                           jump_table_bytes=1 << 30, landmarks=3)  # fmt: skip
+    editor = MapEditor(store, cache, builder, max_edit_cells=1 << 20, compact_log_bytes=1 << 30,
+                       jump_table_bytes=1 << 30)  # fmt: skip
+    grid = random_grid(np.random.default_rng(5), SIDE, SIDE, 0.25, None)
+    map_id = store.create(grid, None).id
+    cache.put(map_id, grid)
+    builder.schedule(map_id)
+    settled(cache, map_id)
+    del grid  # a revision held here would keep its tables read all along
+    yield editor, cache, map_id
+    editor.close()
+    builder.close()
+
+
+def settled(cache: MapCache, map_id: str) -> GridMap:
+    """The current revision once its JPS+ and landmark tables are attached."""
+    deadline = time.monotonic() + 60
+    while True:
+        grid = cache.current(map_id)
+        if grid is not None and grid.jump_table is not None and grid.landmarks is not None:
+            return grid
+        assert time.monotonic() < deadline, "tables not repaired within 60 s"
+        time.sleep(0.005)
+
+
+def toggle(editor: MapEditor, cache: MapCache, map_id: str, rng: np.random.Generator,
+           cell: tuple[int, int] | None = None) -> GridMap:  # fmt: skip
+    """Flip one cell (``cell``, or a random one) between blocked and walkable; the
+    new revision once its tables are back."""
+    current = cache.current(map_id)
+    assert current is not None
+    x, y = (int(v) for v in rng.integers(0, SIDE, 2)) if cell is None else cell
+    cost = 0.0 if current.costs[y, x] > 0 else 1.0
+    editor.edit(map_id, [CellsEdit(np.array([[x, y]]), cost)])
+    return settled(cache, map_id)
+
+
+def random_cell(cache: MapCache, map_id: str, rng: np.random.Generator, *, open: bool
+                ) -> tuple[int, int]:  # fmt: skip
+    """A random blocked cell (to ``open``) or walkable cell (to close)."""
+    grid = cache.current(map_id)
+    assert grid is not None
+    ys, xs = np.nonzero((grid.costs > 0) != open)
+    i = int(rng.integers(xs.size))
+    return int(xs[i]), int(ys[i])
+
+
+@pytest.fixture
+def copies(monkeypatch: pytest.MonkeyPatch) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
+    """(shape, dtype) of every array the repairs copy."""
+    made: list[tuple[tuple[int, ...], np.dtype[Any]]] = []
+
+    def counted(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        made.append((array.shape, array.dtype))
+        return paced_copy(array)
+
+    monkeypatch.setattr("service.engine.edits.paced_copy", counted)
+    return made
+
+
+def test_repairs_write_the_replaced_tables_once_free_instead_of_copying(
+    editor: tuple[MapEditor, MapCache, str], copies: list[tuple[tuple[int, ...], np.dtype[Any]]]
+) -> None:
+    """Cells closed and opened again in turn: the first repair of each table copies
+    (there is no spare yet); every later one writes the spare, and the JPS+ table it
+    makes equals a rebuild."""
+    edit, cache, map_id = editor
+    rng = np.random.default_rng(7)
+    cells = (SIDE + 2) ** 2
+    for step in range(8):
+        copies.clear()
+        if step % 2 == 0:
+            cell = random_cell(cache, map_id, rng, open=False)  # closed now, opened next
+        grid = toggle(edit, cache, map_id, rng, cell)
+        np.testing.assert_array_equal(grid.jump_table, build_jump_table(grid))
+        table_copies = [c for c in copies if c[0] in ((cells, 8), (cells, 3))]
+        if step >= 2:  # by then both kinds have a spare (openings repair landmarks)
+            assert table_copies == [], step
+        del grid
+
+
+def test_a_table_a_held_revision_reads_is_never_written(
+    editor: tuple[MapEditor, MapCache, str],
+) -> None:
+    edit, cache, map_id = editor
+    rng = np.random.default_rng(8)
+    with cache.acquire(map_id) as held:
+        assert held.jump_table is not None
+        assert held.landmarks is not None
+        jumps = held.jump_table.copy()
+        distances = held.landmarks.eight.from_table.copy()
+        for _ in range(6):
+            toggle(edit, cache, map_id, rng)
+        np.testing.assert_array_equal(held.jump_table, jumps)
+        np.testing.assert_array_equal(held.landmarks.eight.from_table, distances)
+        np.testing.assert_array_equal(held.jump_table, build_jump_table(held))
+
+
+def test_landmark_tables_repaired_in_place_stay_admissible(
+    editor: tuple[MapEditor, MapCache, str],
+) -> None:
+    """Queries with the ``landmarks`` heuristic stay optimal after spares of older
+    revisions are brought forward over openings and closings."""
+    edit, cache, map_id = editor
+    rng = np.random.default_rng(9)
+    for step in range(12):
+        grid = toggle(edit, cache, map_id, rng, random_cell(cache, map_id, rng, open=step % 2 == 1))
+        cells = walkable_cells(grid)
+        for policy in ("never", "no_corner_cutting"):
+            start = cells[int(rng.integers(len(cells)))]
+            distances = oracle_distances(grid, start, policy)
+            for _ in range(5):
+                goal = cells[int(rng.integers(len(cells)))]
+                result = find_path(grid, start, goal, heuristic="landmarks", diagonal=policy,
+                                   algorithm="astar")  # fmt: skip
+                assert result.heuristic_used == "landmarks"
+                optimal = float(distances[goal[1], goal[0]])
+                if np.isinf(optimal):
+                    assert result.status == "no_path"
+                else:
+                    assert close(result.cost or 0.0, optimal), (policy, start, goal)
+        del grid  # else its tables stay read, and the next repairs copy
