@@ -8,9 +8,10 @@ derived table does (the README's "Live worlds" section has the reasoning):
   change (``kernels.edits.update_islands``).
 - **Jump Point Search**: the bit rows are updated at once (O(changed cells)). The
   JPS+ table is left out of a revision whose walkable cells changed: JPS scans the
-  bit rows until :func:`repair_jump_table` has run in the background, from the
-  last table, over the entries the flipped cells reach (a full rebuild takes 86 ms
-  on 1024x1024, a one-cell repair about 3 ms, most of it copying the table).
+  bit rows until :func:`repair_jump_table` has run in the background, from an
+  earlier table, over the entries the flipped cells reach (a full rebuild takes
+  86 ms on 1024x1024; a one-cell repair about 3 ms in a copy of the table, well
+  under 1 ms in place, in a spare table no query reads: see ``store.spares``).
 - **Cluster and landmark tables** hold lower bounds of costs. An edit that only
   raises costs or blocks cells (``Changes.lowers`` false) cannot make a cost
   smaller, so the bounds stay admissible and consistent: the revision keeps them.
@@ -415,6 +416,19 @@ def _region(grid: GridMap, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.int64
     return region
 
 
+def _around(grid: GridMap, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Padded cells within one step of ``cells`` (inside the border), each once: the
+    cells whose moves in or out a change of ``cells`` can alter (a step's cost is the
+    cell entered; a diagonal's corner rule reads the two cells beside it)."""
+    width = grid.padded_width
+    steps = (np.arange(-1, 2)[:, None] * width + np.arange(-1, 2)[None, :]).reshape(-1)
+    near = np.unique((cells[:, None] + steps[None, :]).reshape(-1))
+    ys, xs = np.divmod(near, width)
+    inside = (ys >= 1) & (ys <= grid.height) & (xs >= 1) & (xs <= grid.width)
+    result: npt.NDArray[np.int64] = near[inside].astype(np.int64)
+    return result
+
+
 def repair_clusters(tables: ClusterTables, grid: GridMap, lowered: npt.NDArray[np.int64]
                     ) -> ClusterTables:  # fmt: skip
     """Tables admissible for ``grid`` made from ``tables`` (admissible for the revision
@@ -457,7 +471,8 @@ def repair_landmarks(tables: LandmarkTables, grid: GridMap, lowered: npt.NDArray
     ever fall stay below the new ones, and each seed is relaxed at the new costs."""
     if tables.eight.symmetric and not grid.uniform:
         return None
-    seeds = _region(grid, lowered)
+    # Not the bounding box: cells lowered since an older spare may lie far apart.
+    seeds = _around(grid, lowered)
     cells = grid.padded.size
     heap = (np.empty(cells, np.int32), np.empty((cells, 2), np.float64),
             paced_full(cells, CLOSED, np.int32))  # fmt: skip

@@ -225,7 +225,8 @@ class MapEditor:
                         self._cache.refresh(map_id)
                         state.pending.pop(kind)
                         break
-                    source = self._repair_source(map_id, state, tables, grid, own=tables is made)
+                    source = self._repair_source(map_id, state, tables, grid, lowered,
+                                                 own=tables is made)  # fmt: skip
                 repaired = self._repaired(kind, source, grid)
                 with state.lock:
                     if repaired is None:
@@ -241,15 +242,13 @@ class MapEditor:
                     self._cache.keep_spare(map_id, LANDMARKS, LandmarkSpare.of(tables))
 
     def _repair_source(self, map_id: str, state: _MapState, tables: Tables, grid: GridMap,
-                       *, own: bool) -> "_Source":  # fmt: skip
-        """What a repair of ``tables`` for ``grid`` starts from (``state.lock`` held):
-        landmark tables are lowered where they are if this repair loop made them
-        (``own``) or the map's spare can take them, else in copies. Cluster tables
-        are small: always copies."""
-        lowered = _cells_since(state.history, tables.revision, grid.revision)
-        assert lowered is not None
+                       lowered: npt.NDArray[np.int64], *, own: bool) -> "_Source":  # fmt: skip
+        """What a repair of ``tables`` (``lowered``: every cell lowered since their
+        revision) for ``grid`` starts from (``state.lock`` held): landmark tables are
+        lowered where they are if this repair loop made them (``own``) or the map's
+        spare can take them, else in copies. Cluster tables: always copies."""
         if isinstance(tables, ClusterTables) or own:
-            return _Source(tables, lowered, in_place=own)
+            return _Source(tables, lowered, in_place=own and isinstance(tables, LandmarkTables))
         spare = self._cache.take_spare(map_id, LANDMARKS)
         if (isinstance(spare, LandmarkSpare) and state.history_from <= spare.revision
                 <= tables.revision and spare.fits(tables) and spare.unread()):  # fmt: skip

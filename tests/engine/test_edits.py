@@ -5,6 +5,7 @@ and a fresh ``GridMap`` of the same costs for islands and figures.
 """
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,6 +32,7 @@ from service.engine.edits import (
     repair_jump_table,
     repair_landmarks,
 )
+from service.engine.kernels.landmarks import lower_distances
 from tests.support import art, close, oracle_distances, walk_cost, walkable_cells
 
 TABLE_BYTES = 1 << 24
@@ -325,3 +327,28 @@ def test_jump_table_repair_reaches_the_far_end_of_a_corridor() -> None:
     shut = edited(grid, CellsEdit([[9, 0], [9, 2]], 0.0))
     repaired = repair_jump_table(grid.jump_table, flipped=flipped(grid, shut), grid=shut)
     np.testing.assert_array_equal(repaired, build_jump_table(shut))
+
+
+def test_regression_landmark_repair_seeds_the_cells_around_the_lowered_not_their_box(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A spare is repaired with every cell lowered since its revision, which may lie
+    at opposite corners: seeding the Dijkstra with their bounding box made such a
+    repair take as long as the map (about 150 ms instead of 15 on 1024x1024)."""
+    grid = GridMap.from_costs(np.ones((40, 40)))
+    grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=TABLE_BYTES))
+    corners = CellsEdit(np.array([[0, 0], [39, 39]]), 0.0)
+    closed = edited(grid, corners)
+    opened = edited(closed, CellsEdit(np.array([[0, 0], [39, 39]]), 1.0))
+    seeded: list[int] = []
+
+    def counted(*args: Any) -> float:
+        seeded.append(len(args[6]))
+        return float(lower_distances(*args))
+
+    monkeypatch.setattr("service.engine.edits.lower_distances", counted)
+    changes = changes_of(closed, [CellsEdit(np.array([[0, 0], [39, 39]]), 1.0)], max_cells=1 << 20)
+    assert grid.landmarks is not None
+    assert repair_landmarks(grid.landmarks, opened, lowered_cells(changes)) is not None
+    assert seeded
+    assert max(seeded) == 8  # the two corners and three cells around each
