@@ -105,6 +105,7 @@ class GridMap:
         "_max_cost",
         "_min_cost",
         "_padded",
+        "_plans",
         "_revision",
         "_sized",
         "_walkable_cells",
@@ -156,7 +157,7 @@ class GridMap:
         self._sized: dict[int, GridMap] = {}
         self._derived_bytes = 0
         self._derived_lock = threading.RLock()
-        self._kernel_view = self._view()
+        self._refresh_view()
 
     @classmethod
     def _assemble(cls, parts: "Parts") -> "GridMap":
@@ -185,7 +186,7 @@ class GridMap:
         grid._sized = {}
         grid._derived_bytes = 0 if parts.clearance is None else parts.clearance.nbytes
         grid._derived_lock = threading.RLock()
-        grid._kernel_view = grid._view()
+        grid._refresh_view()
         return grid
 
     @property
@@ -272,7 +273,7 @@ class GridMap:
                                   f"({self._padded.size}, 8) int16")  # fmt: skip
         table.flags.writeable = False
         self._jump_table = table
-        self._kernel_view = self._view()
+        self._refresh_view()
 
     def _view(self) -> tuple[object, ...]:
         tables = self._clusters
@@ -313,7 +314,7 @@ class GridMap:
                         f"landmark table has shape {array.shape}; this grid needs {shape} float32"
                     )
         self._landmarks = tables
-        self._kernel_view = self._view()
+        self._refresh_view()
 
     @property
     def landmarks(self) -> LandmarkTables | None:
@@ -329,7 +330,7 @@ class GridMap:
         if JUMP_TABLE_BYTES_PER_CELL * self._padded.size <= max_table_bytes:
             self._jump_table = jump_distances(self._padded, self._width + 2)
         self._jump_bits = jump_bits(self._padded, self._width + 2)
-        self._kernel_view = self._view()
+        self._refresh_view()
 
     @property
     def jump_table_ready(self) -> bool:
@@ -360,7 +361,7 @@ class GridMap:
             if labels_max >= count:
                 raise InvalidMapError(f"cluster label {labels_max} >= cluster count {count}")
         self._clusters = tables
-        self._kernel_view = self._view()
+        self._refresh_view()
 
     def attach_tables(self, tables: ClusterTables | LandmarkTables) -> None:
         """Attach cluster or landmark tables (``attach_clusters``/``attach_landmarks``)."""
@@ -461,6 +462,16 @@ class GridMap:
         """``(cost, width, islands, uniform, min_cost, clusters, jump_bits,
         jump_table, landmarks)`` as ``search_batch`` reads them."""
         return self._kernel_view
+
+    @property
+    def plans(self) -> dict[object, object]:
+        """A memo for what queries derive from their options and this grid's tables
+        (``search``): emptied whenever a table is attached or built."""
+        return self._plans
+
+    def _refresh_view(self) -> None:
+        self._kernel_view = self._view()
+        self._plans: dict[object, object] = {}
 
     @property
     def padded_width(self) -> int:

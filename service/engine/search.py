@@ -400,16 +400,75 @@ def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
                     reopened=[0] * count, algorithm="field")  # fmt: skip
 
 
+class _Options(NamedTuple):
+    """A query's options, validated, in the kernel's codes."""
+
+    heuristic: int
+    diagonal: int
+    algorithm: int
+    nearest: bool
+    weight: float
+    budget: int
+    size: int
+    tie_break: bool
+    heuristic_name: Heuristic
+
+
+#: Validated options by the options as given: a game's queries repeat a handful of
+#: option sets, and validating them costs more than a short search.
+_OPTIONS: dict[tuple[object, ...], _Options] = {}
+#: Most option sets (and plans per grid) remembered; past it the memo starts over.
+_MEMO_ENTRIES: Final = 256
+
+
+def _options(query: PathQuery) -> _Options:
+    """``query``'s options validated (in a fixed order), or the error for the first
+    bad one."""
+    # The integers' types too: 2.0 == 2, but only 2 is a valid agent_size.
+    key: tuple[object, ...] = (query.heuristic, query.diagonal, query.algorithm, query.unreachable,
+           query.weight, query.max_expansions, type(query.max_expansions),
+           query.agent_size, type(query.agent_size), query.tie_break)  # fmt: skip
+    try:
+        known = _OPTIONS.get(key)
+    except TypeError:  # an unhashable value: invalid, and validated below
+        key, known = (), None
+    if known is not None:
+        return known
+    options = _Options(
+        option_code(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError),
+        option_code(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError),
+        option_code(ALGORITHMS, query.algorithm, "algorithm", UnknownAlgorithmError),
+        option_code(UNREACHABLE, query.unreachable, "unreachable", InvalidQueryError) == 1,
+        _checked_weight(query.weight),
+        _checked_budget(query.max_expansions),
+        checked_agent_size(query.agent_size),
+        bool(query.tie_break),
+        query.heuristic,  # type: ignore[arg-type]  # checked above
+    )
+    if key:
+        if len(_OPTIONS) >= _MEMO_ENTRIES:
+            _OPTIONS.clear()
+        _OPTIONS[key] = options
+    return options
+
+
+class _Plan(NamedTuple):
+    """What a query with given options runs on a given grid (see ``_plan``)."""
+
+    heuristic: int
+    table: int
+    landmark: int
+    used: Heuristic
+    equal_f_stack: bool
+    buckets: int
+    algorithm: int
+
+
 def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Checked:
     """Validate in a fixed order: options, bounds, walkability (of the start, then of
-    the goals)."""
-    heuristic = option_code(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError)
-    diagonal = option_code(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError)
-    algorithm = option_code(ALGORITHMS, query.algorithm, "algorithm", UnknownAlgorithmError)
-    nearest = option_code(UNREACHABLE, query.unreachable, "unreachable", InvalidQueryError) == 1
-    weight = _checked_weight(query.weight)
-    budget = _checked_budget(query.max_expansions)
-    size = checked_agent_size(query.agent_size)
+    the goals), then what the options ask of the map (an algorithm it supports)."""
+    options = _options(query)
+    diagonal, nearest, size = options.diagonal, options.nearest, options.size
     if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
     sx, sy = _checked_cell(grid, query.start, "start")
@@ -418,33 +477,65 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
     if query.goal is not None:
         gx, gy = _checked_cell(grid, query.goal, "goal")
         target = grid.flat_index(gx, gy)
-        points = np.array([[gx, gy]], np.int64)
     else:  # their form, count and bounds; walkability below
         goal_set = make_goal_set(grid, goals=query.goals, region=query.goal_region,
                                  max_goals=max_goals)  # fmt: skip
-        points = goal_set.points
-    name, indexed = ("goal", False) if query.goal is not None else ("goals", True)
     if not grid.walkable(sx, sy):
         raise on_blocked_cell("start", sx, sy)
-    if not nearest:  # with nearest, a blocked goal is one more unreachable goal
-        check_walkable(grid, points, name, indexed=indexed)
+    # With nearest, a blocked goal is one more unreachable goal. A single goal is
+    # checked as scalars: this is every query's path, and numpy costs microseconds.
+    if not nearest and goal_set is None and not grid.walkable(gx, gy):
+        raise on_blocked_cell("goal", gx, gy)
+    if not nearest and goal_set is not None:
+        check_walkable(grid, goal_set.points, "goals")
     sized = grid.for_agent_size(size)  # built only for a query that passed the above
     check_room(grid, sized, "start", sx, sy, size)
-    if not nearest:
-        check_walkable(sized, points, name, indexed=indexed, room=(grid, size))
-    elif query.goal is not None:
+    if not nearest and goal_set is None:
+        check_room(grid, sized, "goal", gx, gy, size)
+    if not nearest and goal_set is not None:
+        check_walkable(sized, goal_set.points, "goals", room=(grid, size))
+    elif nearest and query.goal is not None:
         labels = sized.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
         if labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
             goal_set = cells_goal_set(sized, np.array([target], np.int64))
-    grid = sized
-    tie_break = bool(query.tie_break)
-    used: Heuristic = query.heuristic  # type: ignore[assignment]  # checked by _option
+    plan = _plan(sized, options, single_goal=query.goal is not None,
+                 goal_set=goal_set is not None)  # fmt: skip
+    return _Checked(sized.flat_index(sx, sy), target, diagonal, plan.heuristic,
+                    options.weight, options.budget, options.tie_break, plan.equal_f_stack,
+                    plan.buckets, plan.table, plan.used, plan.algorithm, plan.landmark, sized,
+                    goal_set, nearest)  # fmt: skip
+
+
+def _plan(grid: GridMap, options: _Options, *, single_goal: bool, goal_set: bool) -> _Plan:
+    """The heuristic, tables, queue and algorithm a query with ``options`` runs on
+    ``grid`` (remembered per grid until its tables change: see ``GridMap.plans``).
+
+    Raises:
+        UnsupportedAlgorithmError: ``jps`` where it does not apply.
+    """
+    key = (options, single_goal, goal_set)
+    plans = grid.plans
+    known = plans.get(key)
+    if isinstance(known, _Plan):
+        return known
+    plan = _make_plan(grid, options, single_goal=single_goal, goal_set=goal_set)
+    if len(plans) >= _MEMO_ENTRIES:
+        plans.clear()
+    plans[key] = plan
+    return plan
+
+
+def _make_plan(grid: GridMap, options: _Options, *, single_goal: bool, goal_set: bool
+               ) -> _Plan:  # fmt: skip
+    heuristic, diagonal, weight = options.heuristic, options.diagonal, options.weight
+    tie_break = options.tie_break
+    used = options.heuristic_name
     table = landmark = NO_TABLE
     if heuristic == HEURISTIC_CLUSTER:
         heuristic, table, used = _table_heuristic("cluster", grid.clusters, diagonal)
     elif heuristic == HEURISTIC_LANDMARKS:
         heuristic, landmark, used = _table_heuristic("landmarks", grid.landmarks, diagonal)
-    if goal_set is not None and (table != NO_TABLE or landmark != NO_TABLE):
+    if goal_set and (table != NO_TABLE or landmark != NO_TABLE):
         # The tables bound the distance to one cell; a goal set searches with the plain
         # bound of the policy.
         table = landmark = NO_TABLE
@@ -452,22 +543,17 @@ def _check(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> _Chec
         used = "manhattan" if diagonal == DIAGONAL_NEVER else "octile"
     # The equal-f stack is itself a larger-g tie-break, sound only when f is monotone
     # along paths: consistent heuristics, and the cluster bound with pathmax.
-    monotone = used in CONSISTENT[str(query.diagonal)] or table != NO_TABLE
+    monotone = used in CONSISTENT[_POLICY_NAMES[diagonal]] or table != NO_TABLE
     stack = tie_break and weight == 1.0 and monotone
     buckets = _bucket_count(grid, used, diagonal) if stack else 0
     if stack and table != NO_TABLE and _bucket_count(grid, "manhattan", diagonal):
         # 4-connected integer map: the table's bounds floored to integers ride the
         # bucket queue too, with every bucket (see ``dial``).
         buckets = MAX_BUCKETS
-    algorithm = _algorithm(grid, algorithm, diagonal, used, single_goal=query.goal is not None)
-    if algorithm == ALGORITHM_JPS:
-        stack = False
-        buckets = 0
-    if goal_set is not None:
+    algorithm = _algorithm(grid, options.algorithm, diagonal, used, single_goal=single_goal)
+    if algorithm == ALGORITHM_JPS or goal_set:
         stack, buckets = False, 0
-    return _Checked(grid.flat_index(sx, sy), target, diagonal, heuristic,
-                    weight, budget, tie_break, stack and not buckets, buckets, table,
-                    used, algorithm, landmark, grid, goal_set, nearest)  # fmt: skip
+    return _Plan(heuristic, table, landmark, used, stack and not buckets, buckets, algorithm)
 
 
 def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,
@@ -567,21 +653,33 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
 
     ``algorithm``: what answered every query (a field), else each query's own."""
     count = len(checked)
-    # One conversion per array for the whole batch, not one per element.
+    # One conversion per array for the whole batch, not one per element; one copy of
+    # the batch's cells and waypoints (the buffers are the scratch's), which the
+    # results view.
     status, cost, length = (a[:count].tolist() for a in (arrays.status, arrays.cost,
                                                           arrays.length))  # fmt: skip
     offsets = paths.offsets[: count + 1].tolist()
     turn_offsets = paths.turn_offsets[: count + 1].tolist()
+    all_cells = paths.cells[: offsets[count]].copy()
+    all_turns = paths.turns[: turn_offsets[count]].copy()
+    width = grid.padded_width
     results = []
     for i, query in enumerate(checked):
         code = _STATUS[status[i]]
-        cells = paths.cells[offsets[i] : offsets[i + 1]].copy()
+        cells = all_cells[offsets[i] : offsets[i + 1]]
+        if code != "found":
+            reached = None
+        elif query.goal_set is None:  # the goal itself, without reading numpy scalars
+            y, x = divmod(query.target, width)
+            reached = (x - 1, y - 1)
+        else:
+            reached = (int(cells[-1, 0]), int(cells[-1, 1]))
         results.append(
             PathResult(
                 status=code,
                 cost=None if code == "no_path" else cost[i],
                 cells=cells,
-                waypoints=paths.turns[turn_offsets[i] : turn_offsets[i + 1]].copy(),
+                waypoints=all_turns[turn_offsets[i] : turn_offsets[i + 1]],
                 length=length[i],
                 expanded=expanded[i],
                 reopened=reopened[i],
@@ -589,7 +687,7 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
                 algorithm_used=algorithm or _ALGORITHM_NAMES[query.algorithm],
                 grid=grid,
                 diagonal_code=query.diagonal,
-                reached=(int(cells[-1, 0]), int(cells[-1, 1])) if code == "found" else None,
+                reached=reached,
                 partial_reason="budget" if code == "partial" else None,
             )
         )

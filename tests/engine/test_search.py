@@ -8,13 +8,19 @@ import pytest
 from service.engine import (
     GridMap,
     InvalidBudgetError,
+    InvalidQueryError,
     InvalidWeightError,
     NotWalkableError,
     OutOfBoundsError,
+    PathResult,
     UnknownDiagonalError,
     UnknownHeuristicError,
+    UnsupportedAlgorithmError,
     find_path,
 )
+from service.engine.clusters import build_clusters
+from service.engine.landmarks import build_landmarks
+from service.engine.search import PathQuery, find_paths
 from tests.support import SQRT2, art, close, walk_cost, weighted_art
 
 OPEN_FIELD = """
@@ -333,3 +339,46 @@ def test_equal_f_stack_gives_the_same_costs_as_the_plain_heap() -> None:
         if stacked.status == "found":
             assert close(stacked.cost or 0, plain.cost or 0)
             assert close(walk_cost(grid, stacked.cells, policy), stacked.cost or 0)
+
+
+def test_regression_a_float_agent_size_is_refused_after_the_integer_was_accepted() -> None:
+    """Validated options are remembered by value, and 2.0 == 2: the memo's key holds
+    the types too, so the float is still refused."""
+    grid = GridMap.from_costs(np.ones((8, 8)))
+    assert find_path(grid, (0, 0), (5, 5), agent_size=2, max_expansions=50).status == "found"
+    with pytest.raises(InvalidQueryError, match=r"agent_size must be an integer, got 2\.0"):
+        find_path(grid, (0, 0), (5, 5), agent_size=2.0, max_expansions=50)  # type: ignore[arg-type]
+    with pytest.raises(InvalidBudgetError, match=r"must be an integer >= 1, got 50\.0"):
+        find_path(grid, (0, 0), (5, 5), agent_size=2, max_expansions=50.0)  # type: ignore[arg-type]
+
+
+def test_a_table_attached_after_a_query_is_used_by_the_next_one() -> None:
+    """What a query runs with is remembered per grid, and forgotten when tables come."""
+    grid = GridMap.from_costs(np.ones((12, 12)))
+    assert find_path(grid, (0, 0), (9, 9), heuristic="cluster").heuristic_used == "octile"
+    grid.attach_clusters(build_clusters(grid, cluster_size=4, max_table_bytes=1 << 20))
+    assert find_path(grid, (0, 0), (9, 9), heuristic="cluster").heuristic_used == "cluster"
+    assert find_path(grid, (0, 0), (9, 9), heuristic="landmarks").heuristic_used == "octile"
+    grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=1 << 20))
+    assert find_path(grid, (0, 0), (9, 9), heuristic="landmarks").heuristic_used == "landmarks"
+
+
+def test_results_keep_their_paths_when_the_scratch_answers_other_queries() -> None:
+    grid = GridMap.from_costs(np.ones((10, 10)))
+    first = find_paths(grid, [PathQuery((0, 0), (9, 0)), PathQuery((0, 0), (0, 9))])
+    kept = [(r.cells.copy(), r.waypoints.copy()) for r in first if isinstance(r, PathResult)]
+    find_paths(grid, [PathQuery((9, 9), (0, 0)), PathQuery((5, 5), (9, 1))])
+    for result, (cells, waypoints) in zip(first, kept, strict=True):
+        assert isinstance(result, PathResult)
+        np.testing.assert_array_equal(result.cells, cells)
+        np.testing.assert_array_equal(result.waypoints, waypoints)
+    assert first[0].reached == (9, 0)  # type: ignore[union-attr]
+
+
+def test_unsupported_jps_is_reported_after_the_cells_are_checked() -> None:
+    """The fixed order: a blocked start is named before the algorithm it asked for."""
+    grid = GridMap.from_costs([[0, 2, 1], [1, 1, 1]])
+    with pytest.raises(NotWalkableError):
+        find_path(grid, (0, 0), (2, 1), algorithm="jps")
+    with pytest.raises(UnsupportedAlgorithmError):
+        find_path(grid, (1, 0), (2, 1), algorithm="jps")
