@@ -162,7 +162,8 @@ class MapCache:
 
     def keep_spare(self, map_id: str, kind: str, spare: Spare) -> None:
         """Keep ``spare`` as the map's one spare of ``kind`` (replacing any), counted
-        in the cache's bytes; dropped if the map is not cached."""
+        in the cache's bytes; dropped if the map is not cached, or if it could not
+        fit the budget beside its map."""
         with self._lock:
             entry = self._entries.get(map_id)
             if entry is not None and entry.grid.nbytes + spare.nbytes <= self._max_bytes:

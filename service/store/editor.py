@@ -6,7 +6,9 @@ islands exact, JPS bit rows updated), check ``keep_connected``, append the recor
 to the edit log and fsync it, then publish the revision to the cache. Queries
 running on the old revision finish on it; later ones get the new one.
 
-Repairs run on one background thread and never hold up a query or an edit:
+Repairs run in the background (on the repair thread, and on a build's thread for
+the tables it finished: one repair of a map's tables at a time) and never hold up
+a query or an edit:
 
 - cluster and landmark tables after an edit that lowered costs: repaired from the
   tables of an earlier revision with every cell lowered since (one repair covers
@@ -108,6 +110,9 @@ class _MapState:
     flips_from: int = 0
     #: Per kind: tables of an earlier revision waiting to be repaired for the current.
     pending: dict[str, Tables] = field(default_factory=dict)
+    #: Held by the one ``_repair`` loop under way for the map: a loop writes the
+    #: tables it made in place, which only it may hold unattached.
+    repairing: threading.Lock = field(default_factory=threading.Lock)
     jumps_queued: bool = False
     #: While the current revision has no JPS+ table: where a repair starts from.
     jump_base: "JumpBase | None" = None
@@ -204,42 +209,47 @@ class MapEditor:
         self._repair(map_id, kinds=(kind,))
 
     def _repair(self, map_id: str, kinds: Sequence[str] = KINDS) -> None:
-        """Bring each kind's pending tables up to the map's current revision."""
+        """Bring each kind's pending tables up to the map's current revision (one
+        loop at a time per map: ``adopt`` calls this from a build's thread)."""
         state = self._state(map_id)
-        for kind in kinds:
-            made: Tables | None = None  # made by this loop, never attached: unread
-            while not self._closing:
-                with state.lock:
-                    tables = state.pending.get(kind)
-                    grid = self._cache.current(map_id)
-                    if tables is None or grid is None:
-                        state.pending.pop(kind, None)
-                        break
-                    if tables.revision < state.history_from:
-                        state.pending.pop(kind)  # too old to repair: build anew
-                        self._builder.schedule(map_id, kinds=(kind,))
-                        break
-                    lowered = _cells_since(state.history, tables.revision, grid.revision)
-                    if lowered is None:
-                        grid.attach_tables(tables)
-                        self._cache.refresh(map_id)
-                        state.pending.pop(kind)
-                        break
-                    source = self._repair_source(map_id, state, tables, grid, lowered,
-                                                 own=tables is made)  # fmt: skip
-                repaired = self._repaired(kind, source, grid)
-                with state.lock:
-                    if repaired is None:
-                        state.pending.pop(kind, None)
-                        self._builder.schedule(map_id, kinds=(kind,))
-                        break
-                    if state.pending.get(kind) is tables:
-                        state.pending[kind] = made = repaired
-                if isinstance(tables, LandmarkTables) and not (
-                    source.in_place and source.tables is tables
-                ):
-                    # Replaced, not written (a copy or the spare was): the next spare.
-                    self._cache.keep_spare(map_id, LANDMARKS, LandmarkSpare.of(tables))
+        with state.repairing:
+            for kind in kinds:
+                self._repair_kind(map_id, state, kind)
+
+    def _repair_kind(self, map_id: str, state: _MapState, kind: str) -> None:
+        made: Tables | None = None  # made by this loop, not attached yet: unread
+        while not self._closing:
+            with state.lock:
+                tables = state.pending.get(kind)
+                grid = self._cache.current(map_id)
+                if tables is None or grid is None:
+                    state.pending.pop(kind, None)
+                    break
+                if tables.revision < state.history_from:
+                    state.pending.pop(kind)  # too old to repair: build anew
+                    self._builder.schedule(map_id, kinds=(kind,))
+                    break
+                lowered = _cells_since(state.history, tables.revision, grid.revision)
+                if lowered is None:
+                    grid.attach_tables(tables)
+                    self._cache.refresh(map_id)
+                    state.pending.pop(kind)
+                    break
+                source = self._repair_source(map_id, state, tables, grid, lowered,
+                                             own=tables is made)  # fmt: skip
+            repaired = self._repaired(kind, source, grid)
+            with state.lock:
+                if repaired is None:
+                    state.pending.pop(kind, None)
+                    self._builder.schedule(map_id, kinds=(kind,))
+                    break
+                if state.pending.get(kind) is tables:
+                    state.pending[kind] = made = repaired
+            if isinstance(tables, LandmarkTables) and not (
+                source.in_place and source.tables is tables
+            ):
+                # Replaced, not written (a copy or the spare was): the next spare.
+                self._cache.keep_spare(map_id, LANDMARKS, LandmarkSpare.of(tables))
 
     def _repair_source(self, map_id: str, state: _MapState, tables: Tables, grid: GridMap,
                        lowered: npt.NDArray[np.int64], *, own: bool) -> "_Source":  # fmt: skip
@@ -275,11 +285,14 @@ class MapEditor:
     def _jump_table_fits(self, grid: GridMap) -> bool:
         return JUMP_TABLE_BYTES_PER_CELL * grid.padded.size <= self._jump_table_bytes
 
-    @staticmethod
-    def _track_flips(state: _MapState, grid: GridMap, new: GridMap,
+    def _track_flips(self, state: _MapState, grid: GridMap, new: GridMap,
                      flipped: npt.NDArray[np.int64]) -> None:  # fmt: skip
-        """Log an edit's flipped cells; keep ``jump_base`` up to date with it."""
-        if flipped.size:
+        """Log an edit's flipped cells while the map has a JPS+ table to repair (else
+        the log restarts at ``new``); keep ``jump_base`` up to date with the edit."""
+        if not (new.uniform and self._jump_table_fits(new)):
+            state.flips.clear()
+            state.flips_from = new.revision
+        elif flipped.size:
             state.flips_from = _remember(state.flips, state.flips_from, new.revision, flipped)
         if new.jump_table is not None:
             state.jump_base = None
@@ -294,8 +307,9 @@ class MapEditor:
     def _rebuild_jumps(self, map_id: str) -> None:
         """Give the current revision its JPS+ table: the map's spare or else a copy of
         ``jump_base`` (the last table), repaired with the cells flipped since, or a
-        new table if there is neither. Edits that land meanwhile are caught up from
-        the table just made, on the next round. The table replaced becomes the spare."""
+        new table if there is neither. The table replaced becomes the spare. Edits
+        that land meanwhile are caught up on the next round (the table just made is
+        then the base, and the one before it the spare)."""
         state = self._state(map_id)
         while not self._closing:
             with state.lock:
@@ -323,7 +337,11 @@ class MapEditor:
                     state.jump_base = None
                 elif state.jump_base is base:  # else an edit started a newer base
                     state.jump_base = JumpBase(table, grid.revision)
-                if base is not None and table is not base.table:
+                if (
+                    base is not None
+                    and table is not base.table
+                    and base.revision >= state.flips_from
+                ):
                     self._cache.keep_spare(map_id, JUMPS, JumpSpare(base.table, base.revision))
                 oldest = grid.revision if base is None else base.revision  # the spare's
                 state.flips_from = _forget_through(state.flips, state.flips_from, oldest)

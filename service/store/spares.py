@@ -14,9 +14,13 @@ A spare may be written only when nothing reads it. Everything that reads a table
 holds a reference to its arrays: a query holds its revision's ``GridMap``, whose
 kernel view and table objects hold them, and a kernel's caller holds its
 arguments. So the arrays' reference counts are the reader counts, kept by Python
-itself: a spare whose arrays no one but the spare references is unread
-(:func:`unread`), and stays so, since nothing can reach it but its owner. A spare
-still read is not waited for: the repair copies, as before.
+itself: a spare whose arrays no one but the spare references is unread (the
+``unread`` methods), and stays so, since the spare was taken out of the cache and
+nothing else can reach it. A spare still read is not waited for: the repair
+copies the current tables, as before, and the spare is let go.
+
+(Arrays that are views of another, such as tables read back from a file, count
+references on the view; no reader holds a further view of them today.)
 """
 
 import sys

@@ -2,6 +2,7 @@
 once no revision reads them, never into a table a held revision reads, and what
 they write is what a rebuild (JPS+) or an admissible bound (landmarks) would be."""
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from service.engine.copies import paced_copy
 from service.engine.edits import CellsEdit, build_jump_table
 from service.engine.search import find_path
 from service.store import MapCache, TableBuilder
+from service.store.builder import LANDMARKS
 from service.store.editor import MapEditor
 from tests.store.conftest import OpenStore
 from tests.support import close, oracle_distances, random_grid, walkable_cells
@@ -152,3 +154,52 @@ def test_landmark_tables_repaired_in_place_stay_admissible(
                 else:
                     assert close(result.cost or 0.0, optimal), (policy, start, goal)
         del grid  # else its tables stay read, and the next repairs copy
+
+
+def test_regression_two_repair_loops_of_a_map_never_overlap(
+    editor: tuple[MapEditor, MapCache, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``adopt`` repairs on a build's thread while the repair thread may repair too.
+    Interleaved, one loop attached the tables the other had made and still counted
+    as its own, which it then lowered in place under a revision a query held
+    (found in review). Loops of one map now take turns."""
+    edit, cache, map_id = editor
+    rng = np.random.default_rng(10)
+    monkeypatch.setattr(edit, "_submit", lambda _job, _map_id: None)  # loops run here only
+    point = random_cell(cache, map_id, rng, open=True)
+    edit.edit(map_id, [CellsEdit(np.array([point]), 1.0)])  # landmarks pending
+    paused, gate = threading.Event(), threading.Event()
+    inside: list[int] = []
+    most: list[int] = []
+    keep_spare = cache.keep_spare
+    repair_kind = edit._repair_kind
+
+    def pausing(*args: Any) -> None:
+        keep_spare(*args)
+        if threading.current_thread().name == "first" and not paused.is_set():
+            paused.set()  # between two rounds of the first loop, its tables pending
+            assert gate.wait(30)
+
+    def counted(*args: Any) -> None:
+        inside.append(1)
+        most.append(len(inside))
+        try:
+            repair_kind(*args)
+        finally:
+            inside.pop()
+
+    monkeypatch.setattr(cache, "keep_spare", pausing)
+    monkeypatch.setattr(edit, "_repair_kind", counted)
+    first = threading.Thread(target=edit._repair, args=(map_id, (LANDMARKS,)), name="first")
+    first.start()
+    assert paused.wait(30)
+    second = threading.Thread(target=edit._repair, args=(map_id, (LANDMARKS,)))
+    second.start()
+    second.join(0.2)
+    gate.set()
+    first.join(30)
+    second.join(30)
+    assert max(most) == 1
+    current = cache.current(map_id)
+    assert current is not None
+    assert current.landmarks is not None
