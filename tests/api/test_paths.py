@@ -262,7 +262,7 @@ def test_regression_huge_batch_body_was_parsed_before_its_limits(
     def no_validation(*_args: object) -> None:
         raise AssertionError("a query was validated before the count was checked")
 
-    monkeypatch.setattr(routes, "resolve_item", no_validation)
+    monkeypatch.setattr(routes, "resolve_items", no_validation)
     counted = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query] * 4})
     assert counted.status_code == 413
     assert counted.json()["message"] == "batch of 4 queries exceeds the limit of 3 " \

@@ -15,7 +15,7 @@ from service.api.pathing import (
     Query,
     answer,
     resolve,
-    resolve_item,
+    resolve_items,
     run,
     run_batch,
     search,
@@ -142,7 +142,7 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
     except ValidationError as exc:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     settings = runtime.settings
-    items = [resolve_item(q, body.defaults, settings) for q in body.queries]
+    items = resolve_items(body.queries, body.defaults, settings)
     with runtime.cache.acquire(map_id) as grid:
         return run_batch(grid, items, max_goals=settings.max_goals,
                          shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
