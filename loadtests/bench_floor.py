@@ -1,0 +1,118 @@
+"""The per-call floor: what a query costs beyond its search, in one process.
+
+    python -m loadtests.bench_floor [--repeat 5]
+
+On den520d (JPS+ table built), microseconds per query, median of ``--repeat``
+rounds of ``ROUNDS`` calls each:
+
+- ``find_path`` with start == goal (no search at all), and to a goal 5 cells away;
+- ``find_paths`` with 100 such queries, per query;
+- the kernel call alone (``search_batch`` on one trivial query, its arguments
+  prebuilt), and an empty numba function given the same arguments: what unboxing
+  the arguments costs;
+- ``find_paths`` with the 100 shortest scenario rows, per query, and the same rows
+  one ``find_path`` each.
+
+Issue 13's targets: a trivial query at most 3 us through ``find_path``; a batch of
+100 short queries at most 2 us of overhead per query beyond the search itself.
+"""
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from numba import njit
+
+from service.config import get_settings
+from service.engine import GridMap, find_path, find_paths, warmup
+from service.engine.kernels.batch import search_batch
+from service.engine.movingai import parse_scenarios
+from service.engine.scratch import thread_scratch
+from service.engine.search import PathQuery
+
+MAP: Final = "dao/den520d.map"
+ROUNDS: Final = 2000
+BATCH: Final = 100
+
+
+@njit(cache=False, nogil=True)
+def _empty(*arguments: object) -> object:
+    """Nothing: a call given ``search_batch``'s arguments costs their unboxing."""
+    return arguments[2]
+
+
+def per_call_us(call: Callable[[], object], calls: int, repeat: int) -> float:
+    """Median over ``repeat`` rounds of the mean microseconds of ``calls`` calls."""
+    for _ in range(min(calls, 200)):
+        call()
+    rounds = []
+    for _ in range(repeat):
+        began = time.perf_counter_ns()
+        for _ in range(calls):
+            call()
+        rounds.append((time.perf_counter_ns() - began) / calls / 1000)
+    return statistics.median(rounds)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    data = get_settings().bench_data
+    warmup()
+    grid = GridMap.from_movingai((data / MAP).read_text())
+    grid.prepare_jumps()
+    scenarios = parse_scenarios((data / f"{MAP}.scen").read_text())
+    rows = sorted(scenarios, key=lambda r: r.bucket)[:BATCH]  # the shortest
+    start = rows[0].start
+    near = (start[0] + 1, start[1]) if grid.walkable(start[0] + 1, start[1]) else start
+    trivial = [PathQuery(start, start)] * BATCH
+    short = [PathQuery(r.start, r.goal) for r in rows]
+    scratch = thread_scratch(grid.padded.size)
+    arrays, paths = scratch.for_queries(1)
+    kernel_args = scratch.kernel_args(records=False, clusters=0)
+    view = grid.kernel_view
+    arrays.source[0] = arrays.target[0] = grid.flat_index(*start)
+
+    def kernel() -> object:
+        return search_batch(view, arrays.inputs, 0, 1, scratch.take_generations(1),
+                            kernel_args, arrays.outputs, paths.arrays)  # fmt: skip
+
+    def empty() -> object:
+        return _empty(view, arrays.inputs, 0, 1, 0, kernel_args, arrays.outputs, paths.arrays)
+
+    def one_each() -> None:
+        for r in rows:
+            find_path(grid, r.start, r.goal)
+
+    batch_rounds = ROUNDS // 20
+    figures = {
+        "find_path, start == goal": per_call_us(
+            lambda: find_path(grid, start, start), ROUNDS, args.repeat
+        ),
+        "find_path, 1 cell away": per_call_us(
+            lambda: find_path(grid, start, near), ROUNDS, args.repeat
+        ),
+        "find_paths, 100 x start == goal, per query": per_call_us(
+            lambda: find_paths(grid, trivial), batch_rounds, args.repeat
+        )
+        / BATCH,
+        "search_batch alone, 1 trivial query": per_call_us(kernel, ROUNDS, args.repeat),
+        "empty numba call, the same arguments": per_call_us(empty, ROUNDS, args.repeat),
+        "find_paths, the 100 shortest rows, per query": per_call_us(
+            lambda: find_paths(grid, short), batch_rounds, args.repeat
+        )
+        / BATCH,
+        "find_path, the same rows, per query": per_call_us(one_each, batch_rounds, args.repeat)
+        / BATCH,
+    }
+    print(f"| {Path(MAP).stem}: call | us |\n|---|---|")
+    for name, us in figures.items():
+        print(f"| {name} | {us:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
