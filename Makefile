@@ -54,6 +54,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_landmarks $(LANDMARK_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_units $(UNIT_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_floor
+	$(BIN)/python -m loadtests.bench_auto
 
 # Starts the service on loopback, runs locust headless, writes loadtests/results/*.csv,
 # fails on any failed request or a p99 above the threshold (see loadtests/loadtest.py).

@@ -270,7 +270,7 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
         revision=grid.revision + 1, jump_bits=bits, jump_table=table,
         clusters=grid.clusters if keep else None,
         landmarks=grid.landmarks if keep else None,
-        clearance=_clearance(grid, padded, changes),
+        clearance=_clearance(grid, padded, changes), auto_astar=grid.auto_prefers_astar,
     ))  # fmt: skip
 
 

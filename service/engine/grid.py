@@ -89,6 +89,7 @@ class GridMap:
     """
 
     __slots__ = (
+        "_auto_astar",
         "_census",
         "_clearance",
         "_clusters",
@@ -157,6 +158,7 @@ class GridMap:
         self._sized: dict[int, GridMap] = {}
         self._derived_bytes = 0
         self._derived_lock = threading.RLock()
+        self._auto_astar = False
         self._refresh_view()
 
     @classmethod
@@ -186,6 +188,7 @@ class GridMap:
         grid._sized = {}
         grid._derived_bytes = 0 if parts.clearance is None else parts.clearance.nbytes
         grid._derived_lock = threading.RLock()
+        grid._auto_astar = parts.auto_astar
         grid._refresh_view()
         return grid
 
@@ -330,6 +333,17 @@ class GridMap:
         if JUMP_TABLE_BYTES_PER_CELL * self._padded.size <= max_table_bytes:
             self._jump_table = jump_distances(self._padded, self._width + 2)
         self._jump_bits = jump_bits(self._padded, self._width + 2)
+        self._refresh_view()
+
+    @property
+    def auto_prefers_astar(self) -> bool:
+        """Whether ``auto`` runs A* rather than JPS here while there is no JPS+ table
+        (measured on the map: ``engine.calibration``); carried from edit to edit."""
+        return self._auto_astar
+
+    def prefer_astar_for_auto(self, prefer: bool) -> None:
+        """Record what ``measure_auto`` found (queries planned since are replanned)."""
+        self._auto_astar = prefer
         self._refresh_view()
 
     @property
@@ -588,6 +602,7 @@ class Parts(NamedTuple):
     clusters: ClusterTables | None
     landmarks: LandmarkTables | None
     clearance: npt.NDArray[np.uint8] | None = None
+    auto_astar: bool = False
 
 
 def _eight(diagonal: str) -> bool:

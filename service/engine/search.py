@@ -558,7 +558,8 @@ def _make_plan(grid: GridMap, options: _Options, *, single_goal: bool, goal_set:
 
 def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,
                single_goal: bool = True) -> int:  # fmt: skip
-    """The algorithm a query runs: ``auto`` picks JPS wherever JPS applies."""
+    """The algorithm a query runs: ``auto`` picks JPS wherever JPS applies, unless
+    the map has no JPS+ table and A* was measured faster on it."""
     reasons = []
     if not single_goal:
         reasons.append("a single goal")
@@ -571,7 +572,10 @@ def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,
     if code == ALGORITHM_JPS and reasons:
         raise UnsupportedAlgorithmError(f"algorithm 'jps' needs {' and '.join(reasons)}")
     if code == ALGORITHM_AUTO:
-        return ALGORITHM_ASTAR if reasons else ALGORITHM_JPS
+        # Without the JPS+ table, JPS scans bit rows: slower than A* on some maps,
+        # which a measurement on the map found (``calibration``).
+        slower = grid.auto_prefers_astar and not grid.jump_table_ready
+        return ALGORITHM_ASTAR if reasons or slower else ALGORITHM_JPS
     return code
 
 

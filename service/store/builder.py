@@ -45,6 +45,7 @@ from service.engine import (
     build_clusters,
     build_landmarks,
 )
+from service.engine.calibration import measure_auto
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
 from service.store.cache import CacheBudgetError, MapCache
@@ -153,6 +154,9 @@ class TableBuilder:
         self._lock = threading.Lock()
         self._status: dict[tuple[str, str], TableStatus] = {}
         self._sizes: dict[str, int | None] = {}
+        #: Per map without a JPS+ table: whether ``auto`` runs A* (measured once).
+        self._auto_astar: dict[str, bool] = {}
+        self._measuring: set[str] = set()
         #: Called with (map id, kind, tables) when a build finishes, to attach them to
         #: the map's current revision (``MapEditor.adopt``); by default they are
         #: attached to the grid they were built on.
@@ -210,20 +214,60 @@ class TableBuilder:
             for kind in KINDS:
                 self._status.pop((map_id, kind), None)
             self._sizes.pop(map_id, None)
+            self._auto_astar.pop(map_id, None)
 
     def attach_stored(self, map_id: str, grid: GridMap) -> None:
         """Attach a map's stored tables to its freshly loaded grid (the cache's
         ``on_load``). A missing or untrustworthy file is rebuilt in the background.
         Also builds the Jump Point Search tables (O(cells), not stored)."""
-        self.prepare_jumps(grid)
+        self.prepare_jumps(grid, map_id)
         missing = tuple(kind for kind in KINDS if not self._attach(map_id, kind, grid))
         if missing:
             self.schedule(map_id, kinds=missing)
 
-    def prepare_jumps(self, grid: GridMap) -> None:
-        """Jump Point Search's tables for a uniform-cost map (JPS runs only there)."""
-        if grid.uniform:
-            grid.prepare_jumps(max_table_bytes=self._jump_table_bytes)
+    def prepare_jumps(self, grid: GridMap, map_id: str | None = None) -> None:
+        """Jump Point Search's tables for a uniform-cost map (JPS runs only there).
+        A map past the JPS+ table's bound has bit rows only: which of JPS and A* is
+        faster on it is then measured in the background (``engine.calibration``)."""
+        if not grid.uniform:
+            return
+        grid.prepare_jumps(max_table_bytes=self._jump_table_bytes)
+        if map_id is None or grid.jump_table_ready:
+            return
+        with self._lock:
+            known = self._auto_astar.get(map_id)
+            if known is None:
+                if self._closing or map_id in self._measuring:
+                    return
+                self._measuring.add(map_id)
+        if known is not None:  # measured before this load
+            grid.prefer_astar_for_auto(known)
+            return
+        self._pool.submit(self._measure_auto, map_id, grid)
+
+    def _measure_auto(self, map_id: str, grid: GridMap) -> None:
+        """Measure what ``auto`` should run on ``grid``; record it there and on the
+        map's current revision (an edit may have made one meanwhile)."""
+        try:
+            if self._closing:
+                return
+            choice = measure_auto(grid)
+        except Exception:
+            log.exception("map %s: measuring JPS against A* failed; auto keeps JPS", map_id)
+            return
+        finally:
+            with self._lock:
+                self._measuring.discard(map_id)
+        if self._store.record(map_id) is None:
+            return  # deleted meanwhile
+        with self._lock:
+            self._auto_astar[map_id] = choice.algorithm == "astar"
+        for target in {id(g): g for g in (grid, self._cache.current(map_id)) if g}.values():
+            if not target.jump_table_ready:
+                target.prefer_astar_for_auto(choice.algorithm == "astar")
+        log.info("map %s: no JPS+ table; JPS took %.2fx A*'s time on %d sample queries: "
+                 "auto runs %s", map_id, choice.jps_over_astar, choice.samples,
+                 choice.algorithm)  # fmt: skip
 
     def close(self) -> None:
         """Cancel queued builds, and wait for the one under way to stop (it finishes
@@ -316,7 +360,7 @@ class TableBuilder:
     def _build(self, map_id: str, kinds: tuple[str, ...]) -> None:
         try:
             with self._cache.acquire(map_id) as grid:
-                self.prepare_jumps(grid)
+                self.prepare_jumps(grid, map_id)
                 for kind in kinds:
                     if self._closing:
                         return

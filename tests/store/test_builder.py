@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from service.engine import GridMap
 from service.store import MapCache, MapStore, TableBuilder, TableStatus
 from service.store.builder import BUILDING
 from tests.store.conftest import OpenStore
@@ -173,3 +174,35 @@ def test_regression_a_closing_builder_saved_tables_after_the_lock_was_released(
     assert not (tmp_path / "maps" / record.id / "clusters.npz").exists()  # ...which saved nothing
     builder.schedule(record.id)  # and nothing new starts
     assert builder.status(record.id) == BUILDING
+
+
+def test_a_map_past_the_jump_table_bound_is_measured_once_for_auto(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
+) -> None:
+    """No JPS+ table: the builder measures JPS against A* in the background, records
+    the answer on the map's grid, and gives it to the map's later loads unmeasured."""
+    from service.engine.calibration import AutoChoice
+
+    measured: list[str] = []
+
+    def slower_jps(grid: GridMap) -> AutoChoice:
+        measured.append("once")
+        return AutoChoice("astar", 2.0, 12)
+
+    monkeypatch.setattr("service.store.builder.measure_auto", slower_jps)
+    store, cache, builder = builder_on(open_store, tmp_path, jump_table_bytes=0)
+    grid = random_grid(np.random.default_rng(4), 24, 24, 0.2, None)
+    record = store.create(grid, None)
+    cache.put(record.id, grid)
+    builder.schedule(record.id)
+    wait(builder, record.id)
+    deadline = time.monotonic() + 30
+    while not grid.auto_prefers_astar:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert not grid.jump_table_ready
+    reloaded = store.load(record.id)
+    builder.attach_stored(record.id, reloaded)
+    assert reloaded.auto_prefers_astar
+    assert measured == ["once"]
+    builder.close()
