@@ -244,6 +244,9 @@ class GridMap:
             inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
             costs = np.where(inner >= size, self._costs, np.float32(0))
             sized = GridMap(costs, revision=self._revision)
+            # Measured on the map without a JPS+ table (``calibration``): the unit's
+            # grid has none either, and an eroded map keeps the map's character.
+            sized._auto_astar = self._auto_astar
             if sized.uniform:
                 # JPS's bit rows (no JPS+ table: a table per size and revision would
                 # cost 16 bytes a cell and a build on the query path).
@@ -342,9 +345,12 @@ class GridMap:
         return self._auto_astar
 
     def prefer_astar_for_auto(self, prefer: bool) -> None:
-        """Record what ``measure_auto`` found (queries planned since are replanned)."""
+        """Record what ``measure_auto`` found (queries planned since are replanned),
+        here and on the unit grids built so far (see ``for_agent_size``)."""
         self._auto_astar = prefer
         self._refresh_view()
+        for sized in list(self._sized.values()):
+            sized.prefer_astar_for_auto(prefer)
 
     @property
     def jump_table_ready(self) -> bool:

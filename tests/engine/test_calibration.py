@@ -71,3 +71,12 @@ def test_auto_follows_the_measurement_only_while_there_is_no_jump_table() -> Non
     assert after.auto_prefers_astar  # carried to the next revision
     grid.attach_jump_table(build_jump_table(grid))
     assert find_path(grid, start, goal).algorithm_used == "jps"  # with the table JPS wins
+
+
+def test_a_units_grid_takes_the_maps_measurement() -> None:
+    grid = bare_jps_grid()
+    early = grid.for_agent_size(3)  # built before the measurement came
+    grid.prefer_astar_for_auto(True)
+    assert grid.for_agent_size(2).auto_prefers_astar
+    assert early.auto_prefers_astar
+    assert not bare_jps_grid(seed=4).for_agent_size(2).auto_prefers_astar
