@@ -176,6 +176,17 @@ class Settings(BaseSettings):
         description="Largest map (width x height) whose field may be asked for as JSON; "
         "larger maps answer fields as .npz only.",
     )
+    max_image_pixels: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1,
+        description="Largest picture of a map (GET /v1/maps/{id}/image.png), in pixels: "
+        "width x height x scale squared; larger asks answer TooBig.",
+    )
+    max_image_scale: int = Field(
+        default=32,
+        ge=1,
+        description="Largest 'scale' (pixels per cell side) of a map's picture.",
+    )
     shared_goal_queries: int = Field(
         default=8,
         ge=0,

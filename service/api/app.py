@@ -13,7 +13,7 @@ from service.api.docs import install_docs
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
 from service.api.metrics import Metrics
 from service.api.middleware import AccessLog, BodyLimits, RequestBody
-from service.api.routes import edits, fields, health, maps, paths
+from service.api.routes import edits, fields, health, maps, paths, pictures
 from service.api.runtime import Runtime
 from service.config import Settings, get_settings
 from service.store import DataDirInUseError, DataDirLock
@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
     app.include_router(edits.router)
     app.include_router(fields.router)
     app.include_router(maps.router)
+    app.include_router(pictures.router)
     app.include_router(health.router)
     # Starlette runs the middleware added last first: the access log sees everything,
     # including bodies rejected for size or time.

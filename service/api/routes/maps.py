@@ -237,13 +237,16 @@ async def read_clusters(
         _cluster_labels, runtime, record.id, eight=diagonal == "no_corner_cutting"
     )
     if data is None:
-        status = runtime.tables.status(record.id) or BUILDING
-        if status.lasting:  # over a memory bound: waiting will not help
-            raise ApiError(ErrorCode.TOO_BIG, f"map {record.id}: no cluster tables: "
-                           f"{status.reason}")  # fmt: skip
-        why = f" ({status.reason}; tried again later)" if status.reason else ""
-        raise ApiError(
-            ErrorCode.NOT_READY,
-            f"map {record.id}: cluster tables are {status.status}{why}, not ready",
-        )
+        raise no_clusters_error(runtime, record.id)
     return Response(data, media_type=NPY)
+
+
+def no_clusters_error(runtime: Runtime, map_id: str) -> ApiError:
+    """Why a map has no cluster tables to show: TooBig when they cannot fit their
+    memory bound (waiting will not help), else NotReady."""
+    status = runtime.tables.status(map_id) or BUILDING
+    if status.lasting:
+        return ApiError(ErrorCode.TOO_BIG, f"map {map_id}: no cluster tables: {status.reason}")
+    why = f" ({status.reason}; tried again later)" if status.reason else ""
+    message = f"map {map_id}: cluster tables are {status.status}{why}, not ready"
+    return ApiError(ErrorCode.NOT_READY, message)
