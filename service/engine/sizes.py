@@ -44,17 +44,16 @@ def check_room(grid: GridMap, sized: GridMap, name: str, x: int, y: int, size: i
 
 
 def check_walkable(grid: GridMap, points: npt.NDArray[np.int64], name: str, *,
-                   indexed: bool = True, room: tuple[GridMap, int] | None = None
-                   ) -> None:  # fmt: skip
+                   room: tuple[GridMap, int] | None = None) -> None:  # fmt: skip
     """Raise ``NotWalkableError`` for the first of ``points`` ((k, 2) ``(x, y)``, within
-    the map) blocked on ``grid``, named ``name[i]`` (``name`` alone unless
-    ``indexed``). With ``room`` = (the map, size), ``grid`` is that size's and the
-    error says the unit has no room there (see :func:`check_room`)."""
+    the map) blocked on ``grid``, named ``name[i]``. With ``room`` = (the map, size),
+    ``grid`` is that size's and the error says the unit has no room there (see
+    :func:`check_room`)."""
     blocked = grid.costs[points[:, 1], points[:, 0]] <= 0
     if not blocked.any():
         return
     i = int(np.argmax(blocked))
-    label = f"{name}[{i}]" if indexed else name
+    label = f"{name}[{i}]"
     x, y = int(points[i, 0]), int(points[i, 1])
     if room is None:
         raise on_blocked_cell(label, x, y)

@@ -262,7 +262,8 @@ class TableBuilder:
             return  # deleted meanwhile
         with self._lock:
             self._auto_astar[map_id] = choice.algorithm == "astar"
-        for target in {id(g): g for g in (grid, self._cache.current(map_id)) if g}.values():
+        current = self._cache.current(map_id)
+        for target in (grid,) if current is None or current is grid else (grid, current):
             if not target.jump_table_ready:
                 target.prefer_astar_for_auto(choice.algorithm == "astar")
         log.info("map %s: no JPS+ table; JPS took %.2fx A*'s time on %d sample queries: "

@@ -235,8 +235,8 @@ class MapEditor:
                     self._cache.refresh(map_id)
                     state.pending.pop(kind)
                     break
-                source = self._repair_source(map_id, state, tables, grid, lowered,
-                                             own=tables is made)  # fmt: skip
+                own = tables is made
+                source = self._repair_source(map_id, state, tables, grid, lowered, own=own)
             repaired = self._repaired(kind, source, grid)
             with state.lock:
                 if repaired is None:
@@ -245,9 +245,7 @@ class MapEditor:
                     break
                 if state.pending.get(kind) is tables:
                     state.pending[kind] = made = repaired
-            if isinstance(tables, LandmarkTables) and not (
-                source.in_place and source.tables is tables
-            ):
+            if isinstance(tables, LandmarkTables) and not own:
                 # Replaced, not written (a copy or the spare was): the next spare.
                 self._cache.keep_spare(map_id, LANDMARKS, LandmarkSpare.of(tables))
 
@@ -257,8 +255,10 @@ class MapEditor:
         revision) for ``grid`` starts from (``state.lock`` held): landmark tables are
         lowered where they are if this repair loop made them (``own``) or the map's
         spare can take them, else in copies. Cluster tables: always copies."""
-        if isinstance(tables, ClusterTables) or own:
-            return _Source(tables, lowered, in_place=own and isinstance(tables, LandmarkTables))
+        if isinstance(tables, ClusterTables):
+            return _Source(tables, lowered, in_place=False)
+        if own:
+            return _Source(tables, lowered, in_place=True)
         spare = self._cache.take_spare(map_id, LANDMARKS)
         if (isinstance(spare, LandmarkSpare) and state.history_from <= spare.revision
                 <= tables.revision and spare.fits(tables) and spare.unread()):  # fmt: skip
