@@ -17,7 +17,9 @@ ARENA_LIKE = "type octile\nheight 4\nwidth 6\nmap\n......\n.@@@@.\n......\n@@@..
 ClientFactory = Callable[..., TestClient]
 
 
-def wait_ready(client: TestClient, timeout: float = 60.0) -> None:
+def wait_ready(client: TestClient, timeout: float = 180.0) -> None:
+    """Poll ``/readyz``; the session's first service may compile every kernel (about
+    40 s alone on a 2-core machine, more beside other work)."""
     deadline = time.monotonic() + timeout
     while client.get("/readyz").status_code != 200:
         assert time.monotonic() < deadline, "service never became ready"

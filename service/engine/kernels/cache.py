@@ -64,7 +64,8 @@ def _numba_subpath(folder: Path) -> str:
 def drop_stale_cache(folder: Path = KERNELS) -> list[Path]:
     """Delete cached kernels compiled from other sources; return the files deleted.
 
-    Read-only or missing cache folders are left alone (numba then compiles in memory).
+    A missing cache folder is created, marked as holding these sources; read-only
+    ones are left alone (numba then compiles in memory).
     """
     current = fingerprint(folder)
     deleted: list[Path] = []
@@ -75,9 +76,11 @@ def drop_stale_cache(folder: Path = KERNELS) -> list[Path]:
                 continue
         except OSError:
             pass
-        if not cache.is_dir():
-            continue
         try:
+            # Created here when missing (a fresh clone, or PYTHONDONTWRITEBYTECODE, has
+            # no ``__pycache__`` yet): otherwise the marker is not written, and the next
+            # process takes the cache numba fills meanwhile for stale and recompiles.
+            cache.mkdir(parents=True, exist_ok=True)
             for entry in cache.iterdir():
                 if entry.suffix in _CACHE_SUFFIXES:
                     entry.unlink()

@@ -83,3 +83,16 @@ def test_warm_marker_follows_the_sources(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "unwritable" / "x"))
     mark_warm(folder)  # a folder that does not exist: best effort, no error
     assert not is_warm(folder)
+
+
+def test_regression_a_fresh_clone_compiled_twice(tmp_path: Path) -> None:
+    """Without ``__pycache__`` yet (a fresh clone, PYTHONDONTWRITEBYTECODE) no marker
+    was written, so the second process took the first one's cache for stale: every
+    kernel compiled twice, and a test's first service outlasted its ready wait."""
+    folder = _kernels(tmp_path)
+    (folder / "__pycache__").rmdir()
+    assert drop_stale_cache(folder) == []
+    cached = folder / "__pycache__" / "batch.search_batch-27.py311.nbc"
+    cached.write_bytes(b"compiled")  # what numba writes as the kernels compile
+    assert drop_stale_cache(folder) == []
+    assert cached.exists()
