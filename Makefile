@@ -25,9 +25,10 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-# Runtime plus the dev extra: test tools, linters, benchmark peers (make test, make bench).
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Runtime plus the dev extra: test tools, linters, benchmark peers (make test, make bench),
+# and the Python client (clients/python, its own distribution), which tests/client drives.
+$(VENV)/.installed-dev: pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e clients/python
 	@touch $@ $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
@@ -36,8 +37,8 @@ run: $(VENV)/.installed-run
 test: lint pytest
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check service tests loadtests
-	$(BIN)/ruff format --check service tests loadtests
+	$(BIN)/ruff check service tests loadtests clients/python
+	$(BIN)/ruff format --check service tests loadtests clients/python
 	$(BIN)/mypy
 
 pytest: $(VENV)/.installed-dev
@@ -46,7 +47,7 @@ pytest: $(VENV)/.installed-dev
 # Engine benchmark against pyastar2d and tcod, the cluster tables (build cost,
 # cluster vs plain heuristics), JPS vs A*, landmarks vs octile and unit sizes vs
 # one-cell units; all print tables
-# (see README).
+# (see docs/benchmarks.md).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_engine $(BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_clusters $(CLUSTER_BENCH_ARGS)
@@ -55,6 +56,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_units $(UNIT_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_floor
 	$(BIN)/python -m loadtests.bench_auto
+	$(BIN)/python -m loadtests.bench_trace --rounds 1
 
 # Starts the service on loopback, runs locust headless, writes loadtests/results/*.csv,
 # fails on any failed request or a p99 above the threshold (see loadtests/loadtest.py).

@@ -602,7 +602,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="time each query R times and keep the fastest (default: 1)",
     )
     parser.add_argument(
-        "--markdown", action="store_true", help="also print the tables as markdown (for the README)"
+        "--markdown", action="store_true", help="also print markdown (docs/benchmarks.md)"
     )
     parser.add_argument(
         "--no-cold-start", action="store_true", help="skip the cold-start subprocess probes"

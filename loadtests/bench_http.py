@@ -361,7 +361,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="queries per batch request (default: 100)",
     )
     parser.add_argument(
-        "--markdown", action="store_true", help="also print the table as markdown (for the README)"
+        "--markdown", action="store_true", help="also print markdown (docs/benchmarks.md)"
     )
     parser.add_argument("--verbose", action="store_true", help="print wrk's raw output to stderr")
     return parser.parse_args(argv)

@@ -19,7 +19,7 @@ from loadtests.server import serve
 from service.config import REPO_ROOT
 
 RESULTS: Final = REPO_ROOT / "loadtests" / "results"
-#: p99 threshold: measured 32 ms at 20 users on the 2-core VM (README), with room for a
+#: p99 threshold: measured 47 ms at 20 users on the 2-core VM (docs/benchmarks.md), with room for a
 #: noisy shared CI machine; a regression that makes paths slow by an order still fails.
 P99_MS: Final = 250.0
 

@@ -70,7 +70,7 @@ def positive(text: str) -> int:
 
 def report(tables: Sequence[Table], text: str | None, markdown: bool) -> None:
     """Print the tables and the summary ``text``, then, with ``markdown``, their
-    markdown forms (the summary in a ``text`` code block) for the README."""
+    markdown forms (the summary in a ``text`` code block) for docs/benchmarks.md."""
     for table in tables:
         print(render_text(table), end="\n\n")
     if text is not None:

@@ -1,7 +1,7 @@
 """Every limit and default of the service, in one place (env prefix ``GRIDPATH_``).
 
 Read with :func:`get_settings`; the command line (``python -m service``) overrides
-host, port and data dir. The README lists every setting with its default.
+host, port and data dir. docs/operations.md lists every setting with its default.
 """
 
 import os
@@ -179,13 +179,27 @@ class Settings(BaseSettings):
     max_image_pixels: int = Field(
         default=16 * 1024 * 1024,
         ge=1,
-        description="Largest picture of a map (GET /v1/maps/{id}/image.png), in pixels: "
-        "width x height x scale squared; larger asks answer TooBig.",
+        description="Largest picture (GET /v1/maps/{id}/image.png, POST path.png and "
+        "field.png), in pixels: width x height x scale squared; larger asks answer TooBig.",
     )
     max_image_scale: int = Field(
         default=32,
         ge=1,
         description="Largest 'scale' (pixels per cell side) of a map's picture.",
+    )
+    max_trace_expansions: int = Field(
+        default=100_000,
+        ge=1,
+        le=10_000_000,
+        description="Most expansions a traced search records ('trace' on POST "
+        "/v1/maps/{id}/path and path.png; 8 bytes each, and never more than the query's "
+        "node budget); past it the trace is cut and says so.",
+    )
+    max_field_arrows: int = Field(
+        default=16_384,
+        ge=1,
+        description="Most arrows a field's picture (POST /v1/maps/{id}/field.png) draws: "
+        "its stride is raised until the arrows fit.",
     )
     shared_goal_queries: int = Field(
         default=8,
@@ -198,7 +212,7 @@ class Settings(BaseSettings):
     )
 
     # 36 MiB: with the cell labels counted too, this keeps the sector sizes that a
-    # 32 MiB bound on the pair tables alone chose on the Moving AI maps (README).
+    # 32 MiB bound on the pair tables alone chose on the Moving AI maps (docs/engine.md).
     max_table_bytes: int = Field(
         default=36 * MIB,
         ge=0,

@@ -49,12 +49,12 @@ def test_cluster_settings_and_an_empty_cluster_size(monkeypatch: pytest.MonkeyPa
 
 
 def test_every_setting_is_documented_and_passed_through_by_compose() -> None:
-    readme = (REPO_ROOT / "README.md").read_text()
+    operations = (REPO_ROOT / "docs" / "operations.md").read_text()
     compose = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
     environment = compose["services"]["gridpath"]["environment"]
     for name, field in Settings.model_fields.items():
         variable = f"GRIDPATH_{name.upper()}"
-        assert f"| `{variable}` |" in readme, variable
+        assert f"| `{variable}` |" in operations, variable
         if name in NOT_IN_COMPOSE:
             continue
         default = field.get_default(call_default_factory=True)

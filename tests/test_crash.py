@@ -1,6 +1,6 @@
 """Crash consistency of the real server: SIGKILL under load, restart, check the store.
 
-The store promises (README, Storage) that a map answered 201 survives a crash whole,
+The store promises (docs/operations.md, Storage) that a map answered 201 survives a crash whole,
 that a delete answered 204 stays done, that a crash leaves nothing half-made behind
 (unfinished ``.incoming-*``/``.deleting-*`` folders and ``.*.tmp`` files are removed
 at open), and that a table file is never trusted unless it passes its checks. This

@@ -13,7 +13,7 @@ from service.api.docs import install_docs
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
 from service.api.metrics import Metrics
 from service.api.middleware import AccessLog, BodyLimits, RequestBody
-from service.api.routes import edits, fields, health, maps, paths, pictures
+from service.api.routes import edits, fields, health, maps, paths, pictures, viewer
 from service.api.runtime import Runtime
 from service.config import Settings, get_settings
 from service.store import DataDirInUseError, DataDirLock
@@ -74,6 +74,7 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
     app.include_router(maps.router)
     app.include_router(pictures.router)
     app.include_router(health.router)
+    app.include_router(viewer.router)  # GET /viewer: the web page
     # Starlette runs the middleware added last first: the access log sees everything,
     # including bodies rejected for size or time.
     app.add_middleware(RequestBody, limits=BodyLimits.of(settings),

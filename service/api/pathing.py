@@ -37,21 +37,29 @@ _NO_DEFAULTS = PathOptions()
 
 
 class Query(NamedTuple):
-    """A path query with every option resolved: the engine's query and the answer format."""
+    """A path query with every option resolved: the engine's query, the answer format
+    and how many expansions to trace (0: no trace)."""
 
     spec: PathQuery
     format: PathFormat
+    trace: int = 0
 
 
-def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settings) -> Query:
+def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settings, *,
+            trace: bool = False, batch: bool = False) -> Query:  # fmt: skip
     """Fill options from ``defaults`` then server defaults; check the server's caps
-    (node budget, agent size) and the goal region's form.
+    (node budget, agent size) and the goal region's form. ``trace``: whether to trace
+    when the request does not say; ``batch``: a batch item (which cannot be traced).
 
     Values the engine validates itself (weight, budget >= 1, coordinates, goals) pass
     through.
     """
 
     d = defaults or _NO_DEFAULTS
+    traced = trace if request.trace is None else request.trace
+    if traced and batch:
+        raise ApiError(ErrorCode.INVALID_QUERY, "trace is for single queries (POST "
+                       "/v1/maps/{map_id}/path or path.png), not batch items")  # fmt: skip
     budget = request.max_expansions if request.max_expansions is not None else d.max_expansions
     if budget is None:
         budget = settings.max_expansions
@@ -78,7 +86,9 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
         unreachable=request.unreachable or d.unreachable or "no_path",
         agent_size=size,
     )
-    return Query(spec=spec, format=request.format or d.format or "waypoints")
+    # A search expands at most its budget: a longer trace buffer would never fill.
+    capacity = min(settings.max_trace_expansions, max(1, budget)) if traced else 0
+    return Query(spec=spec, format=request.format or d.format or "waypoints", trace=capacity)
 
 
 def capped_agent_size(size: int | None, settings: Settings) -> int:
@@ -107,7 +117,8 @@ def simple(query: Query) -> bool:
     the only kind short enough to try on the event loop (others may build a sized
     grid or scan for the nearest cell first)."""
     spec = query.spec
-    return spec.goal is not None and spec.agent_size == 1 and spec.unreachable == "no_path"
+    return (spec.goal is not None and spec.agent_size == 1 and spec.unreachable == "no_path"
+            and not query.trace)  # fmt: skip
 
 
 #: All of a batch's items at once: one call into pydantic-core instead of one per item.
@@ -140,7 +151,7 @@ def resolve_item(item: Any, defaults: PathOptions | None, settings: Settings
 def _resolved(request: PathRequest, defaults: PathOptions | None, settings: Settings
               ) -> Query | dict[str, str]:  # fmt: skip
     try:
-        return resolve(request, defaults, settings)
+        return resolve(request, defaults, settings, batch=True)
     except ApiError as exc:
         return error_body(exc.code, exc.message)
 
@@ -163,6 +174,7 @@ def search(grid: GridMap, query: Query, *, max_goals: int, budget: int | None = 
         unreachable=spec.unreachable,
         agent_size=spec.agent_size,
         max_goals=max_goals,
+        trace=query.trace,
     )
 
 
@@ -174,7 +186,7 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     else:
         points = result.cells if query.format == "cells" else result.waypoints
         length = result.length  # waypoint segments run along grid directions: same length
-    return {
+    payload: dict[str, Any] = {
         "status": result.status,
         "cost": result.cost,
         "length": length,
@@ -188,6 +200,11 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         "reached": result.reached,
         "partial_reason": result.partial_reason,
     }
+    if result.trace is not None:
+        trace = result.trace
+        payload["trace"] = {"expanded": trace.expanded, "reopened": result.reopened,
+                            "cut": trace.cut}  # fmt: skip
+    return payload
 
 
 def run(grid: GridMap, query: Query, *, max_goals: int) -> dict[str, Any]:

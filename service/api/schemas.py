@@ -279,6 +279,12 @@ class PathRequest(PathOptions):
     goal_region: GoalRegion | None = Field(
         default=None, description="Stop at the cheapest cell of this region ('reached')."
     )
+    trace: bool | None = Field(
+        default=None,
+        description="Record the cells the search expands, in order, as the answer's 'trace' "
+        "(at most GRIDPATH_MAX_TRACE_EXPANSIONS). Single queries only (/path, path.png, "
+        "where it defaults to true); a batch item asking for one is InvalidQuery.",
+    )
 
     @model_validator(mode="after")
     def _one_goal(self) -> "PathRequest":
@@ -286,6 +292,17 @@ class PathRequest(PathOptions):
         if sum(value is not None for value in given) != 1:
             raise ValueError("give exactly one of goal, goals and goal_region")
         return self
+
+
+class SearchTrace(BaseModel):
+    """What a traced search expanded."""
+
+    expanded: list[Point] = Field(
+        description="The cells expanded, in order (a reopened cell again each time; with "
+        "JPS, the jump points); at most GRIDPATH_MAX_TRACE_EXPANSIONS."
+    )
+    reopened: int = Field(description="Expansions of cells already expanded once.")
+    cut: bool = Field(description="Whether the search expanded more cells than 'expanded' holds.")
 
 
 class PathResponse(BaseModel):
@@ -312,6 +329,9 @@ class PathResponse(BaseModel):
         description="For 'partial': 'budget' (max_expansions ran out: the path ends at the "
         "expanded cell nearest the goal) or 'unreachable' (unreachable 'nearest': no goal can "
         "be reached); null otherwise."
+    )
+    trace: SearchTrace | None = Field(
+        default=None, description="Present when the query asked for a trace."
     )
 
 

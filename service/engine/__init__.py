@@ -49,7 +49,7 @@ from service.engine.options import (
     Status,
     Unreachable,
 )
-from service.engine.result import PathResult, SmoothedPath
+from service.engine.result import PathResult, SearchTrace, SmoothedPath
 from service.engine.scratch import Scratch
 from service.engine.search import PathQuery, find_path, find_paths
 from service.engine.warmup import kernels_warm, warmup
@@ -91,6 +91,7 @@ __all__ = [
     "RectRegion",
     "Region",
     "Scratch",
+    "SearchTrace",
     "SmoothedPath",
     "Status",
     "TableBudgetError",

@@ -2,7 +2,7 @@
 
 A revision is a new :class:`GridMap`; the old one is never written, so a query
 that holds it finishes on it, and no query sees half of an edit. What each
-derived table does (the README's "Live worlds" section has the reasoning):
+derived table does (docs/engine.md, "Live worlds", has the reasoning):
 
 - **Islands**: exact in the new revision, updated in time proportional to the
   change (``kernels.edits.update_islands``).

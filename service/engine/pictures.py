@@ -88,3 +88,84 @@ def _draw_boundaries(pixels: npt.NDArray[np.uint8], labels: npt.NDArray[np.int32
                 pixels[ys * scale + k, xs * scale + scale - 1] = BOUNDARY
             else:
                 pixels[ys * scale + scale - 1, xs * scale + k] = BOUNDARY
+
+
+#: Expanded cells, from the first expanded (light) to the last (deep orange).
+EXPANDED_FIRST: Final = np.array([255, 236, 160], dtype=np.float32)
+EXPANDED_LAST: Final = np.array([232, 106, 24], dtype=np.float32)
+#: A field's heat map, from the goals (cost 0) to the dearest reached cell: a ramp
+#: through these stops (yellow, green, teal, blue, deep purple: viridis-like).
+HEAT_STOPS: Final = np.array(
+    [[253, 231, 37], [94, 201, 98], [33, 145, 140], [59, 82, 139], [68, 1, 84]],
+    dtype=np.float32,
+)
+#: Shades of the heat map between the first and the last stop.
+HEAT_SHADES: Final = 256
+#: Walkable cells no goal is reachable from (or only beyond ``max_cost``).
+UNREACHED: Final = (170, 170, 176)
+
+
+def paint_trace(pixels: npt.NDArray[np.uint8], expanded: npt.NDArray[np.int32],
+                scale: int) -> None:  # fmt: skip
+    """Shade the cells of ``expanded`` ((m, 2) ``(x, y)``, in expansion order) into
+    ``pixels`` (as :func:`map_pixels` made them), from light (first) to deep (last);
+    a cell expanded twice shows its last expansion."""
+    count = expanded.shape[0]
+    if count == 0:
+        return
+    height, width = pixels.shape[0] // scale, pixels.shape[1] // scale
+    last = np.full(height * width, -1, np.int64)  # each cell's last expansion
+    np.maximum.at(last, expanded[:, 1].astype(np.int64) * width + expanded[:, 0],
+                  np.arange(count))  # fmt: skip
+    cells = np.flatnonzero(last >= 0)
+    share = (last[cells] / max(1, count - 1)).astype(np.float32)[:, None]
+    colours = ((1 - share) * EXPANDED_FIRST + share * EXPANDED_LAST).astype(np.uint8)
+    # Each cell's scale x scale square at once: a view with the cells' rows and columns
+    # apart from the pixels within them.
+    squares = pixels.reshape(height, scale, width, scale, 3)
+    squares[cells // width, :, cells % width, :] = colours[:, None, None, :]
+
+
+def field_pixels(grid: GridMap, cost: npt.NDArray[np.float32], *, scale: int = 1
+                 ) -> npt.NDArray[np.uint8]:  # fmt: skip
+    """(height * scale, width * scale, 3) uint8 RGB heat map of a field's ``cost``
+    ((height, width), ``inf`` where unreached): the goals yellow, the dearest reached
+    cell deep purple, unreached walkable cells light grey, blocked cells dark."""
+    if scale < 1:
+        raise ValueError(f"scale must be at least 1, got {scale}")
+    reached = np.isfinite(cost)
+    top = float(cost[reached].max()) if reached.any() else 0.0
+    # 256 shades through the stops, looked up by each cell's share of the dearest cost:
+    # uint8 all the way (a map may have 16 Mi cells).
+    position = np.linspace(0.0, len(HEAT_STOPS) - 1, HEAT_SHADES)
+    low = np.minimum(position.astype(np.int64), len(HEAT_STOPS) - 2)
+    within = (position - low)[:, None]
+    ramp = ((1 - within) * HEAT_STOPS[low] + within * HEAT_STOPS[low + 1]).round()
+    shades = np.vstack([ramp, [UNREACHED, BLOCKED]]).astype(np.uint8)
+    index = np.full(cost.shape, HEAT_SHADES, np.int64)  # unreached
+    if top > 0:
+        index[reached] = np.rint(cost[reached] * ((HEAT_SHADES - 1) / top))
+    else:
+        index[reached] = 0
+    index[grid.costs <= 0] = HEAT_SHADES + 1
+    rgb = shades[index]
+    return np.repeat(np.repeat(rgb, scale, axis=0), scale, axis=1)
+
+
+def field_arrows(next_step: npt.NDArray[np.int8], directions: tuple[tuple[int, int], ...],
+                 *, stride: int, scale: int) -> npt.NDArray[np.float64]:  # fmt: skip
+    """The flow at a coarse stride: (n, 4) float64 pixel segments ``(x0, y0, x1, y1)``,
+    one through the centre of every ``stride``-th cell (both axes) that has a next
+    step, pointing along it (tail to head), ``0.8 * stride`` cells long.
+    ``directions``: ``(dx, dy)`` of each direction code of ``next_step``."""
+    sub = next_step[::stride, ::stride]
+    ys, xs = np.nonzero(sub >= 0)
+    codes = sub[ys, xs]
+    steps = np.array(directions, dtype=np.float64)[codes]
+    # Unit-ish length so diagonals are as long as straight arrows.
+    steps /= np.linalg.norm(steps, axis=1)[:, None]
+    half = 0.4 * stride * scale
+    cx = (xs * stride + 0.5) * scale
+    cy = (ys * stride + 0.5) * scale
+    return np.stack([cx - half * steps[:, 0], cy - half * steps[:, 1],
+                     cx + half * steps[:, 0], cy + half * steps[:, 1]], axis=1)  # fmt: skip

@@ -24,6 +24,21 @@ class SmoothedPath:
     length: float
 
 
+@dataclass(frozen=True, slots=True)
+class SearchTrace:
+    """What a traced search expanded (``find_path(..., trace=n)``).
+
+    Attributes:
+        expanded: (m, 2) int32 ``(x, y)``, in the order the search expanded them: a
+            reopened cell again each time; with JPS the jump points. At most the
+            ``n`` asked for.
+        cut: whether the search expanded more than ``expanded`` holds.
+    """
+
+    expanded: npt.NDArray[np.int32]
+    cut: bool
+
+
 @dataclass(slots=True)
 class PathResult:
     """The outcome of one search. Treat it as read-only.
@@ -53,6 +68,7 @@ class PathResult:
         partial_reason: for ``partial``: ``budget`` (the node budget ran out) or
             ``unreachable`` (no goal can be reached; the path ends at the reachable
             cell nearest the goals); None otherwise.
+        trace: the expansions of a traced search; None unless one was asked for.
     """
 
     status: Status
@@ -68,6 +84,7 @@ class PathResult:
     diagonal_code: int = field(default=1, repr=False, compare=False)
     reached: tuple[int, int] | None = None
     partial_reason: PartialReason | None = None
+    trace: SearchTrace | None = None
 
     def smoothed(self) -> SmoothedPath:
         """String-pull the waypoints by line of sight (see ``kernels.lines.string_pull``).

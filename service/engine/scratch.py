@@ -31,6 +31,7 @@ MAX_INTEGER_COST: Final = int(np.iinfo(np.int32).max)
 
 _local = threading.local()
 _NO_RECORDS: Final[npt.NDArray[np.int32]] = np.zeros((0, RECORD_FIELDS), dtype=np.int32)
+_NO_TRACE: Final[npt.NDArray[np.int32]] = np.zeros(0, dtype=np.int32)
 
 HeapArrays = tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.int32]]
 IntArray = npt.NDArray[np.int64]
@@ -126,7 +127,8 @@ class Scratch:
     """
 
     __slots__ = ("active", "capacity", "g", "generation", "goal_row", "heads", "heap",
-                 "parent", "paths", "queries", "records", "stack", "stamp")  # fmt: skip
+                 "parent", "paths", "queries", "records", "stack", "stamp",
+                 "trace")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -143,23 +145,34 @@ class Scratch:
         self.records: npt.NDArray[np.int32] = _NO_RECORDS
         self.goal_row: npt.NDArray[np.float32] = np.empty(0, dtype=np.float32)
         self.active: npt.NDArray[np.int64] = np.empty(MAX_LANDMARKS, dtype=np.int64)
+        self.trace: npt.NDArray[np.int32] = _NO_TRACE  # grown by the first traced query
         self.queries = QueryArrays(1)
         self.paths = PathBuffers(1, INITIAL_PATH_CELLS)
         self.generation = 0
 
-    def kernel_args(self, *, records: bool, clusters: int = 0) -> tuple[object, ...]:
-        """``(stamp, g, parent, heap, stack, records, heads, goal_row, active)`` for
-        ``search_batch``.
+    def kernel_args(self, *, records: bool, clusters: int = 0, trace: int = 0
+                    ) -> tuple[object, ...]:  # fmt: skip
+        """``(stamp, g, parent, heap, stack, records, heads, goal_row, active, trace)``
+        for ``search_batch``.
 
         With ``records`` false the records may be empty: no query may use ``dial``.
         ``clusters``: the most clusters of a table any query reads (its row grows to it).
+        ``trace``: how many expansions to record (a batch of one query); 0: none.
         """
         if records and self.records.shape[0] < self.capacity:
             self.records = np.zeros((self.capacity, RECORD_FIELDS), dtype=np.int32)
         if self.goal_row.shape[0] < clusters:
             self.goal_row = np.empty(clusters, dtype=np.float32)
         return (self.stamp, self.g, self.parent, self.heap, self.stack, self.records,
-                self.heads, self.goal_row, self.active)  # fmt: skip
+                self.heads, self.goal_row, self.active, self.trace_buffer(trace))  # fmt: skip
+
+    def trace_buffer(self, capacity: int) -> npt.NDArray[np.int32]:
+        """Room to record the first ``capacity`` expansions (empty for 0: no trace)."""
+        if capacity <= 0:
+            return _NO_TRACE
+        if self.trace.shape[0] < capacity:
+            self.trace = np.empty(capacity, dtype=np.int32)
+        return self.trace[:capacity]
 
     def take_generations(self, count: int) -> int:
         """Reserve ``count`` consecutive fresh generations; return the first."""

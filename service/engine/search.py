@@ -71,7 +71,7 @@ from service.engine.options import (
     Unreachable,
     option_code,
 )
-from service.engine.result import PathResult
+from service.engine.result import PathResult, SearchTrace
 from service.engine.scratch import (
     MAX_BUCKETS,
     MAX_INTEGER_COST,
@@ -164,6 +164,7 @@ def find_path(
     unreachable: Unreachable | str = "no_path",
     agent_size: int = 1,
     max_goals: int = UNLIMITED,
+    trace: int = 0,
     scratch: Scratch | None = None,
 ) -> PathResult:
     """Find a path from ``start`` to ``goal``, both ``(x, y)`` = (column, row).
@@ -194,6 +195,8 @@ def find_path(
             ``no_corner_cutting``, a consistent heuristic; same costs, far fewer
             expansions, which count jump points); ``auto``: ``jps`` where it
             applies, ``astar`` elsewhere. ``algorithm_used`` says which ran.
+        trace: record the first ``trace`` cells the search expands, in order, as
+            the result's ``trace`` (0: none; queries not traced run as fast as ever).
         scratch: caller-owned search buffers; by default this thread's own.
 
     Raises:
@@ -204,6 +207,8 @@ def find_path(
     query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break,
                       algorithm, goals, goal_region, unreachable, agent_size)  # fmt: skip
     checked = _check(grid, query, max_goals)
+    if trace > 0:
+        return _traced(checked, scratch, trace)
     return _answer_on(checked.grid, [checked], scratch, 0)[0]
 
 
@@ -298,9 +303,28 @@ def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[li
     return [members for members in groups.values() if len(members) >= least]
 
 
-def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) -> PathResult:
+def _traced(query: _Checked, scratch: Scratch | None, capacity: int) -> PathResult:
+    """One query's answer with the first ``capacity`` cells its search expanded."""
+    scratch = scratch or thread_scratch(query.grid.padded.size)
+    if query.goal_set is None:
+        result = _search(query.grid, [query], scratch, trace=capacity)[0]
+    else:
+        result = _search_goal_set(query.grid, query, scratch, trace=capacity)
+    recorded = min(result.expanded, capacity)
+    cells = scratch.trace[:recorded]
+    width = query.grid.padded_width
+    expanded = np.empty((recorded, 2), np.int32)
+    expanded[:, 0] = cells % width - 1
+    expanded[:, 1] = cells // width - 1
+    result.trace = SearchTrace(expanded=expanded, cut=result.expanded > capacity)
+    return result
+
+
+def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None, *,
+                     trace: int = 0) -> PathResult:  # fmt: skip
     """One query to a goal set (or ``nearest`` to an unreachable goal): a goal-set
-    A* to its goals on the start's island, else to the nearest reachable cells."""
+    A* to its goals on the start's island, else to the nearest reachable cells
+    (recording its first ``trace`` expansions in ``scratch.trace``)."""
     assert query.goal_set is not None
     labels = grid.island_tables.labels[1 if query.diagonal == DIAGONAL_ALWAYS else 0]
     width = grid.padded_width
@@ -322,7 +346,7 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None) ->
     status, end, expanded, reopened = goal_set_search(
         grid.padded, width, query.source, target.kernel, query.diagonal, query.heuristic,
         grid.min_cost, query.weight, query.budget, query.tie_break, generation,
-        scratch.stamp, scratch.g, scratch.parent, scratch.heap,
+        scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.trace_buffer(trace),
     )  # fmt: skip
     if status == STATUS_NO_PATH:  # not on the island after all: cannot happen
         return _no_path(grid, query)
@@ -609,9 +633,11 @@ def _bucket_count(grid: GridMap, heuristic: object, diagonal: int) -> int:
     return count if count <= MAX_BUCKETS else 0
 
 
-def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
+def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, *, trace: int = 0
             ) -> list[PathResult]:  # fmt: skip
-    """Run validated queries through ``search_batch`` and copy out their answers."""
+    """Run validated queries through ``search_batch`` and copy out their answers
+    (a batch of one with ``trace``: its first ``trace`` expansions into
+    ``scratch.trace``)."""
     count = len(checked)
     if count == 0:
         return []
@@ -629,7 +655,7 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None
     tables = grid.clusters
     clusters = max(tables.four.count, tables.eight.count) if tables is not None else 0
     kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked),
-                                      clusters=clusters)  # fmt: skip
+                                      clusters=clusters, trace=trace)  # fmt: skip
     if any(query.algorithm == ALGORITHM_JPS for query in checked):
         grid.prepare_jumps()
     first_generation = scratch.take_generations(count)

@@ -270,3 +270,47 @@ def test_regression_huge_batch_body_was_parsed_before_its_limits(
     single = client.post(f"/v1/maps/{map_id}/path", json=query | {"pad": "x" * 70_000})
     assert single.status_code == 413
     assert single.json()["message"].endswith("(GRIDPATH_MAX_QUERY_BODY_BYTES)")
+
+
+def test_a_traced_path_lists_its_expansions_in_order(client: TestClient, map_id: str) -> None:
+    plain = path(client, map_id, start=[0, 0], goal=[4, 3], algorithm="astar")
+    assert "trace" not in plain  # nothing asked, nothing added
+    traced = path(client, map_id, start=[0, 0], goal=[4, 3], algorithm="astar", trace=True)
+    trace = traced["trace"]
+    assert isinstance(trace, dict)
+    assert trace["expanded"][0] == [0, 0]
+    assert len(trace["expanded"]) == traced["expanded"] == plain["expanded"]
+    assert (trace["reopened"], trace["cut"]) == (0, False)
+    assert {k: v for k, v in traced.items() if k not in ("trace", "elapsed_us")} == {
+        k: v for k, v in plain.items() if k != "elapsed_us"}  # fmt: skip
+
+
+def test_a_trace_past_the_server_limit_is_cut(make_client: ClientFactory) -> None:
+    client = make_client(max_trace_expansions=3)
+    map_id = client.post("/v1/maps", json={"rows": ["......", ".@@@@.", "......"]}).json()["id"]
+    traced = path(client, map_id, start=[0, 2], goal=[5, 0], algorithm="astar", trace=True)
+    assert traced["expanded"] > 3  # type: ignore[operator]
+    assert len(traced["trace"]["expanded"]) == 3  # type: ignore[index]
+    assert traced["trace"]["cut"] is True  # type: ignore[index]
+
+
+def test_a_budgeted_trace_holds_every_expansion_uncut(client: TestClient, map_id: str) -> None:
+    # The trace buffer is the smaller of the server limit and the query's budget.
+    traced = path(client, map_id, start=[0, 0], goal=[4, 3], algorithm="astar",
+                  max_expansions=2, trace=True)  # fmt: skip
+    assert traced["status"] == "partial"
+    assert len(traced["trace"]["expanded"]) == traced["expanded"]  # type: ignore[index]
+    assert traced["trace"]["cut"] is False  # type: ignore[index]
+
+
+def test_a_batch_item_cannot_ask_for_a_trace(client: TestClient, map_id: str) -> None:
+    answer = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [
+        {"start": [0, 0], "goal": [4, 3]},
+        {"start": [0, 0], "goal": [4, 3], "trace": True},
+        {"start": [0, 0], "goal": [4, 3], "trace": False},
+    ]})  # fmt: skip
+    assert answer.status_code == 200
+    first, second, third = answer.json()["results"]
+    assert second == {"code": "InvalidQuery", "message": "trace is for single queries (POST "
+                      "/v1/maps/{map_id}/path or path.png), not batch items"}  # fmt: skip
+    assert first["status"] == third["status"] == "found"

@@ -4,7 +4,9 @@ import io
 
 from PIL import Image
 
-from service.engine.pictures import BLOCKED, BOUNDARY, CHEAPEST
+from service.api.routes.pictures import ARROW_COLOUR, arrow_step
+from service.engine import GridMap
+from service.engine.pictures import BLOCKED, BOUNDARY, CHEAPEST, UNREACHED
 from tests.api.conftest import ClientFactory, wait_tables
 
 ROWS = ["....@...", "....@...", "........"]
@@ -58,6 +60,11 @@ def test_a_picture_past_the_pixel_limit_is_too_big_and_names_the_limit(
         "message": "a picture of this 8x3 map at scale 8 would have 1536 pixels, more than "
         "the limit of 1000 (GRIDPATH_MAX_IMAGE_PIXELS); ask for a smaller scale",
     }
+    tiny = make_client(max_image_pixels=10)  # even scale 1 is over: no scale to advise
+    answer = tiny.get(f"/v1/maps/{map_id}/image.png")
+    assert answer.json()["message"] == "a picture of this 8x3 map at scale 1 would have 24 " \
+        "pixels, more than the limit of 10 (GRIDPATH_MAX_IMAGE_PIXELS); the map is too big " \
+        "to draw"  # fmt: skip
 
 
 def test_bad_scales_and_cluster_choices_are_refused(make_client: ClientFactory) -> None:
@@ -90,3 +97,126 @@ def test_cluster_bounds_of_a_map_whose_tables_cannot_fit_are_too_big(
     answer = client.get(f"/v1/maps/{map_id}/image.png", params={"clusters": 4})
     assert answer.status_code == 413
     assert answer.json()["message"].startswith(f"map {map_id}: no cluster tables: ")
+
+
+# POST /v1/maps/{id}/path.png and field.png -------------------------------------------
+
+WALLED = ["........", "..@@@@..", "........"]
+
+
+def colour_family(pixel: object) -> str:
+    """Which drawing a pixel (an RGB tuple) belongs to, by its dominant channel."""
+    assert isinstance(pixel, tuple)
+    r, g, b = pixel
+    if b > r and b > g:
+        return "blue"
+    if g > r and g > b:
+        return "green"
+    if r > 180 and g < 90 and b < 90:
+        return "red"
+    if r > 200 and g > 90 and b < 180:
+        return "orange"
+    return "other"
+
+
+def test_a_path_picture_shows_the_expansions_the_path_and_its_ends(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    body = {"start": [0, 2], "goal": [7, 0], "algorithm": "astar"}
+    answer = client.post(f"/v1/maps/{map_id}/path.png", params={"scale": 10}, json=body)
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "image/png"
+    found = client.post(f"/v1/maps/{map_id}/path", json=body | {"trace": True}).json()
+    assert answer.headers["x-path-status"] == "found"
+    assert float(answer.headers["x-path-cost"]) == found["cost"]
+    assert int(answer.headers["x-path-expanded"]) == found["expanded"]
+    image = picture(answer.content)
+    assert image.size == (80, 30)
+    assert colour_family(image.getpixel((5, 25))) == "green"  # the start's centre
+    assert colour_family(image.getpixel((75, 5))) == "red"  # the goal's
+    # The path's first waypoint after the start: the line runs through its centre.
+    x, y = found["path"][1]
+    assert colour_family(image.getpixel((x * 10 + 5, y * 10 + 5))) == "blue"
+    # An expanded cell off the path: shaded by the trace.
+    on_path = {tuple(p) for p in client.post(
+        f"/v1/maps/{map_id}/path", json=body | {"format": "cells"}).json()["path"]}  # fmt: skip
+    off = [c for c in found["trace"]["expanded"] if tuple(c) not in on_path]
+    assert off
+    ox, oy = off[0]
+    assert colour_family(image.getpixel((ox * 10 + 1, oy * 10 + 1))) == "orange"
+    untraced = picture(client.post(f"/v1/maps/{map_id}/path.png", params={"scale": 10},
+                                   json=body | {"trace": False}).content)  # fmt: skip
+    assert colour_family(untraced.getpixel((ox * 10 + 1, oy * 10 + 1))) == "other"
+
+
+def test_a_path_picture_has_the_path_routes_errors_and_its_own(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client(max_image_pixels=1000)
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    blocked = client.post(f"/v1/maps/{map_id}/path.png", json={"start": [0, 0], "goal": [2, 1]})
+    assert blocked.status_code == 400
+    assert blocked.json() == {"code": "NotWalkable",
+                              "message": "goal (x=2, y=1) is on a blocked cell"}  # fmt: skip
+    body = {"start": [0, 0], "goal": [7, 2]}
+    too_big = client.post(f"/v1/maps/{map_id}/path.png", params={"scale": 8}, json=body)
+    assert too_big.status_code == 413
+    assert too_big.json()["code"] == "TooBig"
+    scale = client.post(f"/v1/maps/{map_id}/path.png", params={"scale": 33}, json=body)
+    assert scale.json() == {"code": "InvalidValue", "message": "scale 33 is out of range: must "
+                            "be from 1 to 32 (GRIDPATH_MAX_IMAGE_SCALE)"}  # fmt: skip
+    for params in ({"scale": 0}, {"scale": "big"}):
+        bad = client.post(f"/v1/maps/{map_id}/path.png", params=params, json=body)
+        assert (bad.status_code, bad.json()["code"]) == (422, "InvalidQuery"), params
+    # Without a scale: the largest within 1024 pixels a side and the pixel limit.
+    default = client.post(f"/v1/maps/{map_id}/path.png", json=body)
+    assert default.status_code == 200
+    assert picture(default.content).size == (48, 18)  # scale 6: 864 pixels of 1000
+
+
+def test_a_field_picture_is_a_heat_map_with_the_goals_and_is_cached(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    rows = [*WALLED, "@@@@@@@@", "........"]
+    map_id = client.post("/v1/maps", json={"rows": rows}).json()["id"]
+    body = {"goals": [[0, 0]]}
+    first = client.post(f"/v1/maps/{map_id}/field.png", params={"scale": 8}, json=body)
+    assert first.status_code == 200
+    assert first.headers["x-field-cache"] == "miss"
+    image = picture(first.content)
+    assert image.size == (64, 40)
+    assert colour_family(image.getpixel((4, 4))) == "red"  # the goal
+    assert image.getpixel((20, 12)) == BLOCKED  # cell (2, 1)
+    assert image.getpixel((60, 36)) == UNREACHED  # the row below the wall
+    near, far = image.getpixel((12, 20)), image.getpixel((59, 17))  # (1, 2) and (7, 2)
+    assert near != far
+    again = client.post(f"/v1/maps/{map_id}/field.png", params={"scale": 8}, json=body)
+    assert again.headers["x-field-cache"] == "hit"
+    assert again.content == first.content
+    bad = client.post(f"/v1/maps/{map_id}/field.png", json={"goals": [[2, 1]]})
+    assert bad.json() == {"code": "NotWalkable",
+                          "message": "goals[0] (x=2, y=1) is on a blocked cell"}  # fmt: skip
+
+
+def test_arrows_keep_four_pixels_apart_and_within_the_cap() -> None:
+    grid = GridMap.from_rows(["." * 64] * 64)
+    assert arrow_step(grid, scale=8, stride=None, max_arrows=16384) == 2  # every 16 px
+    assert arrow_step(grid, scale=8, stride=5, max_arrows=16384) == 5
+    assert arrow_step(grid, scale=1, stride=1, max_arrows=16384) == 4  # 4 px apart
+    assert arrow_step(grid, scale=8, stride=1, max_arrows=16) == 16  # 4 x 4 arrows
+
+
+def test_a_dense_stride_still_draws_arrows_spaced_out(make_client: ClientFactory) -> None:
+    # Regression: with stride * scale under 4 pixels no arrow at all was drawn.
+    client = make_client()
+    map_id = client.post("/v1/maps", json={"rows": ["." * 32] * 32}).json()["id"]
+    answer = client.post(f"/v1/maps/{map_id}/field.png", params={"scale": 1, "stride": 1},
+                         json={"goals": [[31, 31]]})  # fmt: skip
+    image = picture(answer.content).convert("RGB")
+    assert ARROW_COLOUR in {colour for _, colour in image.getcolors(maxcolors=4096) or []}
+    bad = client.post(f"/v1/maps/{map_id}/field.png", params={"stride": 0},
+                      json={"goals": [[0, 0]]})  # fmt: skip
+    assert (bad.status_code, bad.json()["code"]) == (422, "InvalidQuery")

@@ -1,10 +1,24 @@
 """``pictures``: the pixels of a map drawn from ASCII art."""
 
+import math
+
 import numpy as np
 import pytest
 
 from service.engine import GridMap
-from service.engine.pictures import BLOCKED, BOUNDARY, CHEAPEST, DEAREST, map_pixels
+from service.engine.pictures import (
+    BLOCKED,
+    BOUNDARY,
+    CHEAPEST,
+    DEAREST,
+    EXPANDED_LAST,
+    HEAT_STOPS,
+    UNREACHED,
+    field_arrows,
+    field_pixels,
+    map_pixels,
+    paint_trace,
+)
 from tests.support import art
 
 
@@ -48,3 +62,35 @@ def test_scale_below_one_is_refused() -> None:
     grid, _, _ = art("..")
     with pytest.raises(ValueError, match="scale must be at least 1, got 0"):
         map_pixels(grid, scale=0)
+
+
+def test_a_trace_is_shaded_from_first_to_last_expansion() -> None:
+    grid = GridMap.from_rows(["...."])
+    pixels = map_pixels(grid, scale=2)
+    paint_trace(pixels, np.array([[0, 0], [2, 0], [0, 0]], np.int32), 2)
+    assert pixels[0, 0].tolist() == EXPANDED_LAST.tolist()  # (0, 0) again, last
+    assert pixels[1, 5].tolist() == [243, 171, 92]  # (2, 0): half way from first to last
+    assert pixels[1, 7].tolist() == [CHEAPEST] * 3  # (3, 0): not expanded
+
+
+def test_a_field_heat_map_runs_from_the_goals_to_the_dearest_cell() -> None:
+    grid = GridMap.from_rows(["...@."])
+    cost = np.array([[0.0, 1.0, 2.0, np.inf, np.inf]], np.float32)
+    pixels = field_pixels(grid, cost, scale=1)
+    assert pixels[0, 0].tolist() == HEAT_STOPS[0].tolist()
+    assert pixels[0, 1].tolist() == HEAT_STOPS[2].tolist()
+    assert pixels[0, 2].tolist() == HEAT_STOPS[-1].tolist()
+    assert pixels[0, 3].tolist() == list(BLOCKED)
+    assert pixels[0, 4].tolist() == list(UNREACHED)
+
+
+def test_field_arrows_point_along_the_next_step_at_a_stride() -> None:
+    directions = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
+    next_step = np.array([[0, 0, -1, 1], [2, 2, 2, 2], [4, 3, 7, -1]], np.int8)
+    arrows = field_arrows(next_step, directions, stride=2, scale=10)
+    # Cells (0, 0), (2, 0) [none: -1], (0, 2), (2, 2): three arrows, 16 pixels long.
+    assert arrows.shape == (3, 4)
+    assert arrows[0].tolist() == [-3.0, 5.0, 13.0, 5.0]  # east through (5, 5)
+    x0, y0, x1, y1 = arrows[2]  # north-west through (25, 25)
+    assert (x1 < x0, y1 < y0) == (True, True)
+    assert math.isclose(math.hypot(x1 - x0, y1 - y0), 16.0)

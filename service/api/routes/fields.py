@@ -1,6 +1,7 @@
 """``/v1/maps/{map_id}/field``: distance and flow fields towards a set of goals."""
 
 import io
+from collections.abc import Callable, Hashable
 
 import numpy as np
 import orjson
@@ -37,34 +38,63 @@ def _json(field: Field) -> bytes:
                          "cost": field.distance.tolist(), "next": field.next.tolist()})  # fmt: skip
 
 
-def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -> bytes:
-    field = distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
-                           max_goals=max_goals, agent_size=body.agent_size or 1)  # fmt: skip
-    return _npz(field) if body.format == "npz" else _json(field)
+def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -> Field:
+    return distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
+                          max_goals=max_goals, agent_size=body.agent_size or 1)  # fmt: skip
+
+
+def cached_field(
+    runtime: Runtime,
+    map_id: str,
+    body: FieldRequest,
+    *,
+    encoding: Hashable,
+    encode: Callable[[GridMap, Field], bytes],
+    check: Callable[[GridMap], None] | None = None,
+) -> tuple[bytes, int, bool]:
+    """The field ``body`` asks for, encoded by ``encode`` (cached per map, revision,
+    goals, options and ``encoding``: one search per key however many ask at once);
+    its revision; whether the cache had it. ``check`` vets the map first (a size
+    limit of the encoding)."""
+    diagonal = body.diagonal or DEFAULT_DIAGONAL
+    settings = runtime.settings
+    capped_agent_size(body.agent_size, settings)
+    with runtime.cache.acquire(map_id) as grid:
+        if check is not None:
+            check(grid)
+        key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost,
+               body.agent_size or 1, encoding)  # fmt: skip
+        data, hit = runtime.fields.get(
+            key, lambda: encode(grid, _compute(grid, body, diagonal, settings.max_goals))
+        )
+        return data, grid.revision, hit
+
+
+def _json_limit(limit: int) -> Callable[[GridMap], None]:
+    def check(grid: GridMap) -> None:
+        cells = grid.width * grid.height
+        if cells > limit:
+            raise ApiError(
+                ErrorCode.TOO_BIG,
+                f"a JSON field of this map would hold {cells} cells, more than the limit of "
+                f"{limit} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for format 'npz'",
+            )
+
+    return check
 
 
 def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, bool]:
     """The encoded field, its media type, its revision and whether the cache had it."""
     body = parsed_body(FieldRequest, raw)
-    diagonal = body.diagonal or DEFAULT_DIAGONAL
-    settings = runtime.settings
-    capped_agent_size(body.agent_size, settings)
-    with runtime.cache.acquire(map_id) as grid:
-        cells = grid.width * grid.height
-        if body.format == "json" and cells > settings.max_json_field_cells:
-            raise ApiError(
-                ErrorCode.TOO_BIG,
-                f"a JSON field of this map would hold {cells} cells, more than the limit of "
-                f"{settings.max_json_field_cells} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for "
-                "format 'npz'",
-            )
-        key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost,
-               body.agent_size or 1, body.format)  # fmt: skip
-        data, hit = runtime.fields.get(
-            key, lambda: _compute(grid, body, diagonal, settings.max_goals)
-        )
-        media = NPZ if body.format == "npz" else "application/json"
-        return data, media, grid.revision, hit
+    if body.format == "json":
+        data, revision, hit = cached_field(
+            runtime, map_id, body, encoding="json", encode=lambda _, field: _json(field),
+            check=_json_limit(runtime.settings.max_json_field_cells),
+        )  # fmt: skip
+        return data, "application/json", revision, hit
+    data, revision, hit = cached_field(runtime, map_id, body, encoding="npz",
+                                       encode=lambda _, field: _npz(field))  # fmt: skip
+    return data, NPZ, revision, hit
 
 
 @router.post(

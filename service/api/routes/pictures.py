@@ -1,39 +1,91 @@
-"""``/v1/maps/{map_id}/image.png``: a picture of a map (Pillow encodes it)."""
+"""Pictures (PNG, encoded by Pillow): a map (``image.png``), a search on it
+(``path.png``: expansions, path, start and goals) and a field (``field.png``: a heat
+map of costs with the flow's arrows)."""
 
 import io
-from typing import Annotated, Final
+import math
+from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Depends, Query
-from PIL import Image
+import numpy as np
+import numpy.typing as npt
+from fastapi import APIRouter, Depends, Query, Request
+from PIL import Image, ImageDraw
 from starlette.responses import Response
 
 from service.api.deps import MapDep, RuntimeDep, require_reader
-from service.api.errors import ApiError, ErrorCode, error_responses
+from service.api.docs import ref, request_body
+from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
+from service.api.pathing import Query as PathQuery
+from service.api.pathing import answer, resolve, search
+from service.api.routes.fields import CACHE_HEADER, cached_field
 from service.api.routes.maps import etag, no_clusters_error
 from service.api.runtime import Runtime
-from service.engine.pictures import map_pixels
+from service.api.schemas import FieldRequest, PathRequest
+from service.config import Settings
+from service.engine import CircleRegion, GridMap, RectRegion
+from service.engine.fields import DIRECTIONS, Field
+from service.engine.pictures import field_arrows, field_pixels, map_pixels, paint_trace
 
 router = APIRouter(prefix="/v1/maps", tags=["pictures"])
 
 PNG = "image/png"
 #: ``clusters``: which cluster table's bounds to draw.
 CLUSTER_CHOICES: Final = (4, 8)
+#: Without a ``scale``, path and field pictures get the largest that keeps the map's
+#: longer side within this many pixels (and at least 1 pixel per cell).
+DEFAULT_PICTURE_SIDE: Final = 1024
+#: Pixels between a field's arrows, without a ``stride``.
+ARROW_SPACING: Final = 16
+#: Fewest pixels between a field's arrows: closer ones would be noise.
+MIN_ARROW_PIXELS: Final = 4
+#: Colours, RGB: the path, the start, the goals (and a region's outline), arrows.
+PATH_COLOUR: Final = (31, 119, 180)
+START_COLOUR: Final = (44, 160, 44)
+GOAL_COLOUR: Final = (214, 39, 40)
+ARROW_COLOUR: Final = (255, 255, 255)
+
+ScaleQuery = Annotated[
+    int | None,
+    Query(ge=1, description="Pixels per cell side, 1 to GRIDPATH_MAX_IMAGE_SCALE; default: the "
+          "largest keeping the picture's longer side within 1024 pixels and the picture "
+          "within GRIDPATH_MAX_IMAGE_PIXELS (at least 1)."),
+]  # fmt: skip
+
+
+def _checked_scale(grid: GridMap, scale: int | None, settings: Settings) -> int:
+    """``scale`` (or the default for this map) within the limits: InvalidValue past
+    GRIDPATH_MAX_IMAGE_SCALE, TooBig past GRIDPATH_MAX_IMAGE_PIXELS."""
+    limit = settings.max_image_scale
+    if scale is None:
+        fits = math.isqrt(settings.max_image_pixels // (grid.width * grid.height))
+        scale = max(1, min(limit, fits, DEFAULT_PICTURE_SIDE // max(grid.width, grid.height)))
+    if not 1 <= scale <= limit:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"scale {scale} is out of range: must be from "
+                       f"1 to {limit} (GRIDPATH_MAX_IMAGE_SCALE)")  # fmt: skip
+    pixels = grid.width * grid.height * scale * scale
+    if pixels > settings.max_image_pixels:
+        advice = "ask for a smaller scale" if scale > 1 else "the map is too big to draw"
+        raise ApiError(
+            ErrorCode.TOO_BIG,
+            f"a picture of this {grid.width}x{grid.height} map at scale {scale} would "
+            f"have {pixels} pixels, more than the limit of {settings.max_image_pixels} "
+            f"(GRIDPATH_MAX_IMAGE_PIXELS); {advice}",
+        )
+    return scale
+
+
+def _png(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
              clusters: int | None) -> tuple[bytes | None, int]:  # fmt: skip
     """The PNG and the revision drawn; None when the cluster tables asked for are not
     there (yet)."""
-    settings = runtime.settings
     with runtime.cache.acquire(map_id) as grid:
-        pixels = grid.width * grid.height * scale * scale
-        if pixels > settings.max_image_pixels:
-            raise ApiError(
-                ErrorCode.TOO_BIG,
-                f"a picture of this {grid.width}x{grid.height} map at scale {scale} would "
-                f"have {pixels} pixels, more than the limit of {settings.max_image_pixels} "
-                "(GRIDPATH_MAX_IMAGE_PIXELS); ask for a smaller scale",
-            )
+        _checked_scale(grid, scale, runtime.settings)
         labels = None
         if clusters is not None:
             tables = grid.clusters
@@ -42,9 +94,7 @@ def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
             labels = tables.labels(width=grid.width, height=grid.height, eight=clusters == 8)
         rgb = map_pixels(grid, scale=scale, islands=islands, cluster_labels=labels)
         revision = grid.revision
-    buffer = io.BytesIO()
-    Image.fromarray(rgb).save(buffer, format="PNG")
-    return buffer.getvalue(), revision
+    return _png(Image.fromarray(rgb)), revision
 
 
 @router.get(
@@ -82,7 +132,7 @@ async def map_image(
 ) -> Response:
     await runtime.until_ready()
     limit = runtime.settings.max_image_scale
-    if scale > limit:
+    if scale > limit:  # before the map is read: a bad request is told so first
         raise ApiError(ErrorCode.INVALID_VALUE, f"scale {scale} is out of range: must be from "
                        f"1 to {limit} (GRIDPATH_MAX_IMAGE_SCALE)")  # fmt: skip
     if clusters is not None and clusters not in CLUSTER_CHOICES:
@@ -93,3 +143,178 @@ async def map_image(
     if data is None:
         raise no_clusters_error(runtime, record.id)
     return Response(data, media_type=PNG, headers={"ETag": etag(revision)})
+
+
+def _centre(point: Any, scale: int) -> tuple[float, float]:
+    """The pixel centre of cell ``point`` = (x, y)."""
+    return ((int(point[0]) + 0.5) * scale, (int(point[1]) + 0.5) * scale)
+
+
+def _mark(draw: ImageDraw.ImageDraw, point: Any, scale: int, colour: tuple[int, int, int]
+          ) -> None:  # fmt: skip
+    """A filled square over cell ``point``, at least 5 pixels wide."""
+    cx, cy = _centre(point, scale)
+    half = max(2.5, 0.5 * scale)
+    draw.rectangle((cx - half, cy - half, cx + half - 1, cy + half - 1), fill=colour)
+
+
+def _draw_goals(draw: ImageDraw.ImageDraw, query: PathQuery, scale: int) -> None:
+    """The goal, the goals, or the region's outline."""
+    spec = query.spec
+    for goal in spec.goals or ([spec.goal] if spec.goal is not None else []):
+        _mark(draw, goal, scale, GOAL_COLOUR)
+    region = spec.goal_region
+    line = max(1, scale // 4)
+    if isinstance(region, RectRegion):
+        box = (region.x * scale, region.y * scale, (region.x + region.w) * scale - 1,
+               (region.y + region.h) * scale - 1)  # fmt: skip
+        draw.rectangle(box, outline=GOAL_COLOUR, width=line)
+    elif isinstance(region, CircleRegion):
+        cx, cy = _centre(region.center, scale)
+        r = region.radius * scale + 0.5 * scale
+        draw.ellipse((cx - r, cy - r, cx + r, cy + r), outline=GOAL_COLOUR, width=line)
+
+
+def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | None
+                  ) -> tuple[bytes, dict[str, str]]:  # fmt: skip
+    """The PNG of ``query``'s search, and headers summing up its answer."""
+    settings = runtime.settings
+    with runtime.cache.acquire(map_id) as grid:
+        scale = _checked_scale(grid, scale, settings)
+        result = search(grid, query, max_goals=settings.max_goals)
+        payload = answer(result, query, 0)
+        rgb = map_pixels(grid, scale=scale)
+        revision = grid.revision
+    if result.trace is not None:
+        paint_trace(rgb, result.trace.expanded, scale)
+    image = Image.fromarray(rgb)
+    draw = ImageDraw.Draw(image)
+    points: npt.NDArray[np.int32] = payload["path"]
+    if len(points) > 1:
+        draw.line([_centre(p, scale) for p in points], fill=PATH_COLOUR,
+                  width=max(1, scale // 3), joint="curve")  # fmt: skip
+    _draw_goals(draw, query, scale)  # the ends over the path
+    _mark(draw, query.spec.start, scale, START_COLOUR)
+    headers = {
+        "ETag": etag(revision),
+        "X-Path-Status": result.status,
+        "X-Path-Cost": "" if result.cost is None else repr(result.cost),
+        "X-Path-Expanded": str(result.expanded),
+    }
+    return _png(image), headers
+
+
+_PICTURE_ERRORS: Final = (
+    ErrorCode.INVALID_QUERY,
+    ErrorCode.INVALID_VALUE,
+    ErrorCode.NOT_WALKABLE,
+    ErrorCode.MAP_NOT_FOUND,
+    ErrorCode.TOO_BIG,
+    ErrorCode.UNAUTHORIZED,
+    ErrorCode.REQUEST_TIMEOUT,
+    ErrorCode.NOT_READY,
+    ErrorCode.MAP_CORRUPT,
+)
+_PNG_ANSWER: Final[dict[int | str, dict[str, Any]]] = {
+    200: {"content": {PNG: {"schema": {"type": "string", "format": "binary"}}}}
+}
+
+
+@router.post(
+    "/{map_id}/path.png",
+    summary="A picture of a path search",
+    description="The body of POST /v1/maps/{map_id}/path, with `trace` true by default: the "
+    "map (as image.png draws it), the cells the search expanded shaded from the first "
+    "(light) to the last (deep orange; with JPS the jump points), the returned path (its "
+    "`format`: cells, waypoints or smoothed) in blue, the start green and the goal, goals "
+    "or region red. Headers sum up the answer: `X-Path-Status`, `X-Path-Cost` (empty for "
+    "no_path), `X-Path-Expanded`; the ETag is the revision. Checks: the body as for /path, "
+    "then `scale` (InvalidValue) and the picture's size (TooBig), then the query against "
+    "the map (points inside it and walkable, as for /path).",
+    response_class=Response,
+    openapi_extra=request_body({"application/json": {"schema": ref(PathRequest)}}),
+    dependencies=[Depends(require_reader)],
+    responses={**_PNG_ANSWER, **error_responses(*_PICTURE_ERRORS)},
+)
+async def path_image(request: Request, record: MapDep, runtime: RuntimeDep,
+                     scale: ScaleQuery = None) -> Response:  # fmt: skip
+    await runtime.until_ready()
+    body = parsed_body(PathRequest, await request.body())
+    query = resolve(body, None, runtime.settings, trace=True)
+    data, headers = await runtime.run(_path_picture, runtime, record.id, query, scale)
+    return Response(data, media_type=PNG, headers=headers)
+
+
+def arrow_step(grid: GridMap, *, scale: int, stride: int | None, max_arrows: int) -> int:
+    """Cells between a field picture's arrows: ``stride`` (default: every
+    ARROW_SPACING pixels), raised to keep arrows MIN_ARROW_PIXELS apart and to at most
+    ``max_arrows`` of them (GRIDPATH_MAX_FIELD_ARROWS)."""
+    wanted = stride or math.ceil(ARROW_SPACING / scale)
+    legible = math.ceil(MIN_ARROW_PIXELS / scale)
+    capped = math.ceil(math.sqrt(grid.width * grid.height / max_arrows))
+    return max(wanted, legible, capped)
+
+
+def _field_png(field: Field, grid: GridMap, *, scale: int, step: int) -> bytes:
+    rgb = field_pixels(grid, field.cost, scale=scale)
+    image = Image.fromarray(rgb)
+    draw = ImageDraw.Draw(image)
+    head = 0.3 * step * scale
+    for x0, y0, x1, y1 in field_arrows(field.next, DIRECTIONS, stride=step, scale=scale).tolist():
+        draw.line((x0, y0, x1, y1), fill=ARROW_COLOUR, width=1)
+        angle = math.atan2(y1 - y0, x1 - x0)
+        for side in (2.6, -2.6):  # the head's two strokes, about 30 degrees off
+            draw.line((x1, y1, x1 + head * math.cos(angle + side),
+                       y1 + head * math.sin(angle + side)), fill=ARROW_COLOUR)  # fmt: skip
+    for goal in field.goals.tolist():
+        _mark(draw, goal, scale, GOAL_COLOUR)
+    return _png(image)
+
+
+def _field_picture(runtime: Runtime, map_id: str, raw: bytes, scale: int | None,
+                   stride: int | None) -> tuple[bytes, int, bool]:  # fmt: skip
+    body = parsed_body(FieldRequest, raw)
+    settings = runtime.settings
+    chosen: list[int] = []
+
+    def check(grid: GridMap) -> None:
+        chosen.append(_checked_scale(grid, scale, settings))
+
+    def encode(grid: GridMap, field: Field) -> bytes:
+        step = arrow_step(grid, scale=chosen[0], stride=stride,
+                           max_arrows=settings.max_field_arrows)  # fmt: skip
+        return _field_png(field, grid, scale=chosen[0], step=step)
+
+    return cached_field(runtime, map_id, body, encoding=("png", scale, stride), check=check,
+                        encode=encode)  # fmt: skip
+
+
+@router.post(
+    "/{map_id}/field.png",
+    summary="A picture of a distance and flow field",
+    description="The body of POST /v1/maps/{map_id}/field (its `format` is ignored): a heat "
+    "map of each cell's cost to the nearest goal, from the goals (yellow) to the dearest "
+    "reached cell (deep purple), unreached walkable cells light grey, blocked cells dark; "
+    "white arrows show the next step every `stride` cells (default: every 16 pixels; "
+    "raised to keep arrows 4 pixels apart and at most GRIDPATH_MAX_FIELD_ARROWS of "
+    "them), the goals red. Cached with the fields (`X-Field-Cache`). Checks: the body "
+    "as for /field, then `scale` (InvalidValue) and the picture's size (TooBig), then "
+    "the goals against the map (as for /field).",
+    response_class=Response,
+    openapi_extra=request_body({"application/json": {"schema": ref(FieldRequest)}}),
+    dependencies=[Depends(require_reader)],
+    responses={**_PNG_ANSWER, **error_responses(*_PICTURE_ERRORS)},
+)
+async def field_image(
+    request: Request,
+    record: MapDep,
+    runtime: RuntimeDep,
+    scale: ScaleQuery = None,
+    stride: Annotated[int | None, Query(ge=1, description="Cells between arrows.")] = None,
+) -> Response:
+    await runtime.until_ready()
+    raw = await request.body()
+    data, revision, hit = await runtime.run(_field_picture, runtime, record.id, raw, scale,
+                                            stride)  # fmt: skip
+    headers = {"ETag": etag(revision), CACHE_HEADER: "hit" if hit else "miss"}
+    return Response(data, media_type=PNG, headers=headers)

@@ -42,6 +42,7 @@ from service.engine.kernels.moves import (
     heuristic_distance,
     move_count,
 )
+from service.engine.kernels.trace import record
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -66,6 +67,7 @@ def astar(
     cluster_of,
     goal_row,
     landmarks,
+    trace,
 ):
     """Search from ``start`` to ``goal`` on a padded flat grid.
 
@@ -90,6 +92,8 @@ def astar(
         landmarks: ``(from_table, to_table, goal_from, goal_to, active, count,
             margin)`` as ``landmarks.landmark_bound`` reads them; ``count`` 0: none.
             With landmarks, h is also at least their bound (still consistent).
+        trace: (capacity,) int32: the first ``capacity`` cells expanded, in order
+            (reopened cells again); size 0 records nothing (see ``record``).
 
     Returns:
         ``(status, end, expanded, reopened)``. ``end`` is the goal when found, the
@@ -142,6 +146,7 @@ def astar(
         # Unsigned 32-bit division: cheaper than Python-semantics 64-bit // and %.
         y = np.int64(np.uint32(n) // uwidth)
         x = n - y * width
+        record(trace, expanded, n)
         expanded += 1
         # Partial results end at the expanded node nearest the goal (ties: cheaper).
         d = closeness(diagonal, abs(x - gx), abs(y - gy))

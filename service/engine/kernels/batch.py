@@ -81,10 +81,11 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
         scratch: ``(stamp, g, parent, heap, stack, records, heads, goal_row,
-            active)``: the first five as for ``astar``, the next two as for ``dial``,
-            then room for a cluster table's decoded row (float32, at least the
-            clusters of the map's tables) and the goal's active landmarks (int64, at
-            least the landmarks per table).
+            active, trace)``: the first five as for ``astar``, the next two as for
+            ``dial``, then room for a cluster table's decoded row (float32, at least
+            the clusters of the map's tables), the goal's active landmarks (int64, at
+            least the landmarks per table), and the trace buffer of a traced batch of
+            one query (``trace.record``; empty for every other batch).
         results: ``(status, cost, length, expanded, reopened)``: per-query outputs.
         paths: ``(cells, offsets, turns, turn_offsets)``: query ``i``'s cells are
             ``cells[offsets[i]:offsets[i + 1]]`` and its waypoints
@@ -112,7 +113,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         algorithm,
         landmark,
     ) = queries
-    stamp, g, parent, heap, stack, records, heads, goal_row, active = scratch
+    stamp, g, parent, heap, stack, records, heads, goal_row, active, trace = scratch
     no_row = goal_row[:0]  # "no table" for the cluster and landmark arguments
     record_parent = records[:, PARENT]
     status, path_cost, length, expanded, reopened = results
@@ -168,13 +169,13 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 if jumps:
                     st, end, ex, ro = jps(cost, bits, jump_table, width, s, t, heuristic[i],
                                           min_cost, weight[i], budget[i], tie_break[i],
-                                          gen0 + i, stamp, g, parent, heap, lm)  # fmt: skip
+                                          gen0 + i, stamp, g, parent, heap, lm, trace)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 elif buckets[i] > 0:
                     st, end, ex, ro = dial(cost, width, s, t, heuristic[i], int(min_cost),
                                            budget[i], buckets[i], gen0 + i, records,
-                                           heads, cell_cluster, row)  # fmt: skip
+                                           heads, cell_cluster, row, trace)  # fmt: skip
                     links = record_parent
                     found_cost = float(records[end, G])
                 else:
@@ -182,7 +183,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                                             weight[i], budget[i], tie_break[i],
                                             equal_f_stack[i], gen0 + i,
                                             stamp, g, parent, heap, stack,
-                                            cell_cluster, row, lm)  # fmt: skip
+                                            cell_cluster, row, lm, trace)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 status[i] = st

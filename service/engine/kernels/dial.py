@@ -29,6 +29,7 @@ from service.engine.kernels.codes import (
     STATUS_NO_PATH,
     STATUS_PARTIAL,
 )
+from service.engine.kernels.trace import record
 
 # Columns of a cell's record (a row of ``records``, int32).
 STAMP = 0  # generation of the query that last touched the cell
@@ -86,7 +87,7 @@ def unlink(records, heads, cell):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, records, heads,
-         cluster_of, goal_row):  # fmt: skip
+         cluster_of, goal_row, trace):  # fmt: skip
     """Search from ``start`` to ``goal`` on a padded flat grid, 4-connected.
 
     Args:
@@ -105,6 +106,7 @@ def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, recor
             being integers) and combined with pathmax; a successor whose f would
             land beyond the last bucket gets ``level + count - 1`` instead: a smaller
             h, still admissible, so the buckets need no bound on the table's jumps.
+        trace: as for ``astar``.
 
     Returns:
         ``(status, end, expanded, reopened)`` as for ``astar``; ``records[end, G]``
@@ -144,6 +146,7 @@ def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, recor
         unlink(records, heads, n)
         records[n, BUCKET] = CLOSED
         size -= 1
+        record(trace, expanded, n)
         expanded += 1
         gn = records[n, G]
         # Unsigned 32-bit division: cheaper than Python-semantics 64-bit // and %.

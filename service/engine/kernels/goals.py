@@ -36,6 +36,7 @@ from service.engine.kernels.moves import (
     heuristic_distance,
     move_count,
 )
+from service.engine.kernels.trace import record
 
 GOAL_CELLS = 0
 GOAL_RECT = 1
@@ -128,7 +129,7 @@ def goal_on_island(labels, width, label, goal):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weight, budget,
-                    tie_break, gen, stamp, g, parent, heap):  # fmt: skip
+                    tie_break, gen, stamp, g, parent, heap, trace):  # fmt: skip
     """A* from ``start`` to the nearest cell of ``goal`` on a padded flat grid.
 
     Args:
@@ -136,7 +137,7 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
         start: padded flat walkable cell.
         goal: ``(kind, shape, members, boxes)`` (see the module docstring).
         diagonal, heuristic, h_scale, weight, budget, tie_break, gen, stamp, g,
-            parent, heap: as for ``astar.astar``.
+            parent, heap, trace: as for ``astar.astar``.
 
     Returns:
         ``(status, end, expanded, reopened)`` as ``astar`` does: ``end`` is the goal
@@ -168,6 +169,7 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
             return STATUS_PARTIAL, best, expanded, reopened
         size = pop(heap, size, tie_break)
         gn = g[n]
+        record(trace, expanded, n)
         expanded += 1
         d = goal_distance(goal, width, x, y, best_d)  # exact when it can win
         if d < best_d or (d == best_d and gn < best_g):

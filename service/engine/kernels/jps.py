@@ -47,6 +47,7 @@ from service.engine.kernels.codes import (
 from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.landmarks import landmark_bound
 from service.engine.kernels.moves import DX, DY, closeness, heuristic_distance
+from service.engine.kernels.trace import record
 
 NOT_FOUND = -1  # a jump that ran into a wall
 WORD = 64
@@ -324,7 +325,7 @@ def direction_open(cost, width, n, k):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
-        gen, stamp, g, parent, heap, landmarks):  # fmt: skip
+        gen, stamp, g, parent, heap, landmarks, trace):  # fmt: skip
     """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
 
     Args and returns as for ``astar`` (8-connected, no corner cutting, a consistent
@@ -334,7 +335,7 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     takes it); ``expanded`` counts
     jump points, the node budget too, and a partial result ends at the expanded
     jump point nearest the goal. ``parent`` links jump points: expand them into
-    cells with ``paths.write_jump_chain``.
+    cells with ``paths.write_jump_chain``; ``trace`` records the jump points expanded.
     """
     node_of, _, pos = heap
     gx = goal % width
@@ -365,6 +366,7 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
         if expanded >= budget:
             return STATUS_PARTIAL, best, expanded, 0
         size = pop(heap, size, tie_break)
+        record(trace, expanded, n)
         expanded += 1
         gn = g[n]
         y = np.int64(np.uint32(n) // uwidth)

@@ -1,0 +1,124 @@
+"""The official Python client of gridpath, the HTTP grid pathfinding service.
+
+::
+
+    from gridpath_client import Client
+
+    with Client("http://127.0.0.1:8000") as gridpath:
+        world = gridpath.upload_map(["....", ".@@.", "...."], name="tiny")
+        route = gridpath.path(world.id, (0, 0), (3, 2), diagonal="never")
+        print(route.status, route.cost, route.path)
+
+Depends only on httpx (numpy, when installed, gives array results); imports neither
+numba nor FastAPI. Coordinates are ``(x, y)`` = (column, row) everywhere.
+"""
+
+from gridpath_client.arrays import Point, Points
+from gridpath_client.async_client import AsyncClient
+from gridpath_client.client import Client
+from gridpath_client.edits import CellsEdit, Edit, PatchEdit, RectEdit
+from gridpath_client.errors import (
+    ERROR_CLASSES,
+    ConnectionFailed,
+    GridpathError,
+    Internal,
+    InvalidQuery,
+    InvalidValue,
+    MapCorrupt,
+    MapNotFound,
+    MethodNotAllowed,
+    NotFound,
+    NotReady,
+    NotWalkable,
+    RequestTimeout,
+    RevisionConflict,
+    TimedOut,
+    TooBig,
+    TransportError,
+    Unauthorized,
+    UnexpectedResponse,
+    UnsupportedMediaType,
+    WouldDisconnect,
+)
+from gridpath_client.queries import (
+    Algorithm,
+    CircleRegion,
+    Diagonal,
+    GoalRegion,
+    Heuristic,
+    PathFormat,
+    PathOptions,
+    Query,
+    RectRegion,
+    Unreachable,
+)
+from gridpath_client.results import (
+    DIRECTIONS,
+    EditResult,
+    FlowField,
+    MapHealth,
+    MapInfo,
+    MapTables,
+    PathCheck,
+    PathChecks,
+    PathResult,
+    TableStatus,
+    Trace,
+)
+from gridpath_client.retries import RetryPolicy
+from gridpath_client.version import __version__
+
+__all__ = [
+    "DIRECTIONS",
+    "ERROR_CLASSES",
+    "Algorithm",
+    "AsyncClient",
+    "CellsEdit",
+    "CircleRegion",
+    "Client",
+    "ConnectionFailed",
+    "Diagonal",
+    "Edit",
+    "EditResult",
+    "FlowField",
+    "GoalRegion",
+    "GridpathError",
+    "Heuristic",
+    "Internal",
+    "InvalidQuery",
+    "InvalidValue",
+    "MapCorrupt",
+    "MapHealth",
+    "MapInfo",
+    "MapNotFound",
+    "MapTables",
+    "MethodNotAllowed",
+    "NotFound",
+    "NotReady",
+    "NotWalkable",
+    "PatchEdit",
+    "PathCheck",
+    "PathChecks",
+    "PathFormat",
+    "PathOptions",
+    "PathResult",
+    "Point",
+    "Points",
+    "Query",
+    "RectEdit",
+    "RectRegion",
+    "RequestTimeout",
+    "RetryPolicy",
+    "RevisionConflict",
+    "TableStatus",
+    "TimedOut",
+    "TooBig",
+    "Trace",
+    "TransportError",
+    "Unauthorized",
+    "UnexpectedResponse",
+    "Unreachable",
+    "UnsupportedMediaType",
+    "WouldDisconnect",
+    "__version__",
+]

@@ -1,0 +1,296 @@
+"""The blocking client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar, Unpack
+
+import httpx
+
+from gridpath_client import calls
+from gridpath_client.arrays import PointsLike
+from gridpath_client.calls import Call
+from gridpath_client.config import DEFAULT_URL, ClientConfig
+from gridpath_client.edits import Edit
+from gridpath_client.errors import GridpathError, NotReady
+from gridpath_client.queries import Diagonal, GoalRegion, PathOptions, PointLike, Query
+from gridpath_client.results import EditResult, FlowField, MapInfo, PathChecks, PathResult
+from gridpath_client.retries import Attempts
+from gridpath_client.uploads import MapSource
+
+T = TypeVar("T")
+
+
+class Client:
+    """A connection pool to one gridpath service; use it as a context manager (or call
+    :meth:`close`) and share it: it is thread-safe and keeps connections alive.
+
+    Args:
+        base_url: The service, e.g. ``"http://127.0.0.1:8000"``.
+        api_key: Sent as ``Authorization: Bearer <key>`` on every request (the service
+            needs it for uploads, edits and deletes when ``GRIDPATH_API_KEY`` is set,
+            and for reads too with ``GRIDPATH_API_KEY_READS``).
+        timeout: Seconds (or an ``httpx.Timeout``) for connecting, sending, and
+            waiting for each read; ``None``: no timeout. Per attempt.
+        retries: Retries after the first attempt, on connection failures and 503 (see
+            :mod:`gridpath_client.retries` for which calls retry which failures).
+        backoff: Nominal wait before the first retry, in seconds; doubles per retry,
+            with jitter (between half and all of it).
+        max_backoff: Longest single wait, ``Retry-After`` included, in seconds.
+        retry_deadline: Seconds after the first attempt past which no retry starts.
+        as_numpy: Results as numpy arrays (paths ``(n, 2)`` int32, fields
+            ``(height, width)``) or as lists of tuples/rows. ``None`` (default): numpy
+            if it is installed. ``True`` without numpy is an ``ImportError``.
+        headers: Extra headers for every request.
+        transport: An ``httpx`` transport (tests, proxies, Unix sockets).
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        *,
+        api_key: str | None = None,
+        timeout: float | httpx.Timeout | None = 10.0,
+        retries: int = 3,
+        backoff: float = 0.1,
+        max_backoff: float = 5.0,
+        retry_deadline: float = 30.0,
+        as_numpy: bool | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.config = ClientConfig.make(
+            base_url,
+            api_key=api_key,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            retry_deadline=retry_deadline,
+            as_numpy=as_numpy,
+            headers=headers,
+        )
+        self._http = httpx.Client(
+            base_url=self.config.base_url,
+            headers=self.config.headers,
+            timeout=self.config.timeout,
+            transport=transport,
+        )
+
+    @property
+    def as_numpy(self) -> bool:
+        """Whether results hold numpy arrays (decided when the client was made)."""
+        return self.config.as_numpy
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.config.base_url!r})"
+
+    # -- maps ---------------------------------------------------------------------------
+
+    def upload_map(
+        self, source: MapSource, *, name: str | None = None, cluster_size: int | None = None
+    ) -> MapInfo:
+        """Store a map; it is queryable at once (its tables build in the background).
+
+        Args:
+            source: A ``pathlib.Path`` to a ``.map`` or ``.npy`` file, the text of a
+                Moving AI ``.map`` (``str``), ``.map`` or ``.npy`` bytes, a 2-D numpy
+                array of costs, a list of rows in Moving AI characters (``"..@."``), or
+                a list of rows of costs. Costs: 0 = blocked, else the cost of entering.
+            name: The map's name (a path's default: the file's stem).
+            cluster_size: Sector side of the cluster tables (4..1024).
+
+        Returns:
+            The new map's metadata; ``.id`` is what every other call takes.
+        """
+        return self._run(calls.upload_map(source, name=name, cluster_size=cluster_size))
+
+    def get_map(self, map_id: str) -> MapInfo:
+        """A map's metadata at its current revision (``MapNotFound`` if none)."""
+        return self._run(calls.get_map(map_id))
+
+    def list_maps(self) -> list[MapInfo]:
+        """Every stored map's metadata, oldest first."""
+        return self._run(calls.list_maps())
+
+    def delete_map(self, map_id: str) -> None:
+        """Delete a map; queries already running on it finish."""
+        self._run(calls.delete_map(map_id))
+
+    def ready(self) -> bool:
+        """Whether the service is ready (store open, kernels compiled). Connection
+        failures are retried, then raised; a 503 is ``False``."""
+        try:
+            return self._run(calls.ready())
+        except NotReady:
+            return False
+
+    # -- paths --------------------------------------------------------------------------
+
+    def path(
+        self,
+        map_id: str,
+        start: PointLike,
+        goal: PointLike | None = None,
+        *,
+        goals: PointsLike | None = None,
+        goal_region: GoalRegion | None = None,
+        trace: bool = False,
+        **options: Unpack[PathOptions],
+    ) -> PathResult:
+        """One path from ``start`` to ``goal``, to the cheapest of ``goals``, or to the
+        first cell of ``goal_region`` (give exactly one).
+
+        Args:
+            map_id: The map's id.
+            start, goal: Cells as ``(x, y)`` = (column, row).
+            goals: Cells, the cheapest of which is reached (``reached`` says which).
+            goal_region: A :class:`RectRegion` or :class:`CircleRegion`.
+            trace: Ask for the search's trace (``result.trace``; ``None`` if the service
+                sends none).
+            **options: :class:`PathOptions` (``heuristic``, ``diagonal``, ``weight``,
+                ``max_expansions``, ``format``, ``algorithm``, ``unreachable``,
+                ``agent_size``): only those given are sent.
+
+        Raises:
+            InvalidQuery, InvalidValue, NotWalkable, MapNotFound, ...: the service's
+                refusal, as the class of its code.
+        """
+        call = calls.path(
+            map_id,
+            start,
+            goal,
+            goals=goals,
+            goal_region=goal_region,
+            trace=trace,
+            options=options,
+            as_numpy=self.as_numpy,
+        )
+        return self._run(call)
+
+    def paths(
+        self,
+        map_id: str,
+        queries: Sequence[Query | tuple[PointLike, PointLike]],
+        **defaults: Unpack[PathOptions],
+    ) -> list[PathResult | GridpathError]:
+        """Many paths on one map in one request (one per game tick).
+
+        Args:
+            queries: :class:`Query` objects, or ``(start, goal)`` pairs.
+            **defaults: Options for every query that does not set them.
+
+        Returns:
+            One item per query, in order: its :class:`PathResult`, or, for a query the
+            service refused, the exception of its code (returned, not raised: the
+            other queries are answered all the same).
+
+        Raises:
+            GridpathError: when the batch as a whole is refused (``MapNotFound``,
+                ``TooBig`` over ``GRIDPATH_MAX_BATCH``...).
+        """
+        call = calls.paths(map_id, queries, defaults=defaults, as_numpy=self.as_numpy)
+        return self._run(call)
+
+    def check_paths(
+        self,
+        map_id: str,
+        paths: Sequence[PointsLike],
+        *,
+        diagonal: Diagonal | None = None,
+        agent_size: int | None = None,
+    ) -> PathChecks:
+        """Which held paths (as returned: waypoints or cells) an edit broke, their cost
+        now, and the first cell each can no longer enter."""
+        call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size)
+        return self._run(call)
+
+    # -- fields and edits ---------------------------------------------------------------
+
+    def field(
+        self,
+        map_id: str,
+        goals: PointsLike,
+        *,
+        diagonal: Diagonal | None = None,
+        max_cost: float | None = None,
+        agent_size: int | None = None,
+    ) -> FlowField:
+        """The distance and flow field towards ``goals``: for every cell the cost to
+        the nearest goal and the first step there (one search for any number of units).
+
+        With numpy it comes as ``.npz`` (``cost`` float32 and ``next`` int8 arrays,
+        ``(height, width)``); without, as JSON rows (the service allows that only for
+        maps up to ``GRIDPATH_MAX_JSON_FIELD_CELLS`` cells: ``TooBig`` past it).
+        """
+        call = calls.flow_field(
+            map_id,
+            goals,
+            diagonal=diagonal,
+            max_cost=max_cost,
+            agent_size=agent_size,
+            as_numpy=self.as_numpy,
+        )
+        return self._run(call)
+
+    def edit(
+        self,
+        map_id: str,
+        edits: Sequence[Edit],
+        *,
+        if_revision: int | None = None,
+        keep_connected: PointsLike | None = None,
+    ) -> EditResult:
+        """Apply ``edits`` (:class:`RectEdit`, :class:`CellsEdit`, :class:`PatchEdit`)
+        together as one new revision, or none of them.
+
+        Args:
+            if_revision: Apply only at this revision (else ``RevisionConflict``).
+            keep_connected: Refuse (``WouldDisconnect``) unless these cells stay
+                walkable and in one island.
+        """
+        call = calls.edit(map_id, edits, if_revision=if_revision, keep_connected=keep_connected)
+        return self._run(call)
+
+    # -- I/O ----------------------------------------------------------------------------
+
+    def _run(self, call: Call[T]) -> T:
+        return call.result(self._send(call))
+
+    def _send(self, call: Call[Any]) -> httpx.Response:
+        """The call's answer, after the retries the policy allows."""
+        attempts = Attempts(self.config.retry, call.safe)
+        while True:
+            try:
+                response = self._http.request(
+                    call.method,
+                    call.url,
+                    json=call.json,
+                    content=call.content,
+                    params=call.params,
+                    headers=call.headers,
+                )
+            except httpx.TransportError as exc:
+                time.sleep(attempts.after_transport_error(exc, call.what))
+                continue
+            retried = call.retry_unavailable
+            delay = attempts.after_response(response, call.what) if retried else None
+            if delay is None:
+                return response
+            time.sleep(delay)

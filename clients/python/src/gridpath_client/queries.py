@@ -1,0 +1,160 @@
+"""Path queries: their options, goal regions, and the JSON bodies they become.
+
+Only what the caller set is sent: an option left out (or ``None``) is not in the body,
+so the server's defaults (and any defaults of a batch) apply to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, fields
+from typing import Any, Final, Literal, TypeAlias, TypedDict
+
+from gridpath_client.arrays import PointsLike, to_point, to_points
+
+Heuristic: TypeAlias = Literal[
+    "octile", "manhattan", "chebyshev", "euclidean", "zero", "cluster", "landmarks"
+]
+Diagonal: TypeAlias = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
+Algorithm: TypeAlias = Literal["astar", "jps", "auto"]
+PathFormat: TypeAlias = Literal["waypoints", "cells", "smoothed"]
+Unreachable: TypeAlias = Literal["no_path", "nearest"]
+#: A cell given to the client: ``(x, y)`` (a list, or a numpy row, works too).
+PointLike: TypeAlias = Sequence[int]
+
+
+class PathOptions(TypedDict, total=False):
+    """Search options of ``path`` and ``paths`` (keyword arguments; all optional).
+
+    Attributes:
+        heuristic: Server default ``octile``; ``cluster``/``landmarks`` use the map's
+            tables, ``zero`` is Dijkstra.
+        diagonal: Server default ``no_corner_cutting``; ``never`` is 4-connected.
+        weight: f = g + weight * h, at least 1; the cost is then at most weight x optimal.
+        max_expansions: Node budget (1 to the server cap); past it the answer is
+            ``partial``.
+        format: ``waypoints`` (default), ``cells`` or ``smoothed``.
+        algorithm: ``auto`` (default: JPS where it applies), ``astar`` or ``jps``.
+        unreachable: ``no_path`` (default) or ``nearest``: a path to the reachable cell
+            nearest an unreachable goal.
+        agent_size: k for a k x k unit anchored at its top-left cell (default 1).
+    """
+
+    heuristic: Heuristic
+    diagonal: Diagonal
+    weight: float
+    max_expansions: int
+    format: PathFormat
+    algorithm: Algorithm
+    unreachable: Unreachable
+    agent_size: int
+
+
+OPTION_NAMES: Final = PathOptions.__optional_keys__ | PathOptions.__required_keys__
+
+
+def options_body(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options the caller set, as JSON fields; unknown names are a ``TypeError``,
+    as for any keyword argument (a typo must not be dropped silently)."""
+    unknown = sorted(set(options) - OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"unexpected path option(s): {', '.join(unknown)}")
+    return {name: value for name, value in options.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class RectRegion:
+    """Every cell of the ``width`` x ``height`` rectangle whose top-left is ``(x, y)``
+    (clipped to the map; it must overlap it)."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rect": [self.x, self.y, self.width, self.height]}
+
+
+@dataclass(frozen=True)
+class CircleRegion:
+    """Every cell whose centre lies within ``radius`` cells (Euclidean) of ``center``'s."""
+
+    center: PointLike
+    radius: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"center": to_point(self.center), "radius": self.radius}
+
+
+GoalRegion: TypeAlias = RectRegion | CircleRegion
+
+
+def query_body(
+    start: PointLike,
+    goal: PointLike | None,
+    *,
+    goals: PointsLike | None,
+    goal_region: GoalRegion | None,
+    trace: bool,
+    options: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A path query's JSON: the start, the goal form given, the options set."""
+    body: dict[str, Any] = {"start": to_point(start)}
+    if goal is not None:
+        body["goal"] = to_point(goal)
+    if goals is not None:
+        body["goals"] = to_points(goals)
+    if goal_region is not None:
+        body["goal_region"] = goal_region.to_json()
+    body.update(options_body(options))
+    if trace:  # only when asked: servers without traces refuse the field
+        body["trace"] = True
+    return body
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query of a batch (``paths``): the same arguments as ``path``, but for
+    ``trace`` (the service traces single queries only).
+
+    Give exactly one of ``goal``, ``goals`` (reach the cheapest) and ``goal_region``;
+    options left ``None`` take the batch's defaults, then the server's.
+    """
+
+    start: PointLike
+    goal: PointLike | None = None
+    _: KW_ONLY
+    goals: PointsLike | None = None
+    goal_region: GoalRegion | None = None
+    heuristic: Heuristic | None = None
+    diagonal: Diagonal | None = None
+    weight: float | None = None
+    max_expansions: int | None = None
+    format: PathFormat | None = None
+    algorithm: Algorithm | None = None
+    unreachable: Unreachable | None = None
+    agent_size: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        options = {f.name: getattr(self, f.name) for f in fields(self) if f.name in OPTION_NAMES}
+        return query_body(
+            self.start,
+            self.goal,
+            goals=self.goals,
+            goal_region=self.goal_region,
+            trace=False,  # the service traces single queries only
+            options=options,
+        )
+
+
+def batch_body(
+    queries: Sequence[Query | tuple[PointLike, PointLike]], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A batch's JSON; a ``(start, goal)`` pair is a query with no options of its own."""
+    items = [q.to_json() if isinstance(q, Query) else Query(q[0], q[1]).to_json() for q in queries]
+    body: dict[str, Any] = {"queries": items}
+    given = options_body(defaults)
+    if given:
+        body["defaults"] = given
+    return body

@@ -1,0 +1,380 @@
+"""Typed answers: one dataclass per answer of the API, with the answer's fields.
+
+Each has a ``from_json`` that reads the service's JSON; fields a newer server adds are
+ignored, and fields an older one lacks (``revision``, ``reached``, ``partial_reason``,
+``trace``) come out as ``None``. Points follow the client's ``as_numpy`` rule (see
+:mod:`gridpath_client.arrays`).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeAlias
+
+from gridpath_client.arrays import (
+    CodeGrid,
+    CostGrid,
+    Point,
+    Points,
+    from_code_rows,
+    from_cost_rows,
+    from_point,
+    from_points,
+    numpy_or_fail,
+)
+
+Json: TypeAlias = dict[str, Any]
+Status: TypeAlias = Literal["found", "partial", "no_path"]
+
+
+# -- paths ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What a search did (asked for with ``trace=True``).
+
+    Attributes:
+        expanded: The cells the search expanded, in order (``Points``).
+        reopened: How many times a closed cell was opened again (inconsistent
+            heuristics).
+        cut: Whether ``expanded`` was cut short (the service bounds its length).
+    """
+
+    expanded: Points
+    reopened: int
+    cut: bool
+
+    @classmethod
+    def from_json(cls, data: Json | None, *, as_numpy: bool) -> Trace | None:
+        if data is None:
+            return None
+        return cls(
+            expanded=from_points(data.get("expanded") or [], as_numpy=as_numpy),
+            reopened=int(data.get("reopened") or 0),
+            cut=bool(data.get("cut", False)),
+        )
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """One path answer. ``partial`` and ``no_path`` are answers, not errors.
+
+    Attributes:
+        status: ``found``, ``partial`` (budget out, or ``unreachable="nearest"``) or
+            ``no_path``.
+        cost: Grid cost of the path (a step costs its length times the cost of the cell
+            entered); ``None`` for ``no_path``.
+        length: Geometric length of the returned polyline, in cells.
+        path: The points in the requested ``format``, start first; empty for
+            ``no_path``. A list of ``(x, y)`` tuples, or an ``(n, 2)`` int32 array when
+            the client uses numpy.
+        format: ``waypoints`` (start, every turn, end), ``cells`` or ``smoothed``.
+        expanded: Nodes the search expanded (jump points for JPS; for
+            ``algorithm_used == "field"`` the shared search's settled cells).
+        algorithm_used: ``astar``, ``jps``, or ``field`` (a batch's shared-goal search).
+        heuristic_used: The heuristic searched with (``octile`` while a map's tables
+            build, whatever was asked).
+        elapsed_us: Search time in microseconds (in a batch, the batch's mean).
+        revision: The map revision the search ran on (``None`` from servers before
+            edits existed).
+        reached: The goal cell a ``found`` path ends at (useful with ``goals`` and
+            ``goal_region``); ``None`` otherwise.
+        partial_reason: For ``partial``: ``budget`` or ``unreachable``; else ``None``.
+        trace: The search's trace when asked for with ``trace=True`` and the server
+            sends one; else ``None``.
+    """
+
+    status: Status
+    cost: float | None
+    length: float
+    path: Points
+    format: str
+    expanded: int
+    algorithm_used: str
+    heuristic_used: str
+    elapsed_us: int
+    revision: int | None = None
+    reached: Point | None = None
+    partial_reason: str | None = None
+    trace: Trace | None = None
+
+    @property
+    def found(self) -> bool:
+        """Whether the path reaches a goal."""
+        return self.status == "found"
+
+    @classmethod
+    def from_json(cls, data: Json, *, as_numpy: bool) -> PathResult:
+        revision = data.get("revision")
+        return cls(
+            status=data["status"],
+            cost=None if data["cost"] is None else float(data["cost"]),
+            length=float(data["length"]),
+            path=from_points(data["path"], as_numpy=as_numpy),
+            format=data["format"],
+            expanded=int(data["expanded"]),
+            algorithm_used=data["algorithm_used"],
+            heuristic_used=data["heuristic_used"],
+            elapsed_us=int(data["elapsed_us"]),
+            revision=None if revision is None else int(revision),
+            reached=from_point(data.get("reached")),
+            partial_reason=data.get("partial_reason"),
+            trace=Trace.from_json(data.get("trace"), as_numpy=as_numpy),
+        )
+
+
+@dataclass(frozen=True)
+class PathCheck:
+    """Whether a held path can still be walked (``check_paths``).
+
+    Attributes:
+        walkable: Whether every step can still be taken.
+        cost: The path's cost now; ``None`` when not walkable.
+        blocked_at: The first cell it can no longer enter; ``None`` when walkable.
+    """
+
+    walkable: bool
+    cost: float | None
+    blocked_at: Point | None
+
+    @classmethod
+    def from_json(cls, data: Json) -> PathCheck:
+        cost = data.get("cost")
+        return cls(
+            walkable=bool(data["walkable"]),
+            cost=None if cost is None else float(cost),
+            blocked_at=from_point(data.get("blocked_at")),
+        )
+
+
+@dataclass(frozen=True)
+class PathChecks:
+    """The answer of ``check_paths``: the revision checked and one check per path."""
+
+    revision: int
+    results: list[PathCheck]
+
+    @classmethod
+    def from_json(cls, data: Json) -> PathChecks:
+        return cls(int(data["revision"]), [PathCheck.from_json(r) for r in data["results"]])
+
+
+# -- maps -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    """A derived table's state at the map's current revision.
+
+    Attributes:
+        status: ``building``, ``ready``, ``repairing`` or ``failed``.
+        revision: The map revision the table was built or last repaired for.
+        bytes: Its size in memory and on disk; ``None`` until ready.
+        reason: Why it is not available (``failed``); else ``None``.
+        cluster_size: Cluster tables only: the sector side used, in cells.
+        count: Clusters (cluster tables) or landmarks per table (landmark tables).
+        build_seconds: Wall time of the last build.
+    """
+
+    status: str
+    revision: int | None = None
+    bytes: int | None = None
+    reason: str | None = None
+    cluster_size: int | None = None
+    count: int | None = None
+    build_seconds: float | None = None
+
+    @classmethod
+    def from_json(cls, data: Json) -> TableStatus:
+        return cls(
+            status=data["status"],
+            revision=data.get("revision"),
+            bytes=data.get("bytes"),
+            reason=data.get("reason"),
+            cluster_size=data.get("cluster_size"),
+            count=data.get("count"),
+            build_seconds=data.get("build_seconds"),
+        )
+
+
+@dataclass(frozen=True)
+class MapTables:
+    """The map's precomputed tables: islands, cluster tables, landmark tables."""
+
+    islands: TableStatus
+    clusters: TableStatus
+    landmarks: TableStatus
+
+    @classmethod
+    def from_json(cls, data: Json | None) -> MapTables | None:
+        # The edits answer may carry {} when the map went away meanwhile.
+        if not data:
+            return None
+        return cls(
+            islands=TableStatus.from_json(data["islands"]),
+            clusters=TableStatus.from_json(data["clusters"]),
+            landmarks=TableStatus.from_json(data["landmarks"]),
+        )
+
+
+@dataclass(frozen=True)
+class MapHealth:
+    """Whether a stored map can be served: ``ok``, ``corrupt`` or ``too_big``."""
+
+    status: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class MapInfo:
+    """A stored map's metadata (figures of its current revision).
+
+    Attributes:
+        id: The server-generated id (16 hex digits) that every map call takes.
+        name: The name given at upload, if any.
+        width, height: Size in cells.
+        walkable_cells: Cells with a positive cost.
+        islands: Connected components under ``no_corner_cutting`` (also ``never`` and
+            ``one_obstacle``); ``islands_8``: under ``always``.
+        min_cost, max_cost: The cheapest and dearest walkable cells.
+        revision: 0 at upload, +1 per accepted edit request.
+        format_version: The storage format of the map's files.
+        created_at: ISO 8601 UTC.
+        health: Whether the map can be served.
+        tables: The derived tables' states (``None`` if the server sent none).
+    """
+
+    id: str
+    name: str | None
+    width: int
+    height: int
+    walkable_cells: int
+    islands: int
+    islands_8: int
+    min_cost: float
+    max_cost: float
+    revision: int
+    format_version: int
+    created_at: str
+    health: MapHealth
+    tables: MapTables | None
+
+    @classmethod
+    def from_json(cls, data: Json) -> MapInfo:
+        health = data.get("health") or {"status": "ok"}
+        return cls(
+            id=data["id"],
+            name=data.get("name"),
+            width=int(data["width"]),
+            height=int(data["height"]),
+            walkable_cells=int(data["walkable_cells"]),
+            islands=int(data["islands"]),
+            islands_8=int(data["islands_8"]),
+            min_cost=float(data["min_cost"]),
+            max_cost=float(data["max_cost"]),
+            revision=int(data.get("revision", 0)),
+            format_version=int(data["format_version"]),
+            created_at=data["created_at"],
+            health=MapHealth(health["status"], health.get("reason")),
+            tables=MapTables.from_json(data.get("tables")),
+        )
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """The answer of ``edit``: the map's new revision and what changed.
+
+    Attributes:
+        revision: The map's revision after the edit.
+        changed_cells: Cells whose cost changed.
+        applied_us: Time to validate, apply, log (fsync) and publish, in microseconds.
+        tables: The derived tables' states at that revision (``None`` if not sent).
+    """
+
+    revision: int
+    changed_cells: int
+    applied_us: int
+    tables: MapTables | None
+
+    @classmethod
+    def from_json(cls, data: Json) -> EditResult:
+        return cls(
+            revision=int(data["revision"]),
+            changed_cells=int(data["changed_cells"]),
+            applied_us=int(data["applied_us"]),
+            tables=MapTables.from_json(data.get("tables")),
+        )
+
+
+# -- fields -----------------------------------------------------------------------------
+
+#: ``next`` codes as (dx, dy) steps; y grows downwards. -1: a goal, or no way to one.
+DIRECTIONS: Final[dict[int, tuple[int, int]]] = {
+    0: (1, 0),  # east
+    1: (-1, 0),  # west
+    2: (0, 1),  # south
+    3: (0, -1),  # north
+    4: (1, 1),  # south-east
+    5: (1, -1),  # north-east
+    6: (-1, 1),  # south-west
+    7: (-1, -1),  # north-west
+}
+
+
+@dataclass(frozen=True)
+class FlowField:
+    """A distance and flow field towards a set of goals (``field``).
+
+    Attributes:
+        revision: The map revision it was computed on.
+        goals: The goal cells, as sent (``Points``).
+        cost: ``[y][x]``: exact cost from the cell to the nearest goal; ``inf`` where
+            no goal is reachable (or only above ``max_cost``). A ``(height, width)``
+            float32 array with numpy (the ``.npz`` form), else rows of floats (the JSON
+            form's float64 values).
+        next: ``[y][x]``: the direction code of the first step towards the nearest goal
+            (see :data:`DIRECTIONS`), -1 at goals and unreachable cells. A
+            ``(height, width)`` int8 array with numpy, else rows of ints.
+        cache_hit: Whether the service had the field cached (``X-Field-Cache``).
+    """
+
+    revision: int
+    goals: Points
+    cost: CostGrid
+    next: CodeGrid
+    cache_hit: bool | None = None
+
+    def next_cell(self, x: int, y: int) -> Point | None:
+        """The cell one step from ``(x, y)`` towards the nearest goal; ``None`` at a
+        goal or where no goal can be reached."""
+        code = int(self.next[y][x])
+        if code < 0:
+            return None
+        dx, dy = DIRECTIONS[code]
+        return (x + dx, y + dy)
+
+    @classmethod
+    def from_json(cls, data: Json, *, as_numpy: bool, cache_hit: bool | None) -> FlowField:
+        return cls(
+            revision=int(data["revision"]),
+            goals=from_points(data["goals"], as_numpy=as_numpy),
+            cost=from_cost_rows(data["cost"], as_numpy=as_numpy),
+            next=from_code_rows(data["next"], as_numpy=as_numpy),
+            cache_hit=cache_hit,
+        )
+
+    @classmethod
+    def from_npz(cls, content: bytes, *, cache_hit: bool | None) -> FlowField:
+        """The ``.npz`` form: ``cost`` float32 and ``next`` int8, both (height, width),
+        ``revision`` and ``goals`` (k, 2) int32. Read without pickles."""
+        np = numpy_or_fail()
+        with np.load(io.BytesIO(content), allow_pickle=False) as arrays:
+            return cls(
+                revision=int(arrays["revision"]),
+                goals=arrays["goals"].astype(np.int32, copy=False).reshape(-1, 2),
+                cost=arrays["cost"],
+                next=arrays["next"],
+                cache_hit=cache_hit,
+            )

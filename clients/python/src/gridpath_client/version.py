@@ -1,0 +1,3 @@
+"""The distribution's version (kept in step with ``pyproject.toml``)."""
+
+__version__ = "0.1.0"
