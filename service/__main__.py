@@ -73,11 +73,13 @@ def main(argv: list[str] | None = None) -> None:
         sock = listen(settings.host, settings.port)
     except OSError as exc:
         fail(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}")
-    try:
-        lock = DataDirLock(settings.data_dir)
-    except DataDirInUseError as exc:
-        sock.close()
-        fail(str(exc))
+    lock = None
+    if settings.store == "file":  # a Redis store is shared: no lock to take
+        try:
+            lock = DataDirLock(settings.data_dir)
+        except DataDirInUseError as exc:
+            sock.close()
+            fail(str(exc))
     config = uvicorn.Config(
         create_app(settings, lock=lock),
         host=settings.host,

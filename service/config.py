@@ -19,6 +19,10 @@ REPO_ROOT: Final = Path(__file__).resolve().parents[1]
 MIB: Final = 1024 * 1024
 
 
+#: URL schemes of a Redis (or Valkey) store.
+STORE_SCHEMES: Final = ("redis://", "rediss://", "unix://")
+
+
 class Settings(BaseSettings):
     """Settings read from ``GRIDPATH_*`` environment variables."""
 
@@ -27,6 +31,19 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address to listen on.")
     port: int = Field(default=8000, ge=0, le=65535, description="TCP port to listen on.")
     data_dir: Path = Field(default=Path("data"), description="Where maps are persisted.")
+    store: str = Field(
+        default="file",
+        description="Where maps are stored: 'file' (the data dir, one process) or a Redis "
+        "or Valkey URL ('redis://host:port/db', 'rediss://...', 'unix:///path'), shared "
+        "by every process and replica.",
+    )
+    store_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="How long a Redis store command may wait for the server, reconnecting "
+        "included, before the request answers 503 NotReady.",
+    )
     log_level: str = Field(default="info", description="Python logging level name.")
 
     max_map_cells: int = Field(
@@ -65,6 +82,13 @@ class Settings(BaseSettings):
             "Time a client has to send a whole request body; past it the request is "
             "answered 408 RequestTimeout and the connection closed."
         ),
+    )
+    min_revision_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        le=60,
+        description="How long a path query with 'min_revision' waits for the store to hold "
+        "that revision of the map before it is answered 503 NotReady.",
     )
     ready_wait_seconds: float = Field(
         default=30.0,
@@ -269,6 +293,14 @@ class Settings(BaseSettings):
         default=None, description="When set, uploads and deletes need 'Authorization: Bearer'."
     )
     api_key_reads: bool = Field(default=False, description="Require the key for reads too.")
+
+    @field_validator("store")
+    @classmethod
+    def _store_kind(cls, value: str) -> str:
+        if value != "file" and not value.startswith(STORE_SCHEMES):
+            raise ValueError(f"store {value!r} must be 'file' or a URL starting with "
+                             f"{', '.join(STORE_SCHEMES)}")  # fmt: skip
+        return value
 
     @field_validator("api_key", "cluster_size", mode="before")
     @classmethod

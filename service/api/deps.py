@@ -13,7 +13,7 @@ from fastapi import Depends, Path, Request
 from service.api.errors import ApiError, ErrorCode
 from service.api.runtime import Runtime
 from service.config import Settings
-from service.store import MapRecord, MapStore
+from service.store import MapRecord, Store
 from service.store.store import valid_map_id
 
 
@@ -26,15 +26,15 @@ async def get_runtime(request: Request) -> Runtime:
     return runtime_of(request)
 
 
-async def get_store(request: Request) -> MapStore:
+async def get_store(request: Request) -> Store:
     return runtime_of(request).store
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-StoreDep = Annotated[MapStore, Depends(get_store)]
+StoreDep = Annotated[Store, Depends(get_store)]
 
 
-def lookup_map(store: MapStore, map_id: str) -> MapRecord:
+def lookup_map(store: Store, map_id: str) -> MapRecord:
     """The stored map's record; ``MapNotFound`` for unknown or malformed ids."""
     record = store.record(map_id) if valid_map_id(map_id) else None
     if record is None:

@@ -17,7 +17,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from service.engine import EngineError, MapTooBigError, NotWalkableError
-from service.store import CacheBudgetError, StoreError, UnknownMapError
+from service.store import (
+    CacheBudgetError,
+    RevisionTakenError,
+    StoreError,
+    StoreUnavailableError,
+    UnknownMapError,
+)
 from service.store.editor import RevisionConflictError, WouldDisconnectError
 
 log = logging.getLogger("gridpath.api")
@@ -75,13 +81,15 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.METHOD_NOT_ALLOWED: "The route does not accept this method.",
     ErrorCode.NOT_READY: "The service is starting (kernels compiling) and did not become "
     "ready within GRIDPATH_READY_WAIT_SECONDS, or a map's cluster tables are still building "
-    "(`/clusters`). Retry after the `Retry-After` seconds.",
+    "(`/clusters`), or a Redis store cannot be reached (nothing was done). Retry after the "
+    "`Retry-After` seconds.",
     ErrorCode.REQUEST_TIMEOUT: "The request body did not arrive within "
     "GRIDPATH_BODY_TIMEOUT_SECONDS; the connection is closed.",
     ErrorCode.MAP_CORRUPT: "The map's stored grid fails its checksum (see its `health`); it "
     "cannot be served: delete it and upload it again.",
     ErrorCode.REVISION_CONFLICT: "An edit's `if_revision` is not the map's current revision "
-    "(the message gives both); nothing was applied.",
+    "(the message gives both), or, on a shared Redis store, other services kept writing "
+    "the revision it would make first (retry); nothing was applied.",
     ErrorCode.WOULD_DISCONNECT: "After the edit the `keep_connected` points would not all be "
     "in one island (the message names the first cut off); nothing was applied.",
     ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
@@ -102,12 +110,13 @@ def error_body(code: ErrorCode, message: str) -> dict[str, str]:
 
 
 def render(code: ErrorCode, message: str, headers: dict[str, str] | None = None) -> Response:
-    """The one renderer: every error response in the service is made here."""
+    """The one renderer: every error response in the service is made here, with the
+    headers its code carries (``Retry-After``, ``WWW-Authenticate``) unless given."""
     return Response(
         content=orjson.dumps(error_body(code, message)),
         status_code=STATUS[code],
         media_type="application/json",
-        headers=headers,
+        headers=_HEADERS.get(code) if headers is None else headers,
     )
 
 
@@ -153,7 +162,7 @@ _HEADERS: Final[dict[ErrorCode, dict[str, str]]] = {
 
 async def _api_error(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return render(exc.code, exc.message, _HEADERS.get(exc.code))
+    return render(exc.code, exc.message)
 
 
 async def _engine_error(_: Request, exc: Exception) -> Response:
@@ -190,6 +199,10 @@ async def _corrupt_map(_: Request, exc: Exception) -> Response:
     )
 
 
+async def _store_unavailable(_: Request, exc: Exception) -> Response:
+    return render(ErrorCode.NOT_READY, f"{exc}; retry")
+
+
 async def _over_cache(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, CacheBudgetError)
     return render(ErrorCode.TOO_BIG, str(exc))
@@ -213,7 +226,9 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(UnknownMapError, _unknown_map)
     app.add_exception_handler(StoreError, _corrupt_map)
     app.add_exception_handler(CacheBudgetError, _over_cache)
+    app.add_exception_handler(StoreUnavailableError, _store_unavailable)
     app.add_exception_handler(RevisionConflictError, _revision_conflict)
+    app.add_exception_handler(RevisionTakenError, _revision_conflict)
     app.add_exception_handler(WouldDisconnectError, _would_disconnect)
 
 

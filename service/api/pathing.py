@@ -60,6 +60,9 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
     if traced and batch:
         raise ApiError(ErrorCode.INVALID_QUERY, "trace is for single queries (POST "
                        "/v1/maps/{map_id}/path or path.png), not batch items")  # fmt: skip
+    if batch and request.min_revision is not None:
+        raise ApiError(ErrorCode.INVALID_QUERY, "a batch's min_revision is given once, "
+                       "beside 'queries', not in its items")  # fmt: skip
     budget = request.max_expansions if request.max_expansions is not None else d.max_expansions
     if budget is None:
         budget = settings.max_expansions

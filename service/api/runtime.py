@@ -5,10 +5,11 @@ import functools
 import logging
 import os
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 from service.api.errors import ApiError, ErrorCode
 from service.api.metrics import Metrics
@@ -20,13 +21,32 @@ from service.store import (
     MapCache,
     MapRecord,
     MapStore,
+    Store,
+    StoreUnavailableError,
     TableBuilder,
     table_reserve,
 )
 from service.store.editor import MapEditor
 from service.store.fields import FieldCache
+from service.store.follower import EditFollower
+from service.store.redis_store import RedisStore
 
 log = logging.getLogger("gridpath")
+
+#: How often a query waiting for ``min_revision`` looks at the store again.
+MIN_REVISION_POLL_SECONDS: Final = 0.01
+
+
+class BehindError(Exception):
+    """This service's copy of a map is older than a query's ``min_revision``, and
+    the store holds no newer revision yet."""
+
+    def __init__(self, map_id: str, revision: int, wanted: int) -> None:
+        super().__init__(f"map {map_id} is at revision {revision}, not {wanted}")
+        self.map_id = map_id
+        self.revision = revision
+        self.wanted = wanted
+
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -43,7 +63,7 @@ class Runtime:
                  ) -> None:  # fmt: skip
         """``lock``: the data dir's lock, if the caller took it already."""
         self.settings = settings
-        self.store = MapStore(settings.data_dir, lock=lock)
+        self.store = open_store(settings, lock)
         try:
             self._start(settings, metrics)
         except BaseException:
@@ -78,6 +98,9 @@ class Runtime:
                                 compact_log_bytes=settings.compact_log_bytes,
                                 jump_table_bytes=settings.max_jump_table_bytes,
                                 priority=settings.background_priority)  # fmt: skip
+        # A shared store: other services' edits reach the maps cached here.
+        self.follower = (EditFollower(self.store, self.cache, self.editor)
+                         if isinstance(self.store, RedisStore) else None)  # fmt: skip
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
@@ -109,9 +132,14 @@ class Runtime:
             self._warmup_error = f"{type(exc).__name__}: {exc}"
             log.exception("kernel warm-up failed; path queries and uploads answer NotReady")
             return
-        if self.settings.verify_on_start:
-            self.tables.verify_all()
-        self.tables.resume()  # after warm-up: the builds compile nothing on the loop
+        try:
+            if self.settings.verify_on_start:
+                self.tables.verify_all()
+            self.tables.resume()  # after warm-up: the builds compile nothing on the loop
+        except StoreUnavailableError as exc:  # serve anyway: requests wait for the store
+            log.warning("stored maps not scrubbed and their tables not resumed: %s", exc)
+        if self.follower is not None:
+            self.follower.start()  # after warm-up: it applies edits with the kernels
         self.ready = True
         self._ready.set()
         log.info("kernels ready; serving %d stored maps", len(self.store))
@@ -138,6 +166,54 @@ class Runtime:
             ErrorCode.NOT_READY, f"starting: {reason} (GRIDPATH_READY_WAIT_SECONDS); retry"
         )
 
+    def catch_up(self, map_id: str, wanted: int) -> None:
+        """Bring this service's copy of a map to revision ``wanted`` or later from the
+        store (blocking: on a search thread). Edits after the copy's revision are
+        followed; a copy the log no longer reaches (compacted past it) is loaded anew.
+
+        Raises:
+            BehindError: the store does not hold revision ``wanted`` (yet).
+        """
+        with self.cache.acquire(map_id) as grid:
+            revision = grid.revision
+        if revision >= wanted:
+            return
+        followed = self.editor.follow(map_id, self.store.edits_since(map_id, revision))
+        revision = revision if followed is None else followed
+        if revision >= wanted:
+            return
+        state = self.store.log_state(map_id)
+        if state is not None and state.revision >= wanted:  # compacted past this copy
+            self.cache.discard(map_id)
+            self.editor.forget(map_id)
+            with self.cache.acquire(map_id) as grid:
+                revision = grid.revision
+            if revision >= wanted:
+                return
+        raise BehindError(map_id, revision, wanted)
+
+    async def at_revision(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, called again while it raises :class:`BehindError`, for up to
+        ``min_revision_wait_seconds`` (waiting on the event loop, not a thread).
+
+        Raises:
+            ApiError: ``NotReady`` when the wait is over.
+        """
+        wait = self.settings.min_revision_wait_seconds
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                return await call()
+            except BehindError as exc:
+                if time.monotonic() >= deadline:
+                    raise ApiError(
+                        ErrorCode.NOT_READY,
+                        f"map {exc.map_id} is at revision {exc.revision} here; min_revision "
+                        f"{exc.wanted} was not reached within {wait:g} s "
+                        "(GRIDPATH_MIN_REVISION_WAIT_SECONDS); retry",
+                    ) from None
+            await asyncio.sleep(MIN_REVISION_POLL_SECONDS)
+
     def health(self, record: MapRecord) -> dict[str, Any]:
         """``{"status": "ok" | "corrupt" | "too_big", "reason"}`` of a stored map."""
         problem = self.store.problem(record.id)
@@ -152,10 +228,33 @@ class Runtime:
 
     def close(self) -> None:
         self.ready = False
+        if self.follower is not None:
+            self.follower.close()
         self.editor.close()
         self.tables.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.store.close()
+
+
+def open_store(settings: Settings, lock: DataDirLock | None = None) -> Store:
+    """The store ``GRIDPATH_STORE`` names: the data dir (``file``, held by its lock:
+    ``lock`` if the caller took it) or a Redis server, whose persistence is logged."""
+    if settings.store == "file":
+        return MapStore(settings.data_dir, lock=lock)
+    store = RedisStore(settings.store, timeout=settings.store_timeout_seconds)
+    try:
+        log.info("maps in Redis at %s (%s)", _without_password(settings.store),
+                 store.persistence())  # fmt: skip
+    except StoreUnavailableError as exc:  # it may come up later: requests wait and retry
+        log.warning("%s", exc)
+    return store
+
+
+def _without_password(url: str) -> str:
+    """``url`` with its credentials masked, for the log."""
+    scheme, sep, rest = url.partition("://")
+    _, at, host = rest.rpartition("@")
+    return f"{scheme}{sep}{'***@' if at else ''}{host}"
 
 
 async def _compile_in_child(timeout: float) -> None:

@@ -285,6 +285,13 @@ class PathRequest(PathOptions):
         "(at most GRIDPATH_MAX_TRACE_EXPANSIONS). Single queries only (/path, path.png, "
         "where it defaults to true); a batch item asking for one is InvalidQuery.",
     )
+    min_revision: int | None = Field(
+        default=None,
+        ge=0,
+        description="Read-your-writes across services: answer on revision min_revision of "
+        "the map or a later one, catching up from the store first; 503 NotReady if the "
+        "store has no such revision within GRIDPATH_MIN_REVISION_WAIT_SECONDS.",
+    )
 
     @model_validator(mode="after")
     def _one_goal(self) -> "PathRequest":
@@ -356,6 +363,13 @@ class BatchRequest(BaseModel):
     )
     defaults: PathOptions | None = Field(
         default=None, description="Options applied to every query that does not set them."
+    )
+    min_revision: int | None = Field(
+        default=None,
+        ge=0,
+        description="Read-your-writes across services: answer on revision min_revision of "
+        "the map or a later one, catching up from the store first; 503 NotReady if the "
+        "store has no such revision within GRIDPATH_MIN_REVISION_WAIT_SECONDS.",
     )
 
 

@@ -1,5 +1,6 @@
 """Persistence of maps (atomic files, format versions) and the in-memory map cache."""
 
+from service.store.backend import RevisionTakenError, Store, StoreUnavailableError
 from service.store.builder import TableBuilder, TableStatus, table_reserve
 from service.store.cache import CacheBudgetError, CacheStats, MapCache
 from service.store.records import FORMAT_VERSION, MapRecord
@@ -21,7 +22,10 @@ __all__ = [
     "MapCache",
     "MapRecord",
     "MapStore",
+    "RevisionTakenError",
+    "Store",
     "StoreError",
+    "StoreUnavailableError",
     "TableBuilder",
     "TableFileError",
     "TableInfo",

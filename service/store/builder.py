@@ -48,9 +48,10 @@ from service.engine import (
 from service.engine.calibration import measure_auto
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
+from service.store.backend import Store
 from service.store.cache import CacheBudgetError, MapCache
 from service.store.priority import BackgroundPriority, background_pool
-from service.store.store import MapStore, StoreError, UnknownMapError
+from service.store.store import StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo, landmark_info
 
 log = logging.getLogger("gridpath.tables")
@@ -127,7 +128,7 @@ class TableBuilder:
 
     def __init__(
         self,
-        store: MapStore,
+        store: Store,
         cache: MapCache,
         *,
         workers: int,

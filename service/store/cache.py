@@ -24,7 +24,8 @@ from typing import Protocol
 
 from service.engine import GridMap
 from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
-from service.store.store import MapStore, UnknownMapError
+from service.store.backend import Store
+from service.store.store import UnknownMapError
 
 #: ``(width, height, uniform) -> bytes``: the most a map's tables may take.
 TableReserve = Callable[[int, int, bool], int]
@@ -74,9 +75,9 @@ class CacheStats:
 
 
 class MapCache:
-    """LRU cache of :class:`GridMap` by bytes in front of a :class:`MapStore`."""
+    """LRU cache of :class:`GridMap` by bytes in front of a :class:`Store`."""
 
-    def __init__(self, store: MapStore, max_bytes: int, *,
+    def __init__(self, store: Store, max_bytes: int, *,
                  table_reserve: TableReserve = lambda _width, _height, _uniform: 0,
                  jump_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES) -> None:  # fmt: skip
         """``table_reserve(width, height, uniform)``: the most a map's cluster and
@@ -151,6 +152,11 @@ class MapCache:
         with self._lock:
             entry = self._entries.get(map_id)
             return None if entry is None else entry.grid
+
+    def revisions(self) -> dict[str, int]:
+        """The revision of every cached map, by id."""
+        with self._lock:
+            return {map_id: entry.grid.revision for map_id, entry in self._entries.items()}
 
     def refresh(self, map_id: str) -> None:
         """Recount a cached map's bytes (tables were attached to it since)."""

@@ -68,6 +68,13 @@ def read(path: Path) -> tuple[list[LogRecord], int, int]:
         data = path.read_bytes()
     except FileNotFoundError:
         return [], 0, 0
+    records, whole = decode(data)
+    return records, whole, len(data)
+
+
+def decode(data: bytes) -> tuple[list[LogRecord], int]:
+    """The whole records at the start of ``data``, in order, and the bytes they take
+    (fewer than ``len(data)`` when a record is torn or fails its checksum)."""
     records = []
     at = 0
     while at + _HEAD.size <= len(data):
@@ -80,7 +87,7 @@ def read(path: Path) -> tuple[list[LogRecord], int, int]:
             break
         records.append(record)
         at += _HEAD.size + length
-    return records, at, len(data)
+    return records, at
 
 
 def _decode(payload: bytes) -> LogRecord | None:

@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from service.engine import ClusterTables, GridMap, InvalidEditError, LandmarkTables
 from service.engine.edits import (
+    Changes,
     Edit,
     apply_changes,
     build_jump_table,
@@ -49,15 +50,19 @@ from service.engine.edits import (
     repair_landmarks,
 )
 from service.engine.grid import JUMP_TABLE_BYTES_PER_CELL
+from service.store.backend import RevisionTakenError, Store
 from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
 from service.store.priority import BackgroundPriority, background_pool
 from service.store.spares import JUMPS, JumpSpare, LandmarkSpare
-from service.store.store import MapStore, figures_of
+from service.store.store import figures_of
 
 log = logging.getLogger("gridpath.edits")
 
+#: Tries of one edit request when other services sharing the store keep writing the
+#: revision it would make first.
+EDIT_ATTEMPTS: Final = 3
 #: Lowered (and, apart, flipped) cells remembered per map for repairs; past it,
 #: tables older than what is remembered are rebuilt.
 HISTORY_CELLS: Final = 1 << 22
@@ -122,7 +127,7 @@ class _MapState:
 class MapEditor:
     """Edit requests and background repairs for every map of a store."""
 
-    def __init__(self, store: MapStore, cache: MapCache, builder: TableBuilder, *,
+    def __init__(self, store: Store, cache: MapCache, builder: TableBuilder, *,
                  max_edit_cells: int, compact_log_bytes: int,
                  jump_table_bytes: int, priority: BackgroundPriority = "normal"
                  ) -> None:  # fmt: skip
@@ -147,10 +152,26 @@ class MapEditor:
         Raises:
             UnknownMapError, StoreError, CacheBudgetError: as loading the map.
             RevisionConflictError: ``if_revision`` is not the current revision.
+            RevisionTakenError: other services sharing the store wrote the revision
+                first, EDIT_ATTEMPTS times in a row (each time the stale copy is
+                dropped and the edit made again on the map as the store holds it;
+                with ``if_revision`` that check then answers instead).
             InvalidEditError: a bad edit or ``keep_connected`` point (the message names it).
             MapTooBigError: more cells than ``max_edit_cells``.
             WouldDisconnectError: the points would not stay in one island.
         """
+        for attempt in range(1, EDIT_ATTEMPTS + 1):
+            try:
+                return self._edit_once(map_id, edits, if_revision, keep_connected)
+            except RevisionTakenError:  # the copy was stale and is dropped: edit anew
+                if attempt == EDIT_ATTEMPTS:
+                    raise
+                log.info("map %s: another service edited it first; editing its current "
+                         "revision (attempt %d)", map_id, attempt + 1)  # fmt: skip
+        raise AssertionError("unreachable")
+
+    def _edit_once(self, map_id: str, edits: Sequence[Edit], if_revision: int | None,
+                   keep_connected: Sequence[tuple[int, int]]) -> EditOutcome:  # fmt: skip
         state = self._state(map_id)
         with state.lock, self._cache.acquire(map_id) as grid:
             began = time.perf_counter_ns()
@@ -164,24 +185,64 @@ class MapEditor:
                 new.prepare_jumps(max_table_bytes=0)  # bit rows now, the table later
             record = LogRecord(new.revision, changes.lowers, changes.map_cells(grid), changes.new,
                                figures_of(new))  # fmt: skip
-            self._store.append_edit(map_id, record)
-            self._cache.publish(map_id, new)
+            try:
+                self._store.append_edit(map_id, record)
+            except RevisionTakenError:  # another service edited it: this copy is stale
+                self._cache.discard(map_id)
+                self.forget(map_id)
+                raise
+            self._publish(map_id, state, grid, new, changes)
             applied = time.perf_counter_ns() - began
-            if changes.lowers:
-                state.history_from = _remember(state.history, state.history_from,
-                                               new.revision, lowered_cells(changes))  # fmt: skip
-                for kind, tables in ((CLUSTERS, grid.clusters), (LANDMARKS, grid.landmarks)):
-                    if tables is not None and kind not in state.pending:
-                        state.pending[kind] = tables
-                if state.pending:
-                    self._submit(self._repair, map_id)
-            self._track_flips(state, grid, new, changes.cells[changes.walkability_changed])
-            if new.uniform and new.jump_table is None and self._jump_table_fits(new):
-                self._queue_jumps(map_id, state)
         log_state = self._store.log_state(map_id)
         if log_state is not None and log_state.log_bytes > self._compact_bytes:
             self._queue_compaction(map_id, state)
         return EditOutcome(new, changes.count, applied // 1000)
+
+    def follow(self, map_id: str, records: Sequence[LogRecord]) -> int | None:
+        """Apply edits another service wrote to the store (its log records, in
+        order) to this service's cached copy of the map, as if made here: the same
+        revisions, repairs and spares. Records the copy holds already are skipped;
+        a gap (a record missing) drops the copy, so the next use loads it whole.
+
+        Returns the revision now cached, or None if the map is not cached.
+        """
+        state = self._state(map_id)
+        with state.lock, self._cache.acquire_cached(map_id) as grid:
+            if grid is None:
+                return None
+            for record in records:
+                if record.revision <= grid.revision:
+                    continue
+                if record.revision != grid.revision + 1:
+                    log.warning("map %s: edit log jumps from revision %d to %d; reloading",
+                                map_id, grid.revision, record.revision)  # fmt: skip
+                    self._cache.discard(map_id)
+                    self.forget(map_id)
+                    return None
+                changes = Changes.of_map_cells(grid, record.cells, record.costs)
+                new = apply_changes(grid, changes)
+                if new.uniform and new.jump_bits is None:
+                    new.prepare_jumps(max_table_bytes=0)
+                self._publish(map_id, state, grid, new, changes)
+                grid = new
+            return grid.revision
+
+    def _publish(self, map_id: str, state: _MapState, grid: GridMap, new: GridMap,
+                 changes: Changes) -> None:  # fmt: skip
+        """Serve ``new`` (``grid`` edited by ``changes``) and queue what it needs: the
+        repair of tables an edit that lowered costs left behind, the JPS+ table."""
+        self._cache.publish(map_id, new)
+        if changes.lowers:
+            state.history_from = _remember(state.history, state.history_from,
+                                           new.revision, lowered_cells(changes))  # fmt: skip
+            for kind, tables in ((CLUSTERS, grid.clusters), (LANDMARKS, grid.landmarks)):
+                if tables is not None and kind not in state.pending:
+                    state.pending[kind] = tables
+            if state.pending:
+                self._submit(self._repair, map_id)
+        self._track_flips(state, grid, new, changes.cells[changes.walkability_changed])
+        if new.uniform and new.jump_table is None and self._jump_table_fits(new):
+            self._queue_jumps(map_id, state)
 
     def status(self, map_id: str, kind: str) -> str | None:
         """``"repairing"`` while a kind's tables wait for a repair, else None."""

@@ -216,6 +216,14 @@ class MapStore:
                     lowered_at=entry.revision if entry.lowers else state.lowered_at,
                 )  # fmt: skip
 
+    def edits_since(self, map_id: str, revision: int) -> list[LogRecord]:
+        """The map's logged edits after ``revision``, in order (empty for no map)."""
+        if self.record(map_id) is None:
+            return []
+        with self._log_lock(map_id):
+            records, _, _ = editlog.read(self.root / map_id / LOG_FILE)
+        return [r for r in records if r.revision > revision]
+
     def compact(self, map_id: str, grid: GridMap) -> bool:
         """Write ``grid`` (a revision of the map, as served) as the map's new snapshot
         and drop the log records it holds; False if the map is gone.
@@ -282,7 +290,7 @@ class MapStore:
             log.warning("map %s: dropping a torn edit log record (%d bytes; never "
                         "acknowledged)", record.id, length - whole)  # fmt: skip
             editlog.truncate(path, whole)
-        state = LogState(record.revision, _record_figures(record), whole, record.lowered_at)
+        state = LogState(record.revision, record_figures(record), whole, record.lowered_at)
         for entry in records:
             if entry.revision <= state.revision:
                 continue
@@ -450,7 +458,7 @@ class MapStore:
         fsync_dir(self.root)
         with self._lock:
             self._records[map_id] = record
-            self._logs[map_id] = LogState(0, _record_figures(record), 0, 0)
+            self._logs[map_id] = LogState(0, record_figures(record), 0, 0)
             self._log_locks[map_id] = threading.Lock()
         return record
 
@@ -545,7 +553,7 @@ def figures_of(grid: GridMap) -> dict[str, Any]:
     }
 
 
-def _record_figures(record: MapRecord) -> dict[str, Any]:
+def record_figures(record: MapRecord) -> dict[str, Any]:
     return {"walkable_cells": record.walkable_cells, "islands": record.islands,
             "islands_8": record.islands_8, "min_cost": record.min_cost,
             "max_cost": record.max_cost}  # fmt: skip

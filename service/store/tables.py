@@ -72,8 +72,9 @@ def write_tables(stream: BinaryIO, tables: ClusterTables) -> None:
     _write_checked(stream, arrays, meta)
 
 
-def read_info(path: Path) -> TableInfo:
-    """The figures of a tables file, reading only its ``meta`` member.
+def read_info(path: bytes | Path) -> TableInfo:
+    """The figures of a tables file (its bytes or its path), reading only its ``meta``
+    member.
 
     Raises:
         FileNotFoundError: no file. TableFileError: unreadable or another version.
@@ -196,8 +197,9 @@ def decode_landmarks(data: bytes | Path) -> LandmarkTables:
         raise TableFileError(f"landmarks file: bad metadata ({exc})") from exc
 
 
-def read_landmark_info(path: Path) -> TableInfo:
-    """The figures of a landmarks file, reading only its ``meta`` member.
+def read_landmark_info(path: bytes | Path) -> TableInfo:
+    """The figures of a landmarks file (its bytes or its path), reading only its
+    ``meta`` member.
 
     Raises:
         FileNotFoundError: no file. TableFileError: unreadable or another version.
@@ -220,14 +222,15 @@ def _write_checked(stream: BinaryIO, arrays: dict[str, npt.NDArray[Any]],
     np.savez(stream, allow_pickle=False, **members)
 
 
-def _read_meta(path: Path, kind: str) -> dict[str, Any]:
+def _read_meta(path: bytes | Path, kind: str) -> dict[str, Any]:
     """The ``meta`` member of a file alone (the arrays are not read).
 
     Raises:
         FileNotFoundError: no file. TableFileError: unreadable or another version.
     """
+    source = io.BytesIO(path) if isinstance(path, bytes) else path
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        with np.load(source, allow_pickle=False) as npz:
             return _meta(npz)
     except (FileNotFoundError, TableFileError):
         raise

@@ -314,3 +314,24 @@ def test_a_batch_item_cannot_ask_for_a_trace(client: TestClient, map_id: str) ->
     assert second == {"code": "InvalidQuery", "message": "trace is for single queries (POST "
                       "/v1/maps/{map_id}/path or path.png), not batch items"}  # fmt: skip
     assert first["status"] == third["status"] == "found"
+
+
+def test_min_revision_on_one_service_answers_at_once_or_not_ready(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client(min_revision_wait_seconds=0)
+    map_id = client.post("/v1/maps", json={"rows": ["....", "...."]}).json()["id"]
+    query = {"start": [0, 0], "goal": [3, 1]}
+    assert path(client, map_id, **query, min_revision=0)["revision"] == 0
+    ahead = client.post(f"/v1/maps/{map_id}/path", json=query | {"min_revision": 1})
+    assert (ahead.status_code, ahead.json()["code"]) == (503, "NotReady")
+    assert ahead.json()["message"] == f"map {map_id} is at revision 0 here; min_revision 1 " \
+        "was not reached within 0 s (GRIDPATH_MIN_REVISION_WAIT_SECONDS); retry"  # fmt: skip
+    negative = client.post(f"/v1/maps/{map_id}/path", json=query | {"min_revision": -1})
+    assert (negative.status_code, negative.json()["code"]) == (422, "InvalidQuery")
+    batch = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [
+        query, query | {"min_revision": 0}]})  # fmt: skip
+    first, second = batch.json()["results"]
+    assert first["status"] == "found"
+    assert second == {"code": "InvalidQuery", "message": "a batch's min_revision is given "
+                      "once, beside 'queries', not in its items"}  # fmt: skip

@@ -83,6 +83,12 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         return answer(result, query, time.perf_counter_ns() - began)
 
 
+def _holds(runtime: Runtime, map_id: str, revision: int) -> bool:
+    """Whether the cached copy of the map is at ``revision`` or later (no store read)."""
+    grid = runtime.cache.current(map_id)
+    return grid is not None and grid.revision >= revision
+
+
 def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
     with runtime.cache.acquire(map_id) as grid:
         return run(grid, query, max_goals=runtime.settings.max_goals)
@@ -114,6 +120,9 @@ async def find_one(request: Request) -> Response:
         await runtime.until_ready()
     body = parsed_body(PathRequest, await request.body())
     query = resolve(body, None, runtime.settings)
+    wanted = body.min_revision
+    if wanted is not None and not _holds(runtime, record.id, wanted):
+        await runtime.at_revision(lambda: runtime.run(runtime.catch_up, record.id, wanted))
     payload = _try_inline(runtime, record.id, query)
     if payload is None:
         payload = await runtime.run(_run_cached, runtime, record.id, query)
@@ -143,6 +152,8 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     settings = runtime.settings
     items = resolve_items(body.queries, body.defaults, settings)
+    if body.min_revision is not None:
+        runtime.catch_up(map_id, body.min_revision)  # BehindError: waited for on the loop
     with runtime.cache.acquire(map_id) as grid:
         return run_batch(grid, items, max_goals=settings.max_goals,
                          shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
@@ -170,6 +181,7 @@ async def find_many(request: Request) -> Response:
     runtime, record = readable_map(request, request.path_params["map_id"])
     if not runtime.ready:
         await runtime.until_ready()
-    results = await runtime.run(_batch, runtime, record.id, await request.body())
+    raw = await request.body()
+    results = await runtime.at_revision(lambda: runtime.run(_batch, runtime, record.id, raw))
     _note(request, runtime, results)
     return _respond({"results": results})

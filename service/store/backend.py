@@ -1,0 +1,121 @@
+"""``Store``: the one interface of the map stores (``GRIDPATH_STORE``).
+
+Two backends implement it: :class:`~service.store.store.MapStore` (``file``, the
+default: one folder per map under the data dir) and
+:class:`~service.store.redis_store.RedisStore` (a ``redis://`` URL: Redis or Valkey,
+shared by every process and replica). The cache, the table builder, the editor and the
+routes see only this interface.
+"""
+
+from typing import TYPE_CHECKING, Protocol
+
+from service.engine import ClusterTables, GridMap, LandmarkTables
+from service.store.editlog import LogRecord
+from service.store.records import MapRecord
+from service.store.tables import TableInfo
+
+if TYPE_CHECKING:
+    from service.store.store import LogState
+
+
+class StoreUnavailableError(RuntimeError):
+    """The store cannot be reached (a Redis server down or restarting): nothing was
+    done, and the request may be retried."""
+
+
+class RevisionTakenError(Exception):
+    """Another process sharing the store wrote this revision of the map first: the
+    edit was computed on a stale copy and nothing was written."""
+
+    def __init__(self, map_id: str, revision: int) -> None:
+        super().__init__(f"map {map_id}: revision {revision} was written by another "
+                         "service first; this one reads the map again: retry the edit")  # fmt: skip
+        self.map_id = map_id
+        self.revision = revision
+
+
+class Store(Protocol):
+    """Maps persisted durably: records, grids, edit logs and derived tables.
+
+    Every write returns only once the backend holds it durably (as durably as the
+    backend is configured to: see docs/operations.md, "Storage"). Methods raise
+    :class:`StoreUnavailableError` when the backend cannot be reached.
+    """
+
+    def records(self) -> list[MapRecord]:
+        """Every stored map, oldest first."""
+
+    def record(self, map_id: str) -> MapRecord | None:
+        """A map's record (its snapshot's revision, shape, checksums), or None."""
+
+    def __len__(self) -> int:
+        """How many maps are stored."""
+
+    def close(self) -> None:
+        """Release what the store holds (idempotent); it is not used after."""
+
+    def problem(self, map_id: str) -> str | None:
+        """Why a stored map cannot be served (its grid is corrupt), or None."""
+
+    def load(self, map_id: str) -> GridMap:
+        """A map's grid at its current revision (snapshot plus edit log).
+
+        Raises:
+            UnknownMapError: no such map. StoreError: its grid is corrupt or missing.
+        """
+
+    def log_state(self, map_id: str) -> "LogState | None":
+        """The map's current revision and figures, or None if there is no such map."""
+
+    def append_edit(self, map_id: str, entry: LogRecord) -> None:
+        """Append one edit's record (revision ``entry.revision``, the next one)
+        durably, before that revision is published.
+
+        Raises:
+            UnknownMapError: the map is gone. RevisionTakenError: the map is not at
+                ``entry.revision - 1`` (another process edited it meanwhile).
+        """
+
+    def edits_since(self, map_id: str, revision: int) -> list[LogRecord]:
+        """The map's logged edits after ``revision``, in order (empty for no map, or
+        when the log no longer holds them: a compaction took them into a snapshot)."""
+
+    def compact(self, map_id: str, grid: GridMap) -> bool:
+        """Make ``grid`` (a revision of the map) its snapshot and drop the log records
+        it holds; False if the map is gone."""
+
+    def verify(self, map_id: str) -> str | None:
+        """Read a map's grid and check it (a scrub); its problem, or None."""
+
+    def repair(self, map_id: str, grid: GridMap) -> bool:
+        """Rewrite a corrupt map's grid from a checked copy; True if whole again."""
+
+    def clusters_info(self, map_id: str) -> TableInfo | None:
+        """Figures of the stored cluster tables; None if there are none."""
+
+    def load_clusters(self, map_id: str) -> ClusterTables | None:
+        """The stored cluster tables, checked; None if there are none."""
+
+    def save_clusters(self, map_id: str, tables: ClusterTables) -> bool:
+        """Persist cluster tables atomically; False if the map is gone."""
+
+    def discard_clusters(self, map_id: str) -> None:
+        """Remove the stored cluster tables (they failed their checks)."""
+
+    def landmarks_info(self, map_id: str) -> TableInfo | None:
+        """Figures of the stored landmark tables; None if there are none."""
+
+    def load_landmarks(self, map_id: str) -> LandmarkTables | None:
+        """The stored landmark tables, checked; None if there are none."""
+
+    def save_landmarks(self, map_id: str, tables: LandmarkTables) -> bool:
+        """Persist landmark tables atomically; False if the map is gone."""
+
+    def discard_landmarks(self, map_id: str) -> None:
+        """Remove the stored landmark tables (they failed their checks)."""
+
+    def create(self, grid: GridMap, name: str | None) -> MapRecord:
+        """Persist ``grid`` durably under a new id; its record."""
+
+    def delete(self, map_id: str) -> bool:
+        """Remove a map; False if there was none."""

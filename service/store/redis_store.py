@@ -1,0 +1,499 @@
+"""``RedisStore``: maps in Redis (or Valkey), shared by every process and replica.
+
+Layout (``<p>`` is the key prefix, ``gridpath`` by default):
+
+- ``<p>:maps``: a set of the map ids.
+- ``<p>:map:<id>``: a hash. ``meta``: the :class:`MapRecord` as JSON (format version,
+  the snapshot's revision, shape, the grid's and islands' CRC-32); ``grid`` and
+  ``islands``: the snapshot's ``.npy`` bytes, as the file store writes them;
+  ``revision``, ``figures``, ``log_bytes``, ``lowered_at``: the head of the edit log
+  (the map's current revision, its figures, the bytes of log kept, the last revision
+  that lowered a cost); ``clusters`` and ``landmarks``: the tables' ``.npz`` bytes
+  (their own format version and CRC-32s inside), once built.
+- ``<p>:map:<id>:edits``: a stream, one entry per accepted edit request, its id
+  ``<revision>-0``, its field ``record`` the edit log record (``editlog``: CRC-32
+  included).
+
+Writes are single commands, ``MULTI`` transactions or Lua scripts, so each is atomic:
+an upload is the hash and the set together; an edit is appended only if the map is
+at the revision before it (the check and the append in one script), so two replicas
+can never both write revision *n*. A write returns once Redis has applied it; how
+durable that is depends on Redis's persistence (``appendonly yes`` with
+``appendfsync always``: on disk before the answer; docs/operations.md, "Storage").
+
+Connection failures are retried with backoff for up to the store timeout, then
+raised as :class:`StoreUnavailableError` (503 ``NotReady``): a Redis restart costs
+the requests during it a wait or a retry, never a wrong answer.
+"""
+
+import io
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Final, NoReturn
+
+import numpy as np
+import orjson
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from service.engine import ClusterTables, GridMap, Islands, LandmarkTables
+from service.engine.edits import Changes, apply_changes
+from service.store import editlog
+from service.store.backend import RevisionTakenError, StoreUnavailableError
+from service.store.editlog import LogRecord
+from service.store.files import checksum, npy_bytes
+from service.store.records import FORMAT_VERSION, MapRecord
+from service.store.store import (
+    LogState,
+    StoreError,
+    UnknownMapError,
+    figures_of,
+    new_map_id,
+    record_figures,
+    valid_map_id,
+)
+from service.store.tables import (
+    TableInfo,
+    decode_landmarks,
+    decode_tables,
+    encode_landmarks,
+    encode_tables,
+    read_info,
+    read_landmark_info,
+)
+
+log = logging.getLogger("gridpath.store")
+
+DEFAULT_PREFIX: Final = "gridpath"
+CLUSTERS: Final = "clusters"
+#: Longest block of a follower's read, in seconds (its socket waits this much more).
+FOLLOW_BLOCK_S: Final = 1.0
+LANDMARKS: Final = "landmarks"
+#: Seconds of the first wait between reconnection attempts (it doubles).
+_BACKOFF_BASE: Final = 0.05
+
+# The edit's check and append, atomically: -1 no such map, -2 not at the revision
+# before this one (another process edited the map), 1 appended.
+_APPEND: Final = """
+local current = redis.call('HGET', KEYS[1], 'revision')
+if not current then return -1 end
+if tonumber(ARGV[1]) ~= tonumber(current) + 1 then return -2 end
+redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'record', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'log_bytes', string.len(ARGV[2]))
+redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'figures', ARGV[3])
+if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'lowered_at', ARGV[1]) end
+return 1
+"""
+# A field of a map's hash set only while the map exists (tables finished after a
+# delete are dropped, not resurrected as a half map).
+_SET_IF_MAP: Final = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+# Fields set only while ``meta`` is still what the caller read (a repair, a rebuilt
+# island table: never over a newer snapshot).
+_SET_IF_META: Final = """
+if redis.call('HGET', KEYS[1], 'meta') ~= ARGV[1] then return 0 end
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+_DELETE: Final = """
+if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3])
+return 1
+"""
+
+
+class RedisStore:
+    """Maps kept in Redis at ``url`` (``redis://host:port/db``, ``rediss://`` or
+    ``unix://``); see the module's docstring for the layout."""
+
+    def __init__(self, url: str, *, timeout: float, prefix: str = DEFAULT_PREFIX) -> None:
+        """Connect (lazily: the first command connects) to the server at ``url``.
+
+        ``timeout``: seconds a command may wait for the server, reconnection
+        attempts included, before :class:`StoreUnavailableError`.
+        """
+        retries = max(1, int(timeout / _BACKOFF_BASE).bit_length())
+        self._client = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(ExponentialBackoff(cap=timeout / 4, base=_BACKOFF_BASE), retries),
+            retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+            health_check_interval=30,
+        )
+        self._prefix = prefix
+        # Blocking reads (XREAD BLOCK) hold a connection: the follower gets its own,
+        # with a socket timeout past any block it asks for.
+        self._follower = redis.Redis.from_url(url, socket_timeout=timeout + FOLLOW_BLOCK_S,
+                                              socket_connect_timeout=timeout)  # fmt: skip
+        self._append = self._client.register_script(_APPEND)
+        self._set_if_map = self._client.register_script(_SET_IF_MAP)
+        self._set_if_meta = self._client.register_script(_SET_IF_META)
+        self._delete = self._client.register_script(_DELETE)
+        self._lock = threading.Lock()
+        self._problems: dict[str, str] = {}
+
+    # -- keys ---------------------------------------------------------------------------
+
+    def _maps_key(self) -> str:
+        return f"{self._prefix}:maps"
+
+    def _map_key(self, map_id: str) -> str:
+        return f"{self._prefix}:map:{map_id}"
+
+    def _edits_key(self, map_id: str) -> str:
+        return f"{self._prefix}:map:{map_id}:edits"
+
+    # -- reads --------------------------------------------------------------------------
+
+    def records(self) -> list[MapRecord]:
+        """Every stored map, oldest first."""
+        with _reachable():
+            ids = sorted(_text(i) for i in self._client.smembers(self._maps_key()))
+            pipe = self._client.pipeline(transaction=False)
+            for map_id in ids:
+                pipe.hget(self._map_key(map_id), "meta")
+            metas = pipe.execute()
+        records = [_record(map_id, meta) for map_id, meta in zip(ids, metas, strict=True)]
+        return sorted((r for r in records if r is not None), key=lambda r: (r.created_at, r.id))
+
+    def record(self, map_id: str) -> MapRecord | None:
+        with _reachable():
+            meta = self._client.hget(self._map_key(map_id), "meta")
+        return _record(map_id, meta)
+
+    def __len__(self) -> int:
+        with _reachable():
+            return int(self._client.scard(self._maps_key()))
+
+    def close(self) -> None:
+        self._client.close()
+        self._follower.close()
+
+    def problem(self, map_id: str) -> str | None:
+        with self._lock:
+            return self._problems.get(map_id)
+
+    def load(self, map_id: str) -> GridMap:
+        """A map's grid at its current revision: the snapshot and the edits after it,
+        read in one transaction (a consistent pair).
+
+        Raises:
+            UnknownMapError: no such map. StoreError: its grid is missing or fails
+                its checksum (remembered: it is not read again), or its log is torn.
+        """
+        self._check_served(map_id)
+        with _reachable():
+            pipe = self._client.pipeline(transaction=True)
+            pipe.hmget(self._map_key(map_id), ["meta", "grid", "islands"])
+            pipe.xrange(self._edits_key(map_id))
+            (meta, grid_data, islands_data), entries = pipe.execute()
+        record = _record(map_id, meta)
+        if record is None:
+            raise UnknownMapError(map_id)
+        costs = np.load(io.BytesIO(self._check_grid(record, grid_data)), allow_pickle=False)
+        islands = _islands(record, _blob(islands_data))
+        grid = GridMap(costs, islands=islands, revision=record.revision)
+        if islands is None:
+            log.warning("map %s: island table failed its check; rebuilt", map_id)
+            self._rewrite_islands(_blob(meta) or b"", record, grid)
+        for entry in self._log_records(map_id, entries):
+            if entry.revision > grid.revision:
+                grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
+        return grid
+
+    def _check_served(self, map_id: str) -> None:
+        problem = self.problem(map_id)
+        if problem is not None:
+            raise StoreError(problem)
+
+    def _check_grid(self, record: MapRecord, value: object) -> bytes:
+        """The grid's bytes, checked (a problem remembered if they fail)."""
+        data = _blob(value)
+        if data is None:
+            self._fail(record.id, f"map {record.id}: its grid is missing")
+        if checksum(data) != record.grid_crc32:
+            self._fail(record.id, f"map {record.id}: its grid fails its checksum")
+        return data
+
+    def _log_records(self, map_id: str, entries: object) -> Iterator[LogRecord]:
+        """The records of stream ``entries`` (XRANGE's answer), each checked."""
+        for _, fields in entries or []:  # type: ignore[attr-defined]
+            data = _blob(fields.get(b"record")) or b""
+            records, whole = editlog.decode(data)
+            if len(records) != 1 or whole != len(data):
+                self._fail(map_id, f"map {map_id}: an edit log entry fails its checksum")
+            yield records[0]
+
+    def _fail(self, map_id: str, problem: str) -> NoReturn:
+        log.error("%s; the map cannot be served until it is deleted and uploaded again",
+                  problem)  # fmt: skip
+        with self._lock:
+            self._problems[map_id] = problem
+        raise StoreError(problem)
+
+    def _rewrite_islands(self, meta: bytes, record: MapRecord, grid: GridMap) -> None:
+        data = npy_bytes(grid.island_tables.labels)
+        fixed = MapRecord.from_json(
+            record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
+        )
+        with _reachable():
+            self._set_if_meta(keys=[self._map_key(record.id)],
+                              args=[meta, "islands", data, "meta", _meta_bytes(fixed)])  # fmt: skip
+
+    # -- edits --------------------------------------------------------------------------
+
+    def log_state(self, map_id: str) -> LogState | None:
+        with _reachable():
+            revision, figures, log_bytes, lowered_at = self._client.hmget(
+                self._map_key(map_id), ["revision", "figures", "log_bytes", "lowered_at"]
+            )
+        if revision is None:
+            return None
+        return LogState(int(_text(revision)), orjson.loads(_blob(figures) or b"{}"),
+                        int(_text(log_bytes)), int(_text(lowered_at)))  # fmt: skip
+
+    def append_edit(self, map_id: str, entry: LogRecord) -> None:
+        with _reachable():
+            done = self._append(
+                keys=[self._map_key(map_id), self._edits_key(map_id)],
+                args=[entry.revision, editlog.encode(entry), orjson.dumps(entry.figures),
+                      int(entry.lowers)],
+            )  # fmt: skip
+        if done == -1:
+            raise UnknownMapError(map_id)
+        if done == -2:
+            raise RevisionTakenError(map_id, entry.revision)
+
+    def edits_since(self, map_id: str, revision: int) -> list[LogRecord]:
+        with _reachable():
+            entries = self._client.xrange(self._edits_key(map_id), min=f"{revision + 1}-0")
+        return list(self._log_records(map_id, entries))
+
+    def wait_for_edits(self, after: dict[str, int], *, block_ms: int
+                       ) -> dict[str, list[LogRecord]]:  # fmt: skip
+        """Block up to ``block_ms`` for edits of the maps in ``after`` (map id: the
+        revision held) on the follower's own connection; the new ones, per map."""
+        streams = {self._edits_key(m): f"{revision}-0" for m, revision in after.items()}
+        with _reachable():
+            answer = self._follower.xread(streams, block=block_ms)  # type: ignore[arg-type]
+        found: dict[str, list[LogRecord]] = {}
+        streams_read: list[tuple[bytes, object]] = answer or []  # type: ignore[assignment]
+        for stream, entries in streams_read:
+            map_id = _text(stream).rsplit(":", 2)[-2]
+            found[map_id] = list(self._log_records(map_id, entries))
+        return found
+
+    def compact(self, map_id: str, grid: GridMap) -> bool:
+        """Make ``grid`` the map's snapshot and trim the log entries it holds, in one
+        transaction that is retried if the map changed meanwhile."""
+        grid_data = npy_bytes(grid.costs)
+        islands_data = npy_bytes(grid.island_tables.labels)
+        key, edits = self._map_key(map_id), self._edits_key(map_id)
+        with _reachable(), self._client.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)  # type: ignore[no-untyped-call]
+                    current = _record(map_id, pipe.hget(key, "meta"))
+                    if current is None or grid.revision <= current.revision:
+                        return current is not None
+                    records = list(self._log_records(map_id, pipe.xrange(edits)))
+                    fresh = _snapshot_record(current, grid, grid_data, islands_data, records)
+                    kept = sum(len(editlog.encode(r)) for r in records
+                               if r.revision > grid.revision)  # fmt: skip
+                    pipe.multi()
+                    snapshot = {"meta": _meta_bytes(fresh), "grid": grid_data,
+                                "islands": islands_data, "log_bytes": kept}  # fmt: skip
+                    pipe.hset(key, mapping=snapshot)  # type: ignore[arg-type]
+                    pipe.xtrim(edits, minid=f"{grid.revision + 1}-0", approximate=False)
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue
+
+    def verify(self, map_id: str) -> str | None:
+        with _reachable():
+            meta, data = self._client.hmget(self._map_key(map_id), ["meta", "grid"])
+        record = _record(map_id, meta)
+        if record is None:
+            return None
+        try:
+            self._check_grid(record, data)
+        except StoreError as exc:
+            return str(exc)
+        return None
+
+    def repair(self, map_id: str, grid: GridMap) -> bool:
+        with _reachable():
+            meta = self._client.hget(self._map_key(map_id), "meta")
+        record = _record(map_id, meta)
+        if record is None:
+            return False
+        data = npy_bytes(grid.costs)
+        if checksum(data) != record.grid_crc32:
+            return False
+        with _reachable():
+            done = self._set_if_meta(keys=[self._map_key(map_id)],
+                                     args=[_blob(meta) or b"", "grid", data])  # fmt: skip
+        if done:
+            with self._lock:
+                self._problems.pop(map_id, None)
+        return bool(done)
+
+    # -- tables -------------------------------------------------------------------------
+
+    def _table_bytes(self, map_id: str, kind: str) -> bytes | None:
+        with _reachable():
+            return _blob(self._client.hget(self._map_key(map_id), kind))
+
+    def clusters_info(self, map_id: str) -> TableInfo | None:
+        data = self._table_bytes(map_id, CLUSTERS)
+        return None if data is None else read_info(data)
+
+    def load_clusters(self, map_id: str) -> ClusterTables | None:
+        data = self._table_bytes(map_id, CLUSTERS)
+        return None if data is None else decode_tables(data)
+
+    def save_clusters(self, map_id: str, tables: ClusterTables) -> bool:
+        return self._save(map_id, CLUSTERS, encode_tables(tables))
+
+    def discard_clusters(self, map_id: str) -> None:
+        with _reachable():
+            self._client.hdel(self._map_key(map_id), CLUSTERS)
+
+    def landmarks_info(self, map_id: str) -> TableInfo | None:
+        data = self._table_bytes(map_id, LANDMARKS)
+        return None if data is None else read_landmark_info(data)
+
+    def load_landmarks(self, map_id: str) -> LandmarkTables | None:
+        data = self._table_bytes(map_id, LANDMARKS)
+        return None if data is None else decode_landmarks(data)
+
+    def save_landmarks(self, map_id: str, tables: LandmarkTables) -> bool:
+        return self._save(map_id, LANDMARKS, encode_landmarks(tables))
+
+    def discard_landmarks(self, map_id: str) -> None:
+        with _reachable():
+            self._client.hdel(self._map_key(map_id), LANDMARKS)
+
+    def _save(self, map_id: str, kind: str, data: bytes) -> bool:
+        with _reachable():
+            return bool(self._set_if_map(keys=[self._map_key(map_id)], args=[kind, data]))
+
+    # -- writes -------------------------------------------------------------------------
+
+    def create(self, grid: GridMap, name: str | None) -> MapRecord:
+        map_id = new_map_id()
+        grid_data = npy_bytes(grid.costs)
+        islands_data = npy_bytes(grid.island_tables.labels)
+        record = MapRecord(
+            id=map_id,
+            name=name,
+            width=grid.width,
+            height=grid.height,
+            walkable_cells=grid.walkable_cells,
+            islands=grid.island_count("no_corner_cutting"),
+            islands_8=grid.island_count("always"),
+            min_cost=grid.min_cost,
+            max_cost=grid.max_cost,
+            created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            grid_bytes=len(grid_data),
+            grid_crc32=checksum(grid_data),
+            islands_bytes=len(islands_data),
+            islands_crc32=checksum(islands_data),
+        )
+        with _reachable():
+            pipe = self._client.pipeline(transaction=True)
+            pipe.hset(self._map_key(map_id), mapping={
+                "meta": _meta_bytes(record), "grid": grid_data, "islands": islands_data,
+                "revision": 0, "figures": orjson.dumps(record_figures(record)),
+                "log_bytes": 0, "lowered_at": 0,
+            })  # fmt: skip
+            pipe.sadd(self._maps_key(), map_id)
+            pipe.execute()
+        return record
+
+    def delete(self, map_id: str) -> bool:
+        with _reachable():
+            done = self._delete(
+                keys=[self._maps_key(), self._map_key(map_id), self._edits_key(map_id)],
+                args=[map_id],
+            )
+        with self._lock:
+            self._problems.pop(map_id, None)
+        return bool(done)
+
+    # -- operations ---------------------------------------------------------------------
+
+    def persistence(self) -> dict[str, str]:
+        """The server's persistence settings (``appendonly``, ``appendfsync``), to log
+        at start what an acknowledged write survives."""
+        with _reachable():
+            found = self._client.config_get("append*")
+        return {str(k): str(v) for k, v in found.items()}
+
+
+@contextmanager
+def _reachable() -> Iterator[None]:
+    """Redis connection failures (after the client's retries) as
+    :class:`StoreUnavailableError`."""
+    try:
+        yield
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        raise StoreUnavailableError(f"the Redis store cannot be reached: {exc}") from exc
+
+
+def _meta_bytes(record: MapRecord) -> bytes:
+    return orjson.dumps(record.to_json())
+
+
+def _blob(value: object) -> bytes | None:
+    """A value as read (the client answers bytes: no ``decode_responses``)."""
+    return value if isinstance(value, bytes) else None
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _record(map_id: str, value: object) -> MapRecord | None:
+    """The record in a ``meta`` field; None for no map, or one this server cannot
+    read (another format version: logged)."""
+    meta = _blob(value)
+    if meta is None or not valid_map_id(map_id):
+        return None
+    data = orjson.loads(meta)
+    if data.get("format_version") != FORMAT_VERSION:
+        log.error("map %s: format version %r, this server reads %d; skipped", map_id,
+                  data.get("format_version"), FORMAT_VERSION)  # fmt: skip
+        return None
+    return MapRecord.from_json(data)
+
+
+def _islands(record: MapRecord, data: bytes | None) -> Islands | None:
+    if data is None or checksum(data) != record.islands_crc32:
+        return None
+    labels = np.load(io.BytesIO(data), allow_pickle=False)
+    if labels.shape != (2, (record.width + 2) * (record.height + 2)):
+        return None
+    return Islands(labels, record.islands, record.islands_8)
+
+
+def _snapshot_record(current: MapRecord, grid: GridMap, grid_data: bytes,
+                     islands_data: bytes, records: list[LogRecord]) -> MapRecord:  # fmt: skip
+    """``current`` moved to the snapshot ``grid``."""
+    lowered_at = max([current.lowered_at] + [r.revision for r in records
+                      if r.lowers and r.revision <= grid.revision])  # fmt: skip
+    return MapRecord.from_json(current.to_json() | {
+        "revision": grid.revision, "grid_bytes": len(grid_data),
+        "grid_crc32": checksum(grid_data), "islands_bytes": len(islands_data),
+        "islands_crc32": checksum(islands_data), "lowered_at": lowered_at,
+        **figures_of(grid),
+    })  # fmt: skip

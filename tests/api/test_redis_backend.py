@@ -1,0 +1,193 @@
+"""The service on ``GRIDPATH_STORE=redis://...`` (a real server): the same answers as
+on the file store, shared by two services, kept across restarts, and 503
+``NotReady`` while Redis is away."""
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.api import create_app
+from service.config import Settings
+from tests.api.conftest import ClientFactory, wait_ready, wait_tables
+from tests.redis_server import RedisServer, blob, require_binary
+
+ROWS = ["....@....", "....@....", "........."]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(require_binary(), tmp_path / "redis")
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_maps_edits_and_tables_live_in_redis_across_restarts(
+    make_client: ClientFactory, server: RedisServer
+) -> None:
+    client = make_client(store=server.url)
+    map_id = client.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+    before = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [8, 0]})
+    assert before.json()["cost"] == pytest.approx(4 + 4 * 2**0.5)  # under the wall
+    edit = client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]],
+                                                                      "cost": 1}]})  # fmt: skip
+    assert edit.json()["revision"] == 1
+    wait_tables(client, map_id)
+    restarted = make_client(store=server.url)  # a new process: nothing but Redis kept
+    after = restarted.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [8, 0]})
+    assert (after.json()["revision"], after.json()["cost"]) == (1, 8.0)
+    tables = wait_tables(restarted, map_id)
+    assert tables["status"] == "ready"
+    raw = server.client()
+    assert raw.hexists(f"gridpath:map:{map_id}", "clusters")  # built once, shared
+    raw.close()
+
+
+def test_two_services_on_one_redis_see_each_others_uploads_and_deletes(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    settings = Settings(data_dir=tmp_path / "unused", store=server.url)
+    with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        answer = two.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [8, 2]})
+        assert answer.json()["status"] == "found"
+        assert [m["id"] for m in two.get("/v1/maps").json()["maps"]] == [map_id]
+        assert two.delete(f"/v1/maps/{map_id}").status_code == 204
+        assert one.get(f"/v1/maps/{map_id}").json()["code"] == "MapNotFound"
+
+
+def test_while_redis_is_away_requests_answer_not_ready(
+    make_client: ClientFactory, server: RedisServer
+) -> None:
+    client = make_client(store=server.url, store_timeout_seconds=0.3)
+    map_id = client.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+    server.stop()
+    away = client.get(f"/v1/maps/{map_id}")
+    assert away.status_code == 503
+    assert away.headers["retry-after"] == "1"
+    assert away.json()["code"] == "NotReady"
+    assert away.json()["message"].startswith("the Redis store cannot be reached: ")
+    assert away.json()["message"].endswith("; retry")
+    server.start()  # back: the same service serves again, no restart of its own
+    assert client.get(f"/v1/maps/{map_id}").json()["id"] == map_id
+
+
+def test_an_edit_on_a_stale_copy_is_made_again_on_the_current_revision(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    # A service whose copy another service's edit overtook never writes a second
+    # revision n: the store refuses it atomically, the service drops its copy and
+    # makes the edit again on the revision the store holds (with if_revision, that
+    # check answers instead).
+    settings = Settings(data_dir=tmp_path / "unused", store=server.url)
+    with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        body = {"start": [0, 0], "goal": [8, 0]}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        follower = two.app.state.runtime.follower  # type: ignore[attr-defined]
+        follower.close()  # two's copy stays stale: as if the edit had not reached it yet
+        door = {"edits": [{"cells": [[4, 0]], "cost": 1}]}
+        assert one.post(f"/v1/maps/{map_id}/edits", json=door).json()["revision"] == 1
+        wall = {"edits": [{"cells": [[0, 2]], "cost": 0}]}
+        checked = two.post(f"/v1/maps/{map_id}/edits", json=wall | {"if_revision": 0})
+        assert (checked.status_code, checked.json()["message"]) == (
+            409,
+            "if_revision is 0, but the map is at revision 1; read the map again and retry",
+        )
+        made = two.post(f"/v1/maps/{map_id}/edits", json=wall)
+        assert (made.status_code, made.json()["revision"]) == (200, 2)
+        after = two.post(f"/v1/maps/{map_id}/path", json=body).json()
+        assert (after["revision"], after["cost"]) == (2, 8.0)  # the door is open here too
+        raw = server.client()
+        entries = raw.xrange(f"gridpath:map:{map_id}:edits")
+        assert isinstance(entries, list)
+        revisions = [entry_id for entry_id, _ in entries]
+        assert revisions == [b"1-0", b"2-0"]  # one record per revision
+        raw.close()
+
+
+def two_services(tmp_path: Path, server: RedisServer, **overrides: object
+                 ) -> tuple[TestClient, TestClient]:  # fmt: skip
+    settings = Settings(data_dir=tmp_path / "unused", store=server.url, **overrides)  # type: ignore[arg-type]
+    return TestClient(create_app(settings)), TestClient(create_app(settings))
+
+
+def test_a_service_follows_edits_made_through_another(tmp_path: Path, server: RedisServer) -> None:
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        body = {"start": [0, 0], "goal": [8, 0]}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0  # cached
+        door = {"edits": [{"cells": [[4, 0]], "cost": 1}]}
+        assert one.post(f"/v1/maps/{map_id}/edits", json=door).json()["revision"] == 1
+        deadline = time.monotonic() + 10
+        while (answer := two.post(f"/v1/maps/{map_id}/path", json=body).json())["revision"] < 1:
+            assert time.monotonic() < deadline, "the edit never reached the other service"
+            time.sleep(0.005)
+        assert answer["cost"] == 8.0  # through the open door
+        assert two.get(f"/v1/maps/{map_id}").json()["revision"] == 1
+
+
+def test_min_revision_reads_your_writes_through_any_service(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    one, two = two_services(tmp_path, server, min_revision_wait_seconds=0.2)
+    with one, two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        body = {"start": [0, 0], "goal": [8, 0]}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        two.app.state.runtime.follower.close()  # type: ignore[attr-defined]
+        door = {"edits": [{"cells": [[4, 0]], "cost": 1}]}
+        assert one.post(f"/v1/maps/{map_id}/edits", json=door).json()["revision"] == 1
+        stale = two.post(f"/v1/maps/{map_id}/path", json=body).json()
+        assert stale["revision"] == 0  # no follower: without min_revision, the old copy
+        fresh = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 1}).json()
+        assert (fresh["revision"], fresh["cost"]) == (1, 8.0)
+        batch = two.post(f"/v1/maps/{map_id}/paths", json={"queries": [body],
+                                                            "min_revision": 1})  # fmt: skip
+        assert batch.json()["results"][0]["revision"] == 1
+        ahead = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 5})
+        assert ahead.status_code == 503
+        assert ahead.headers["retry-after"] == "1"
+        assert ahead.json() == {"code": "NotReady", "message": f"map {map_id} is at revision "
+                                "1 here; min_revision 5 was not reached within 0.2 s "
+                                "(GRIDPATH_MIN_REVISION_WAIT_SECONDS); retry"}  # fmt: skip
+        batch_ahead = two.post(f"/v1/maps/{map_id}/paths", json={"queries": [body],
+                                                                  "min_revision": 2})  # fmt: skip
+        assert batch_ahead.status_code == 503
+
+
+def test_min_revision_past_a_compaction_loads_the_map_anew(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    # The log no longer reaches back to the stale copy: it is loaded whole instead.
+    one, two = two_services(tmp_path, server, compact_log_bytes=1)
+    with one, two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        body = {"start": [0, 0], "goal": [8, 0]}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        two.app.state.runtime.follower.close()  # type: ignore[attr-defined]
+        for cost in (1, 2, 1):
+            one.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]],
+                                                                   "cost": cost}]})  # fmt: skip
+        raw = server.client()
+        deadline = time.monotonic() + 10
+        while blob(raw.hget(f"gridpath:map:{map_id}", "meta")).find(b'"revision":0') >= 0:
+            assert time.monotonic() < deadline, "never compacted"
+            time.sleep(0.01)
+        raw.close()
+        fresh = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 3}).json()
+        assert (fresh["revision"], fresh["cost"]) == (3, 8.0)

@@ -1,0 +1,187 @@
+"""The ``Store`` contract, run on both backends: the data dir (``file``) and a real
+Redis-protocol server (``redis``). What the routes, the cache, the builder and the
+editor rely on must hold on each."""
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from service.engine import GridMap, build_clusters, build_landmarks
+from service.engine.edits import Changes, apply_changes
+from service.store import MapStore, Store, UnknownMapError
+from service.store.editlog import LogRecord
+from service.store.redis_store import RedisStore
+from service.store.store import figures_of
+from tests.redis_server import RedisServer, require_binary
+
+BUDGET = 1 << 30
+
+#: ``reopen()``: the store again, as a restarted process would open it.
+Reopen = Callable[[], Store]
+
+
+@pytest.fixture(params=["file", "redis"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Reopen]]:
+    opened: list[Store] = []
+    if request.param == "file":
+
+        def reopen() -> Store:
+            for store in opened:
+                store.close()
+            opened.append(MapStore(tmp_path / "data"))
+            return opened[-1]
+
+    else:
+        server = RedisServer(require_binary(), tmp_path / "redis")
+        server.start()
+
+        def reopen() -> Store:
+            opened.append(RedisStore(server.url, timeout=5.0))
+            return opened[-1]
+
+    yield reopen(), reopen
+    for store in opened:
+        store.close()
+    if request.param == "redis":
+        server.stop()
+
+
+def weighted() -> GridMap:
+    costs: list[list[float]] = [[1, 0, 2.5, 1], [0, 3, 1, 1], [1, 1, 1, 1]]
+    return GridMap.from_costs(costs)
+
+
+def edited(grid: GridMap, cells: list[tuple[int, int]], cost: float) -> tuple[GridMap, LogRecord]:
+    """``grid`` with ``cells`` (x, y) set to ``cost``, and the edit's log record."""
+    flat = np.array([y * grid.width + x for x, y in cells], dtype=np.int64)
+    costs = np.full(len(cells), cost, dtype=np.float32)
+    changes = Changes.of_map_cells(grid, flat, costs)
+    new = apply_changes(grid, changes)
+    return new, LogRecord(new.revision, changes.lowers, flat, costs, figures_of(new))
+
+
+def test_a_created_map_is_listed_and_loads_equal(backend: tuple[Store, Reopen]) -> None:
+    store, reopen = backend
+    first = store.create(weighted(), "arena")
+    second = store.create(weighted(), None)
+    assert store.record(first.id) == first
+    assert [r.id for r in store.records()] == [first.id, second.id]  # oldest first
+    assert len(store) == 2
+    for again in (store, reopen()):  # and after a restart
+        loaded = again.load(first.id)
+        np.testing.assert_array_equal(loaded.costs, weighted().costs)
+        np.testing.assert_array_equal(loaded.island_tables.labels,
+                                      weighted().island_tables.labels)  # fmt: skip
+        assert again.record(first.id) == first
+
+
+def test_an_unknown_map_is_none_and_loading_it_is_a_key_error(
+    backend: tuple[Store, Reopen],
+) -> None:
+    store, _ = backend
+    assert store.record("0123456789abcdef") is None
+    assert store.log_state("0123456789abcdef") is None
+    with pytest.raises(UnknownMapError):
+        store.load("0123456789abcdef")
+
+
+def test_delete_removes_a_map_once(backend: tuple[Store, Reopen]) -> None:
+    store, reopen = backend
+    record = store.create(weighted(), None)
+    assert store.delete(record.id) is True
+    assert store.delete(record.id) is False
+    assert store.record(record.id) is None
+    assert reopen().records() == []
+
+
+def test_edits_are_logged_replayed_and_survive_a_restart(backend: tuple[Store, Reopen]) -> None:
+    store, reopen = backend
+    grid = weighted()
+    record = store.create(grid, None)
+    one, entry = edited(grid, [(1, 0)], 1.0)  # opens a wall: lowers
+    store.append_edit(record.id, entry)
+    two, entry2 = edited(one, [(3, 2)], 0.0)  # a new wall
+    store.append_edit(record.id, entry2)
+    state = store.log_state(record.id)
+    assert state is not None
+    assert (state.revision, state.lowered_at, state.figures) == (2, 1, figures_of(two))
+    assert state.log_bytes > 0
+    for again in (store, reopen()):
+        loaded = again.load(record.id)
+        assert loaded.revision == 2
+        np.testing.assert_array_equal(loaded.costs, two.costs)
+    assert [r.revision for r in store.edits_since(record.id, 0)] == [1, 2]
+    (later,) = store.edits_since(record.id, 1)
+    np.testing.assert_array_equal(later.cells, entry2.cells)
+    assert store.edits_since(record.id, 2) == []
+    assert store.edits_since("0123456789abcdef", 0) == []
+
+
+def test_compaction_moves_the_snapshot_and_keeps_later_edits(
+    backend: tuple[Store, Reopen],
+) -> None:
+    store, reopen = backend
+    grid = weighted()
+    record = store.create(grid, None)
+    one, entry = edited(grid, [(1, 0)], 1.0)
+    store.append_edit(record.id, entry)
+    two, entry2 = edited(one, [(3, 2)], 0.0)
+    store.append_edit(record.id, entry2)
+    before = store.log_state(record.id)
+    assert store.compact(record.id, one) is True
+    compacted = store.record(record.id)
+    assert compacted is not None
+    assert (compacted.revision, compacted.lowered_at) == (1, 1)
+    state = store.log_state(record.id)
+    assert state is not None
+    assert before is not None
+    assert state.revision == 2
+    assert 0 < state.log_bytes < before.log_bytes  # revision 1's record is gone
+    for again in (store, reopen()):
+        loaded = again.load(record.id)
+        assert loaded.revision == 2
+        np.testing.assert_array_equal(loaded.costs, two.costs)
+    assert store.compact(record.id, one) is True  # nothing newer: nothing done
+    assert store.delete(record.id)
+    assert store.compact(record.id, two) is False
+
+
+def test_tables_are_saved_loaded_and_discarded(backend: tuple[Store, Reopen]) -> None:
+    store, reopen = backend
+    grid = GridMap.from_rows(["......", ".@@@@.", "......"])
+    record = store.create(grid, None)
+    assert store.clusters_info(record.id) is None
+    assert store.load_clusters(record.id) is None
+    clusters = build_clusters(grid, cluster_size=4, max_table_bytes=BUDGET)
+    landmarks = build_landmarks(grid, count=2, max_table_bytes=BUDGET)
+    assert store.save_clusters(record.id, clusters)
+    assert store.save_landmarks(record.id, landmarks)
+    again = reopen()
+    info = again.clusters_info(record.id)
+    assert info is not None
+    assert info.cluster_size == 4
+    loaded = again.load_clusters(record.id)
+    assert loaded is not None
+    np.testing.assert_array_equal(loaded.four.packed, clusters.four.packed)
+    assert again.load_landmarks(record.id) is not None
+    assert again.landmarks_info(record.id) is not None
+    store.discard_clusters(record.id)
+    store.discard_landmarks(record.id)
+    assert store.load_clusters(record.id) is None
+    assert store.load_landmarks(record.id) is None
+    assert store.delete(record.id)
+    assert store.save_clusters(record.id, clusters) is False  # never resurrected
+    assert store.record(record.id) is None
+
+
+def test_a_sound_map_verifies_and_a_deleted_one_has_no_problem(
+    backend: tuple[Store, Reopen],
+) -> None:
+    store, _ = backend
+    record = store.create(weighted(), None)
+    assert store.verify(record.id) is None
+    assert store.problem(record.id) is None
+    store.delete(record.id)
+    assert store.verify(record.id) is None

@@ -1,0 +1,151 @@
+"""``RedisStore`` on a real server: the documented layout, two replicas on one store,
+corrupt values, a crash of the server, and the server away and back."""
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from service.engine import GridMap
+from service.store import RevisionTakenError, StoreError, StoreUnavailableError, UnknownMapError
+from service.store.files import checksum
+from service.store.redis_store import RedisStore
+from tests.redis_server import RedisServer, blob, require_binary
+from tests.store.test_backends import edited, weighted
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(require_binary(), tmp_path / "redis")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def store(server: RedisServer) -> Iterator[RedisStore]:
+    store = RedisStore(server.url, timeout=2.0)
+    yield store
+    store.close()
+
+
+def test_the_layout_is_as_documented(server: RedisServer, store: RedisStore) -> None:
+    grid = weighted()
+    record = store.create(grid, "arena")
+    store.append_edit(record.id, edited(grid, [(1, 0)], 1.0)[1])
+    raw = server.client()
+    assert raw.smembers("gridpath:maps") == {record.id.encode()}
+    fields = raw.hgetall(f"gridpath:map:{record.id}")
+    assert set(fields) == {b"meta", b"grid", b"islands", b"revision", b"figures",
+                           b"log_bytes", b"lowered_at"}  # fmt: skip
+    assert orjson.loads(fields[b"meta"]) == record.to_json()
+    assert checksum(blob(fields[b"grid"])) == record.grid_crc32
+    assert (fields[b"revision"], fields[b"lowered_at"]) == (b"1", b"1")
+    entries = raw.xrange(f"gridpath:map:{record.id}:edits")
+    assert isinstance(entries, list)
+    assert [entry_id for entry_id, _ in entries] == [b"1-0"]
+    entry = entries[0][1]
+    assert entry is not None
+    assert int(fields[b"log_bytes"]) == len(blob(entry[b"record"]))
+    raw.close()
+
+
+def test_two_replicas_share_maps_and_never_both_write_a_revision(
+    server: RedisServer, store: RedisStore
+) -> None:
+    other = RedisStore(server.url, timeout=2.0)
+    grid = weighted()
+    record = store.create(grid, None)
+    assert other.record(record.id) == record  # an upload through one, seen by all
+    _, entry = edited(grid, [(1, 0)], 1.0)
+    store.append_edit(record.id, entry)
+    with pytest.raises(RevisionTakenError, match="revision 1 was written by another service"):
+        other.append_edit(record.id, entry)  # it had not seen revision 1 yet
+    assert other.load(record.id).revision == 1
+    assert other.delete(record.id)
+    assert store.record(record.id) is None
+    with pytest.raises(UnknownMapError):
+        store.append_edit(record.id, entry)
+    other.close()
+
+
+def test_a_corrupt_grid_is_a_remembered_problem_until_repaired(
+    server: RedisServer, store: RedisStore
+) -> None:
+    grid = weighted()
+    record = store.create(grid, None)
+    raw = server.client()
+    good = blob(raw.hget(f"gridpath:map:{record.id}", "grid"))
+    raw.hset(f"gridpath:map:{record.id}", "grid", good[:-1] + bytes([good[-1] ^ 0xFF]))
+    message = f"map {record.id}: its grid fails its checksum"
+    assert store.verify(record.id) == message
+    with pytest.raises(StoreError, match=message):
+        store.load(record.id)
+    raw.hset(f"gridpath:map:{record.id}", "grid", good)
+    with pytest.raises(StoreError):  # remembered: not read again
+        store.load(record.id)
+    assert store.problem(record.id) == message
+    assert store.repair(record.id, grid) is True
+    assert store.problem(record.id) is None
+    np.testing.assert_array_equal(store.load(record.id).costs, grid.costs)
+    raw.hdel(f"gridpath:map:{record.id}", "grid")
+    assert store.verify(record.id) == f"map {record.id}: its grid is missing"
+    raw.close()
+
+
+def test_a_corrupt_island_table_is_rebuilt_and_written_back(
+    server: RedisServer, store: RedisStore
+) -> None:
+    grid = weighted()
+    record = store.create(grid, None)
+    raw = server.client()
+    raw.hset(f"gridpath:map:{record.id}", "islands", b"garbage")
+    loaded = store.load(record.id)
+    np.testing.assert_array_equal(loaded.island_tables.labels, grid.island_tables.labels)
+    fixed = store.record(record.id)
+    assert fixed is not None
+    islands = blob(raw.hget(f"gridpath:map:{record.id}", "islands"))
+    assert checksum(islands) == fixed.islands_crc32
+    raw.close()
+
+
+def test_a_map_of_another_format_version_is_skipped(server: RedisServer, store: RedisStore) -> None:
+    record = store.create(weighted(), None)
+    raw = server.client()
+    raw.hset(f"gridpath:map:{record.id}", "meta",
+             orjson.dumps(record.to_json() | {"format_version": 99}))  # fmt: skip
+    assert store.record(record.id) is None
+    assert store.records() == []
+    raw.close()
+
+
+def test_acknowledged_maps_and_edits_survive_a_server_crash(
+    server: RedisServer, store: RedisStore
+) -> None:
+    grid = weighted()
+    record = store.create(grid, None)
+    new, entry = edited(grid, [(1, 0)], 1.0)
+    store.append_edit(record.id, entry)
+    server.kill()  # SIGKILL, no shutdown save: only the fsynced append-only file
+    server.start()
+    loaded = store.load(record.id)  # the same store object: it reconnects
+    assert loaded.revision == 1
+    np.testing.assert_array_equal(loaded.costs, new.costs)
+
+
+def test_an_unreachable_server_is_store_unavailable_then_recovers(
+    server: RedisServer, tmp_path: Path
+) -> None:
+    store = RedisStore(server.url, timeout=0.5)
+    record = store.create(GridMap.from_rows([".."]), None)
+    server.stop()
+    began = time.monotonic()
+    with pytest.raises(StoreUnavailableError, match="the Redis store cannot be reached"):
+        store.record(record.id)
+    assert time.monotonic() - began < 10  # bounded by the timeout and the backoff
+    server.start()
+    assert store.record(record.id) == record
+    store.close()
