@@ -59,19 +59,24 @@ def free_port() -> int:
 
 @dataclass(frozen=True, slots=True)
 class Server:
-    """A running service: its base URL and the file its output goes to."""
+    """A running service: its base URL, the file its output goes to, its process id."""
 
     base: str
     log: Path
+    pid: int = 0
 
 
 @contextmanager
-def serve(workdir: Path) -> Iterator[Server]:
-    """Run ``python -m service`` until the block ends; yields once ``/readyz`` is 200."""
+def serve(workdir: Path, env: dict[str, str] | None = None, name: str = "server"
+          ) -> Iterator[Server]:  # fmt: skip
+    """Run ``python -m service`` until the block ends; yields once ``/readyz`` is 200.
+
+    ``env``: settings on top of the environment; ``name``: of its data dir
+    (``<name>-data``, or ``data`` for the default) and log (``<name>.log``)."""
     port = free_port()
-    data_dir = workdir / "data"
-    log = workdir / "server.log"
-    env = {**os.environ, "GRIDPATH_LOG_LEVEL": "warning"}
+    data_dir = workdir / ("data" if name == "server" else f"{name}-data")
+    log = workdir / f"{name}.log"
+    env = {**os.environ, "GRIDPATH_LOG_LEVEL": "warning", **(env or {})}
     argv = [sys.executable, "-m", "service", "--host", HOST, "--port", str(port)]
     with log.open("wb") as sink:
         process = subprocess.Popen(
@@ -82,7 +87,7 @@ def serve(workdir: Path) -> Iterator[Server]:
             stderr=subprocess.STDOUT,
         )
         try:
-            server = Server(f"http://{HOST}:{port}", log)
+            server = Server(f"http://{HOST}:{port}", log, process.pid)
             wait_ready(process, server)
             yield server
         finally:

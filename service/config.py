@@ -83,6 +83,14 @@ class Settings(BaseSettings):
             "answered 408 RequestTimeout and the connection closed."
         ),
     )
+    build_lease_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="On a shared Redis store, how long one service's claim on building a "
+        "map's tables lasts: the others wait for its tables meanwhile, and a service that "
+        "dies mid-build gives up its claim when it expires.",
+    )
     min_revision_wait_seconds: float = Field(
         default=2.0,
         ge=0,

@@ -34,7 +34,7 @@ from service.store.redis_store import RedisStore
 log = logging.getLogger("gridpath")
 
 #: How often a query waiting for ``min_revision`` looks at the store again.
-MIN_REVISION_POLL_SECONDS: Final = 0.01
+MIN_REVISION_POLL_SECONDS: Final = 0.02
 
 
 class BehindError(Exception):
@@ -92,6 +92,7 @@ class Runtime:
             max_build_bytes=settings.max_table_build_bytes,
             retry_seconds=settings.table_retry_seconds,
             priority=settings.background_priority,
+            build_lease_seconds=settings.build_lease_seconds,
         )
         self.editor = MapEditor(self.store, self.cache, self.tables,
                                 max_edit_cells=settings.max_edit_cells,
@@ -193,8 +194,9 @@ class Runtime:
         raise BehindError(map_id, revision, wanted)
 
     async def at_revision(self, call: Callable[[], Awaitable[T]]) -> T:
-        """``call()``, called again while it raises :class:`BehindError`, for up to
-        ``min_revision_wait_seconds`` (waiting on the event loop, not a thread).
+        """``call()``; while it raises :class:`BehindError`, wait (on the event loop,
+        asking the store only for the map's revision) until the store holds the
+        revision wanted, then call again; for up to ``min_revision_wait_seconds``.
 
         Raises:
             ApiError: ``NotReady`` when the wait is over.
@@ -205,14 +207,24 @@ class Runtime:
             try:
                 return await call()
             except BehindError as exc:
+                behind = exc
+            while True:  # the call is not repeated until it can succeed
                 if time.monotonic() >= deadline:
                     raise ApiError(
                         ErrorCode.NOT_READY,
-                        f"map {exc.map_id} is at revision {exc.revision} here; min_revision "
-                        f"{exc.wanted} was not reached within {wait:g} s "
+                        f"map {behind.map_id} is at revision {behind.revision} here; "
+                        f"min_revision {behind.wanted} was not reached within {wait:g} s "
                         "(GRIDPATH_MIN_REVISION_WAIT_SECONDS); retry",
-                    ) from None
-            await asyncio.sleep(MIN_REVISION_POLL_SECONDS)
+                    )
+                await asyncio.sleep(MIN_REVISION_POLL_SECONDS)
+                stored = await self.run(self._stored_revision, behind.map_id)
+                if stored >= behind.wanted or stored < 0:  # there, or the map is gone
+                    break
+
+    def _stored_revision(self, map_id: str) -> int:
+        """The map's revision as the store holds it (-1 for no map)."""
+        state = self.store.log_state(map_id)
+        return -1 if state is None else state.revision
 
     def health(self, record: MapRecord) -> dict[str, Any]:
         """``{"status": "ok" | "corrupt" | "too_big", "reason"}`` of a stored map."""

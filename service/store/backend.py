@@ -114,6 +114,15 @@ class Store(Protocol):
     def discard_landmarks(self, map_id: str) -> None:
         """Remove the stored landmark tables (they failed their checks)."""
 
+    def claim_build(self, map_id: str, kind: str, *, seconds: float) -> str | None:
+        """Claim the build of a map's ``kind`` of tables for up to ``seconds`` (a
+        claimant that dies releases it by expiry): a token to release it with, or
+        None while another process holds the claim."""
+
+    def release_build(self, map_id: str, kind: str, token: str) -> None:
+        """Release a claim taken with ``token`` (not one that expired and was taken
+        by another process since)."""
+
     def create(self, grid: GridMap, name: str | None) -> MapRecord:
         """Persist ``grid`` durably under a new id; its record."""
 

@@ -101,6 +101,8 @@ BUILDING = TableStatus("building")
 
 CLUSTERS: Final = "clusters"
 LANDMARKS: Final = "landmarks"
+#: How often a build that another service holds the claim on looks for its result.
+BUILD_POLL_SECONDS: Final = 0.05
 #: Every kind of table a map gets, built in this order.
 KINDS: Final = (CLUSTERS, LANDMARKS)
 #: The setting behind each memory bound a build can exceed, per kind of table.
@@ -140,6 +142,7 @@ class TableBuilder:
         max_build_bytes: int = UNBOUNDED_BYTES,
         retry_seconds: float = 0.0,
         priority: BackgroundPriority = "normal",
+        build_lease_seconds: float = 60.0,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -150,6 +153,7 @@ class TableBuilder:
         self._landmarks = landmarks
         self._max_landmark_bytes = max_landmark_bytes
         self._retry_seconds = retry_seconds
+        self._lease_seconds = build_lease_seconds
         self._closing = False
         self._pool = background_pool(workers, "gridpath-tables", priority)
         self._lock = threading.Lock()
@@ -384,7 +388,12 @@ class TableBuilder:
         return TableStatus.failed(reason, retry_at=time.monotonic() + self._retry_seconds)
 
     def _build_one(self, map_id: str, kind: str, grid: GridMap) -> TableStatus:
-        """Build, persist and attach one kind of table; its new status."""
+        """Build, persist and attach one kind of table (or, while another service
+        sharing the store builds it, wait for theirs and attach it); its new status."""
+        token = self._claim_or_wait(map_id, kind, grid)
+        if token is None:  # built by another service, and attached
+            info = self._stored_info(map_id, kind)
+            return BUILDING if info is None else TableStatus.ready(info)
         try:
             info = self._make(map_id, kind, grid)
         except TableBudgetError as exc:  # expected for big maps: one line, no traceback
@@ -394,9 +403,25 @@ class TableBuilder:
         except (ValueError, OSError, MemoryError) as exc:
             log.exception("map %s: building its %s failed", map_id, kind)
             return self._failed_for_now(f"the build failed: {type(exc).__name__}: {exc}")
+        finally:
+            self._store.release_build(map_id, kind, token)
         log.info("map %s: %s ready (%d, %d bytes, %.2f s)", map_id, kind, info.count,
                  info.bytes, info.build_seconds)  # fmt: skip
         return TableStatus.ready(info)
+
+    def _claim_or_wait(self, map_id: str, kind: str, grid: GridMap) -> str | None:
+        """The claim on this build (a token), or None once the tables another service
+        built meanwhile were attached to ``grid``. A claimant that dies releases the
+        claim by expiry (``build_lease_seconds``); then this one builds."""
+        while True:
+            token = self._store.claim_build(map_id, kind, seconds=self._lease_seconds)
+            if token is not None:
+                return token
+            self._check_open()
+            time.sleep(BUILD_POLL_SECONDS)
+            if self._attach(map_id, kind, grid):
+                log.info("map %s: %s built by another service; attached", map_id, kind)
+                return None
 
     def _make(self, map_id: str, kind: str, grid: GridMap) -> TableInfo:
         """Build, persist and attach one kind of table; its figures."""

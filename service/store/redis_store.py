@@ -28,6 +28,7 @@ the requests during it a wait or a retry, never a wrong answer.
 
 import io
 import logging
+import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,6 +71,10 @@ log = logging.getLogger("gridpath.store")
 
 DEFAULT_PREFIX: Final = "gridpath"
 CLUSTERS: Final = "clusters"
+#: Seconds the record events listener waits for a message before it looks at its stop
+#: flag; and between attempts to subscribe again after the connection broke.
+EVENTS_POLL_S: Final = 0.25
+EVENTS_RETRY_S: Final = 0.5
 #: Longest block of a follower's read, in seconds (its socket waits this much more).
 FOLLOW_BLOCK_S: Final = 1.0
 LANDMARKS: Final = "landmarks"
@@ -102,9 +107,15 @@ if redis.call('HGET', KEYS[1], 'meta') ~= ARGV[1] then return 0 end
 for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """
+# A build claim deleted only by its holder (not one that expired and was retaken).
+_RELEASE: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""
 _DELETE: Final = """
 if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('PUBLISH', KEYS[4], 'deleted ' .. ARGV[1])
 return 1
 """
 
@@ -137,8 +148,11 @@ class RedisStore:
         self._set_if_map = self._client.register_script(_SET_IF_MAP)
         self._set_if_meta = self._client.register_script(_SET_IF_META)
         self._delete = self._client.register_script(_DELETE)
+        self._release = self._client.register_script(_RELEASE)
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}
+        self._events = f"{prefix}:events"
+        self._records = _RecordCache(url, self._events, timeout=timeout)
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -150,6 +164,9 @@ class RedisStore:
 
     def _edits_key(self, map_id: str) -> str:
         return f"{self._prefix}:map:{map_id}:edits"
+
+    def _build_key(self, map_id: str, kind: str) -> str:
+        return f"{self._prefix}:map:{map_id}:building:{kind}"
 
     # -- reads --------------------------------------------------------------------------
 
@@ -165,15 +182,25 @@ class RedisStore:
         return sorted((r for r in records if r is not None), key=lambda r: (r.created_at, r.id))
 
     def record(self, map_id: str) -> MapRecord | None:
+        """From the local copy while the events subscription keeps it exact (no
+        round trip: this is every request's lookup), else from Redis."""
+        cached = self._records.get(map_id)
+        if cached is not None:
+            return cached
+        generation = self._records.generation()
         with _reachable():
             meta = self._client.hget(self._map_key(map_id), "meta")
-        return _record(map_id, meta)
+        record = _record(map_id, meta)
+        if record is not None:
+            self._records.put(record, generation)
+        return record
 
     def __len__(self) -> int:
         with _reachable():
             return int(self._client.scard(self._maps_key()))
 
     def close(self) -> None:
+        self._records.close()
         self._client.close()
         self._follower.close()
 
@@ -245,8 +272,11 @@ class RedisStore:
             record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
         )
         with _reachable():
-            self._set_if_meta(keys=[self._map_key(record.id)],
-                              args=[meta, "islands", data, "meta", _meta_bytes(fixed)])  # fmt: skip
+            if self._set_if_meta(
+                keys=[self._map_key(record.id)],
+                args=[meta, "islands", data, "meta", _meta_bytes(fixed)],
+            ):
+                self._changed(record.id)
 
     # -- edits --------------------------------------------------------------------------
 
@@ -313,7 +343,9 @@ class RedisStore:
                                 "islands": islands_data, "log_bytes": kept}  # fmt: skip
                     pipe.hset(key, mapping=snapshot)  # type: ignore[arg-type]
                     pipe.xtrim(edits, minid=f"{grid.revision + 1}-0", approximate=False)
+                    pipe.publish(self._events, f"changed {map_id}")
                     pipe.execute()
+                    self._records.drop(map_id)
                     return True
                 except redis.WatchError:
                     continue
@@ -387,6 +419,18 @@ class RedisStore:
         with _reachable():
             return bool(self._set_if_map(keys=[self._map_key(map_id)], args=[kind, data]))
 
+    def claim_build(self, map_id: str, kind: str, *, seconds: float) -> str | None:
+        """``SET NX`` with an expiry on ``<p>:map:<id>:building:<kind>``."""
+        token = secrets.token_hex(8)
+        with _reachable():
+            claimed = self._client.set(self._build_key(map_id, kind), token, nx=True,
+                                       px=max(1, int(seconds * 1000)))  # fmt: skip
+        return token if claimed else None
+
+    def release_build(self, map_id: str, kind: str, token: str) -> None:
+        with _reachable():
+            self._release(keys=[self._build_key(map_id, kind)], args=[token])
+
     # -- writes -------------------------------------------------------------------------
 
     def create(self, grid: GridMap, name: str | None) -> MapRecord:
@@ -423,12 +467,19 @@ class RedisStore:
     def delete(self, map_id: str) -> bool:
         with _reachable():
             done = self._delete(
-                keys=[self._maps_key(), self._map_key(map_id), self._edits_key(map_id)],
+                keys=[self._maps_key(), self._map_key(map_id), self._edits_key(map_id),
+                      self._events],
                 args=[map_id],
-            )
+            )  # fmt: skip
+        self._records.drop(map_id)
         with self._lock:
             self._problems.pop(map_id, None)
         return bool(done)
+
+    def _changed(self, map_id: str) -> None:
+        """Tell every service (this one too) that a map's record changed."""
+        self._client.publish(self._events, f"changed {map_id}")
+        self._records.drop(map_id)
 
     # -- operations ---------------------------------------------------------------------
 
@@ -438,6 +489,81 @@ class RedisStore:
         with _reachable():
             found = self._client.config_get("append*")
         return {str(k): str(v) for k, v in found.items()}
+
+
+class _RecordCache:
+    """The records this service has read, kept exact by the ``<p>:events`` channel:
+    every delete and every record change (a compaction, a rebuilt island table) is
+    published there, and a thread of this service listens. Records are kept only
+    while it listens: when the subscription breaks (Redis restarting) the copy is
+    dropped, and lookups go to Redis until it is back."""
+
+    def __init__(self, url: str, channel: str, *, timeout: float) -> None:
+        self._client = redis.Redis.from_url(url, socket_timeout=timeout,
+                                            socket_connect_timeout=timeout)  # fmt: skip
+        self._channel = channel
+        self._lock = threading.Lock()
+        self._records: dict[str, MapRecord] = {}
+        #: Bumped by every drop: a record read before a drop is not kept after it.
+        self._generation = 0
+        self._listening = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._listen, name="gridpath-records",
+                                        daemon=True)  # fmt: skip
+        self._thread.start()
+
+    def get(self, map_id: str) -> MapRecord | None:
+        with self._lock:
+            return self._records.get(map_id)
+
+    def generation(self) -> int:
+        with self._lock:
+            return self._generation
+
+    def put(self, record: MapRecord, generation: int) -> None:
+        """Keep ``record``, read when :meth:`generation` was ``generation``, unless a
+        drop came since (it may be stale) or no one listens for changes."""
+        with self._lock:
+            if self._listening and generation == self._generation:
+                self._records[record.id] = record
+
+    def drop(self, map_id: str | None = None) -> None:
+        """Forget one record (None: all)."""
+        with self._lock:
+            self._generation += 1
+            if map_id is None:
+                self._records.clear()
+            else:
+                self._records.pop(map_id, None)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._client.close()
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            pubsub = self._client.pubsub()  # type: ignore[no-untyped-call]
+            try:
+                pubsub.subscribe(self._channel)
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=EVENTS_POLL_S)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":  # from now on nothing is missed
+                        with self._lock:
+                            self._listening = True
+                    elif message["type"] == "message":
+                        _, _, map_id = _text(message["data"]).partition(" ")
+                        self.drop(map_id)
+            except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+                log.warning("record events: %s; looking records up in Redis meanwhile", exc)
+            finally:
+                with self._lock:
+                    self._listening = False
+                self.drop()
+                pubsub.close()
+            self._stop.wait(EVENTS_RETRY_S)
 
 
 @contextmanager

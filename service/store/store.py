@@ -427,6 +427,14 @@ class MapStore:
         """Remove a map's cluster tables file (one that failed its checks)."""
         (self.root / map_id / TABLES_FILE).unlink(missing_ok=True)
 
+    def claim_build(self, map_id: str, kind: str, *, seconds: float  # noqa: ARG002
+                    ) -> str | None:  # fmt: skip
+        """Always granted: one process serves a data dir (its lock)."""
+        return "local"
+
+    def release_build(self, map_id: str, kind: str, token: str) -> None:
+        """Nothing to release (see :meth:`claim_build`)."""
+
     def create(self, grid: GridMap, name: str | None) -> MapRecord:
         """Persist ``grid`` durably under a new id and return its record."""
         map_id = new_map_id()

@@ -5,12 +5,15 @@ on the file store, shared by two services, kept across restarts, and 503
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+import service.store.builder as builder_module
 from service.api import create_app
 from service.config import Settings
+from service.engine import ClusterTables, GridMap, build_clusters
 from tests.api.conftest import ClientFactory, wait_ready, wait_tables
 from tests.redis_server import RedisServer, blob, require_binary
 
@@ -191,3 +194,26 @@ def test_min_revision_past_a_compaction_loads_the_map_anew(
         raw.close()
         fresh = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 3}).json()
         assert (fresh["revision"], fresh["cost"]) == (3, 8.0)
+
+
+def test_tables_are_built_once_for_services_sharing_a_store(
+    tmp_path: Path, server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds: list[int] = []
+
+    def slow_build(grid: GridMap, **options: Any) -> ClusterTables:
+        builds.append(grid.revision)
+        time.sleep(0.5)  # long enough for the other service to want them too
+        return build_clusters(grid, **options)
+
+    monkeypatch.setattr(builder_module, "build_clusters", slow_build)
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        body = {"start": [0, 0], "goal": [8, 0], "heuristic": "cluster"}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).status_code == 200  # loads it
+        assert wait_tables(one, map_id)["status"] == "ready"
+        assert wait_tables(two, map_id)["status"] == "ready"
+        assert builds == [0]

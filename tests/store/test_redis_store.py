@@ -2,7 +2,7 @@
 corrupt values, a crash of the server, and the server away and back."""
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +149,64 @@ def test_an_unreachable_server_is_store_unavailable_then_recovers(
     server.start()
     assert store.record(record.id) == record
     store.close()
+
+
+def test_a_build_is_claimed_by_one_service_until_released_or_expired(
+    server: RedisServer, store: RedisStore
+) -> None:
+    other = RedisStore(server.url, timeout=2.0)
+    token = store.claim_build("0123456789abcdef", "clusters", seconds=30)
+    assert token is not None
+    assert other.claim_build("0123456789abcdef", "clusters", seconds=30) is None
+    assert other.claim_build("0123456789abcdef", "landmarks", seconds=30) is not None
+    other.release_build("0123456789abcdef", "clusters", "not-the-token")  # not its claim
+    assert other.claim_build("0123456789abcdef", "clusters", seconds=30) is None
+    store.release_build("0123456789abcdef", "clusters", token)
+    assert other.claim_build("0123456789abcdef", "clusters", seconds=0.05) is not None
+    time.sleep(0.1)  # the claimant died: its claim expires
+    assert store.claim_build("0123456789abcdef", "clusters", seconds=30) is not None
+    other.close()
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.005)
+
+
+def test_records_are_kept_locally_and_dropped_by_other_services_changes(
+    server: RedisServer, store: RedisStore
+) -> None:
+    # Every request looks its map up: from the local copy, not with a round trip;
+    # deletes and compactions through any service reach every copy.
+    other = RedisStore(server.url, timeout=2.0)
+    grid = weighted()
+    record = store.create(grid, None)
+    wait_until(lambda: store._records._listening)
+    assert store.record(record.id) == record
+    raw = server.client()
+    raw.hset(f"gridpath:map:{record.id}", "meta", b"{}")  # behind its back: no event
+    assert store.record(record.id) == record  # the local copy answers
+    raw.hset(f"gridpath:map:{record.id}", "meta", orjson.dumps(record.to_json()))
+    new, entry = edited(grid, [(1, 0)], 1.0)
+    other.append_edit(record.id, entry)
+    assert other.compact(record.id, new)
+    wait_until(lambda: (r := store.record(record.id)) is not None and r.revision == 1)
+    assert other.delete(record.id)
+    wait_until(lambda: store.record(record.id) is None)
+    raw.close()
+    other.close()
+
+
+def test_the_local_records_are_dropped_while_redis_is_away(
+    server: RedisServer, store: RedisStore
+) -> None:
+    record = store.create(weighted(), None)
+    wait_until(lambda: store._records._listening)
+    assert store.record(record.id) == record
+    server.kill()  # events may be missed meanwhile: nothing is trusted from before
+    wait_until(lambda: store._records.get(record.id) is None)
+    server.start()
+    wait_until(lambda: store._records._listening)
+    assert store.record(record.id) == record
