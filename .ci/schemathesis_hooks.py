@@ -23,3 +23,15 @@ ARRAYS = DTYPES.flatmap(
 ).map(npy)
 
 schemathesis.openapi.media_type("application/x-npy", st.one_of(ARRAYS, st.binary(max_size=256)))
+
+
+@schemathesis.hook
+def map_body(ctx: object, body: object) -> object:
+    """A ``min_revision`` past the map's revision answers 503 ``NotReady`` by design
+    (the store does not hold that revision; tests/api cover it): the fuzzer's are
+    lowered to 0 so that the rest of those queries reach the search."""
+    if isinstance(body, dict):
+        wanted = body.get("min_revision")
+        if isinstance(wanted, int | float) and not isinstance(wanted, bool) and wanted > 0:
+            body["min_revision"] = 0
+    return body

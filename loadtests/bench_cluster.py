@@ -10,8 +10,9 @@ server (``valkey-server`` from the dev extra, or Debian's ``redis-server``). Eve
 runs on loopback, one thing after another:
 
 1. Short single path queries (den520d, scenario buckets 0-2) with wrk, ``-c 32``:
-   one service on the file store; one on Redis, direct; then HAProxy in front of 1, 2
-   and 3 replicas on Redis. On a 2-core machine the replicas share the same cores, so
+   one service on the file store; one on Redis, direct; one with two worker
+   processes (``GRIDPATH_WORKERS=2``) on Redis; then HAProxy in front of 1, 2 and 3
+   replicas on Redis. On a 2-core machine the replicas share the same cores, so
    this shows what HAProxy and Redis add per request, not scaling.
 2. Replica lag: two replicas holding the map; ``--lag-edits`` edits through one, each
    followed by polling the other until it serves the new revision: the time from the
@@ -109,6 +110,8 @@ def throughput(args: argparse.Namespace, redis: RedisServer, workdir: Path) -> l
                     for i in (1, 2, 3)]  # fmt: skip
         map_id = upload(replicas[0], map_path)
         run("1 service, Redis store, direct", replicas[0].base, map_id)
+        with serve(workdir, on_redis | {"GRIDPATH_WORKERS": "2"}, "workers") as workers:
+            run("1 service, 2 workers, Redis store", workers.base, map_id)
         for count in (1, 2, 3):
             with haproxy(replicas[:count], workdir) as base:
                 run(f"HAProxy, {count} replica{'s' if count > 1 else ''}", base, map_id)

@@ -6,19 +6,30 @@ Command-line values override ``GRIDPATH_HOST``, ``GRIDPATH_PORT`` and
 Startup fails fast, before anything is loaded or compiled: the port is bound (and
 listened on) first, then the data dir's lock is taken and handed to the service;
 either failing prints one line and exits with status 1.
+
+``GRIDPATH_WORKERS=N`` (N > 1) serves the same port from N worker processes, each
+with its own cache and search threads, under uvicorn's process supervisor (a worker
+that dies is replaced). The workers share their maps through the store, so they
+need a shared one: ``GRIDPATH_STORE=redis://...``; the kernels are compiled once,
+before the workers start.
 """
 
 import argparse
 import logging
+import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Final, NoReturn
 
 import uvicorn
+from fastapi import FastAPI
+from uvicorn.supervisors import Multiprocess
 
 from service.api import create_app
 from service.config import Settings
+from service.engine import kernels_warm
 from service.store import DataDirInUseError, DataDirLock
 
 #: Exit status when the service cannot start (port taken, data dir in use).
@@ -63,16 +74,57 @@ def fail(message: str) -> NoReturn:
     sys.exit(CANNOT_START)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    settings = Settings(host=args.host, port=args.port, data_dir=args.data_dir)
+def configure_logging(settings: Settings) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
+
+
+def worker_app() -> FastAPI:
+    """The app of one worker process (``GRIDPATH_WORKERS``): settings from the
+    environment, which the parent completed from its command line."""
+    settings = Settings()
+    configure_logging(settings)
+    return create_app(settings)
+
+
+def serve_workers(settings: Settings, sock: socket.socket) -> None:
+    """Run ``settings.workers`` worker processes on ``sock`` until a signal stops them."""
+    if settings.store == "file":
+        sock.close()
+        fail(f"GRIDPATH_WORKERS={settings.workers} needs a store the workers share: "
+             "GRIDPATH_STORE=redis://host:port/db (the file store is served by one "
+             "process)")  # fmt: skip
+    os.environ |= {"GRIDPATH_HOST": settings.host, "GRIDPATH_PORT": str(settings.port),
+                   "GRIDPATH_DATA_DIR": str(settings.data_dir)}  # fmt: skip
+    if not kernels_warm():  # once here, not once per worker at the same time
+        logging.getLogger("gridpath").info("compiling the kernels before the workers start")
+        subprocess.run([sys.executable, "-m", "service.engine.warmup"], check=False,
+                       timeout=settings.compile_timeout_seconds)  # fmt: skip
+    config = uvicorn.Config(
+        "service.__main__:worker_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        access_log=False,
+        log_config=None,
+        server_header=False,
+    )
+    Multiprocess(config, sockets=[sock]).run()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    settings = Settings(host=args.host, port=args.port, data_dir=args.data_dir)
+    configure_logging(settings)
     try:
         sock = listen(settings.host, settings.port)
     except OSError as exc:
         fail(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}")
+    if settings.workers > 1:
+        serve_workers(settings, sock)
+        return
     lock = None
     if settings.store == "file":  # a Redis store is shared: no lock to take
         try:

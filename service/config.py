@@ -31,6 +31,14 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address to listen on.")
     port: int = Field(default=8000, ge=0, le=65535, description="TCP port to listen on.")
     data_dir: Path = Field(default=Path("data"), description="Where maps are persisted.")
+    workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Worker processes serving the port (python -m service), each with its "
+        "own cache and search threads; more than one needs a shared store "
+        "(GRIDPATH_STORE=redis://...).",
+    )
     store: str = Field(
         default="file",
         description="Where maps are stored: 'file' (the data dir, one process) or a Redis "

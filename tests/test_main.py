@@ -1,6 +1,8 @@
 """The real server: ``python -m service`` on a free loopback port, restarted on its data."""
 
 import math
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -15,7 +17,14 @@ import pytest
 from service.__main__ import parse_args
 from service.config import get_settings
 from service.engine.movingai import parse_scenarios
-from tests.server import STARTUP_SECONDS, running_server, server_log, start_server
+from tests.redis_server import RedisServer, require_binary
+from tests.server import (
+    STARTUP_SECONDS,
+    running_server,
+    server_log,
+    start_server,
+    wait_until_ready,
+)
 from tests.support import serpentine
 
 
@@ -286,3 +295,63 @@ def test_regression_cold_start_compiled_on_the_event_loop(tmp_path: Path) -> Non
     assert answers == [503, 201, 200], answers
     # About 30 ms at worst here (it was seconds); generous for a loaded 2-core machine.
     assert slowest < 2.0, f"/healthz took {slowest:.2f} s while the kernels compiled"
+
+
+def test_workers_on_the_file_store_are_refused_saying_why(tmp_path: Path) -> None:
+    process, _, log = start_server(tmp_path / "data", env={"GRIDPATH_WORKERS": "2"})
+    assert process.wait(timeout=60) == 1
+    said = "gridpath: GRIDPATH_WORKERS=2 needs a store the workers share: GRIDPATH_STORE=" \
+        "redis://host:port/db (the file store is served by one process)"  # fmt: skip
+    assert said in log.read_text()
+
+
+def children(pid: int) -> set[int]:
+    """The process ids of ``pid``'s live worker processes (from /proc: children
+    started by multiprocessing's spawn, not its resource tracker)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+            command = (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if fields[1] == str(pid) and fields[0] != "Z" and b"spawn_main" in command:
+            found.add(int(status.parent.name))
+    return found
+
+
+def test_workers_share_the_port_and_the_maps_and_a_dead_one_is_replaced(
+    tmp_path: Path,
+) -> None:
+    redis = RedisServer(require_binary(), tmp_path / "redis")
+    redis.start()
+    env = {"GRIDPATH_WORKERS": "2", "GRIDPATH_STORE": redis.url}
+    process, port, log = start_server(tmp_path / "data", env=env)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            wait_until_ready(client, process, log)
+            workers = children(process.pid)
+            assert len(workers) == 2, (workers, log.read_text())
+            map_id = client.post("/v1/maps", json={"rows": ["....", "...."]}).json()["id"]
+            query = {"start": [0, 0], "goal": [3, 1]}
+            edit = client.post(f"/v1/maps/{map_id}/edits",
+                               json={"edits": [{"cells": [[1, 0]], "cost": 0}]})  # fmt: skip
+            revision = edit.json()["revision"]
+            for _ in range(20):  # new connections, answered by either worker
+                with httpx.Client(base_url=client.base_url) as fresh:
+                    answer = fresh.post(f"/v1/maps/{map_id}/path",
+                                        json=query | {"min_revision": revision})  # fmt: skip
+                    assert answer.status_code == 200, answer.text
+                    assert answer.json()["revision"] == revision
+            os.kill(min(workers), signal.SIGKILL)
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while len(now := children(process.pid)) != 2 or now == workers:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+            wait_until_ready(client, process, log)
+            answer = client.post(f"/v1/maps/{map_id}/path", json=query)
+            assert answer.json()["revision"] == revision
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        redis.stop()

@@ -34,9 +34,15 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 StoreDep = Annotated[Store, Depends(get_store)]
 
 
-def lookup_map(store: Store, map_id: str) -> MapRecord:
-    """The stored map's record; ``MapNotFound`` for unknown or malformed ids."""
-    record = store.record(map_id) if valid_map_id(map_id) else None
+async def lookup_map(runtime: Runtime, map_id: str) -> MapRecord:
+    """The stored map's record; ``MapNotFound`` for unknown or malformed ids. The
+    record at hand when there is one; else the store is asked on a search thread
+    (a shared store is a network round trip: never on the event loop)."""
+    record = None
+    if valid_map_id(map_id):
+        record = runtime.store.known_record(map_id)
+        if record is None:
+            record = await runtime.run(runtime.store.record, map_id)
     if record is None:
         raise ApiError(ErrorCode.MAP_NOT_FOUND, f"no map with id {map_id[:64]!r}")
     return record
@@ -46,7 +52,7 @@ async def get_map(
     request: Request,
     map_id: Annotated[str, Path(description="Map id from the upload answer.")],
 ) -> MapRecord:
-    return lookup_map(runtime_of(request).store, map_id)
+    return await lookup_map(runtime_of(request), map_id)
 
 
 MapDep = Annotated[MapRecord, Depends(get_map)]
@@ -65,11 +71,11 @@ def _check_key(request: Request, settings: Settings) -> None:
         )
 
 
-def readable_map(request: Request, map_id: str) -> tuple[Runtime, MapRecord]:
+async def readable_map(request: Request, map_id: str) -> tuple[Runtime, MapRecord]:
     """Access check and map lookup for the hot path routes, without dependency solving."""
     runtime = runtime_of(request)
     check_reader(request, runtime.settings)
-    return runtime, lookup_map(runtime.store, map_id)
+    return runtime, await lookup_map(runtime, map_id)
 
 
 async def require_writer(request: Request) -> None:

@@ -169,29 +169,19 @@ class Runtime:
 
     def catch_up(self, map_id: str, wanted: int) -> None:
         """Bring this service's copy of a map to revision ``wanted`` or later from the
-        store (blocking: on a search thread). Edits after the copy's revision are
-        followed; a copy the log no longer reaches (compacted past it) is loaded anew.
+        store (blocking: on a search thread): the copy cached, if at ``wanted``;
+        else the edits logged after it applied (or the map loaded anew, when a
+        compaction took them into a snapshot).
 
         Raises:
             BehindError: the store does not hold revision ``wanted`` (yet).
         """
-        with self.cache.acquire(map_id) as grid:
-            revision = grid.revision
-        if revision >= wanted:
+        grid = self.cache.current(map_id)
+        if grid is not None and grid.revision >= wanted:
             return
-        followed = self.editor.follow(map_id, self.store.edits_since(map_id, revision))
-        revision = revision if followed is None else followed
-        if revision >= wanted:
-            return
-        state = self.store.log_state(map_id)
-        if state is not None and state.revision >= wanted:  # compacted past this copy
-            self.cache.discard(map_id)
-            self.editor.forget(map_id)
-            with self.cache.acquire(map_id) as grid:
-                revision = grid.revision
-            if revision >= wanted:
-                return
-        raise BehindError(map_id, revision, wanted)
+        revision = self.editor.catch_up(map_id)
+        if revision < wanted:
+            raise BehindError(map_id, revision, wanted)
 
     async def at_revision(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``; while it raises :class:`BehindError`, wait (on the event loop,

@@ -48,6 +48,10 @@ class Store(Protocol):
     def record(self, map_id: str) -> MapRecord | None:
         """A map's record (its snapshot's revision, shape, checksums), or None."""
 
+    def known_record(self, map_id: str) -> MapRecord | None:
+        """The record if this process has it at hand (no I/O: the event loop may
+        call it); None means "ask :meth:`record`", not "no such map"."""
+
     def __len__(self) -> int:
         """How many maps are stored."""
 

@@ -48,7 +48,7 @@ from service.engine import (
 from service.engine.calibration import measure_auto
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
-from service.store.backend import Store
+from service.store.backend import Store, StoreUnavailableError
 from service.store.cache import CacheBudgetError, MapCache
 from service.store.priority import BackgroundPriority, background_pool
 from service.store.store import StoreError, UnknownMapError
@@ -379,7 +379,7 @@ class TableBuilder:
         except CacheBudgetError as exc:
             for kind in kinds:
                 self._finish(map_id, kind, TableStatus.failed(str(exc)))
-        except (StoreError, OSError) as exc:
+        except (StoreError, StoreUnavailableError, OSError) as exc:
             log.error("map %s: cannot load it to build its tables (%s)", map_id, exc)
             for kind in kinds:
                 self._finish(map_id, kind, self._failed_for_now(f"the map cannot be loaded: {exc}"))
@@ -419,9 +419,27 @@ class TableBuilder:
                 return token
             self._check_open()
             time.sleep(BUILD_POLL_SECONDS)
-            if self._attach(map_id, kind, grid):
+            if self._adopt_stored(map_id, kind, grid):
                 log.info("map %s: %s built by another service; attached", map_id, kind)
                 return None
+
+    def _adopt_stored(self, map_id: str, kind: str, grid: GridMap) -> bool:
+        """Adopt the stored tables of ``kind`` (as a build here would: repaired for
+        the current revision if need be) when they are for ``grid``'s revision or an
+        earlier one; tables for a later revision (another service's copy was
+        ahead) could be wrong for ``grid``, and are left for this copy to catch up."""
+        info = self._stored_info(map_id, kind)
+        if info is None or info.revision > grid.revision:
+            return info is not None
+        try:
+            tables = (self._store.load_clusters(map_id) if kind == CLUSTERS
+                      else self._store.load_landmarks(map_id))  # fmt: skip
+        except TableFileError:
+            return False
+        if tables is None:
+            return False
+        self._adopt(map_id, kind, grid, tables)
+        return True
 
     def _make(self, map_id: str, kind: str, grid: GridMap) -> TableInfo:
         """Build, persist and attach one kind of table; its figures."""

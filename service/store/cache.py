@@ -228,9 +228,12 @@ class MapCache:
                 grid = self._store.load(map_id)
                 if self.on_load is not None:
                     self.on_load(map_id, grid)
+                # Deleted while loading? Asked before taking the lock: a shared store
+                # answers over the network, and the event loop takes this lock too.
+                gone = self._store.record(map_id) is None
                 with self._lock:
                     self._misses += 1
-                    if self._store.record(map_id) is None:  # deleted while loading
+                    if gone:
                         raise UnknownMapError(map_id)
                     newer = self._entries.get(map_id)
                     if newer is not None and newer.grid.revision >= grid.revision:

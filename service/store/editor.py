@@ -50,13 +50,13 @@ from service.engine.edits import (
     repair_landmarks,
 )
 from service.engine.grid import JUMP_TABLE_BYTES_PER_CELL
-from service.store.backend import RevisionTakenError, Store
+from service.store.backend import RevisionTakenError, Store, StoreUnavailableError
 from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
 from service.store.priority import BackgroundPriority, background_pool
 from service.store.spares import JUMPS, JumpSpare, LandmarkSpare
-from service.store.store import figures_of
+from service.store.store import UnknownMapError, figures_of
 
 log = logging.getLogger("gridpath.edits")
 
@@ -153,9 +153,9 @@ class MapEditor:
             UnknownMapError, StoreError, CacheBudgetError: as loading the map.
             RevisionConflictError: ``if_revision`` is not the current revision.
             RevisionTakenError: other services sharing the store wrote the revision
-                first, EDIT_ATTEMPTS times in a row (each time the stale copy is
-                dropped and the edit made again on the map as the store holds it;
-                with ``if_revision`` that check then answers instead).
+                first, EDIT_ATTEMPTS times in a row (each time this copy catches up
+                with the store and the edit is made again on it; with
+                ``if_revision`` that check then answers instead).
             InvalidEditError: a bad edit or ``keep_connected`` point (the message names it).
             MapTooBigError: more cells than ``max_edit_cells``.
             WouldDisconnectError: the points would not stay in one island.
@@ -188,12 +188,15 @@ class MapEditor:
             try:
                 self._store.append_edit(map_id, record)
             except RevisionTakenError:  # another service edited it: this copy is stale
-                self._cache.discard(map_id)
-                self.forget(map_id)
+                self._catch_up_locked(map_id, state, grid)
                 raise
             self._publish(map_id, state, grid, new, changes)
             applied = time.perf_counter_ns() - began
-        log_state = self._store.log_state(map_id)
+        try:
+            log_state = self._store.log_state(map_id)
+        except StoreUnavailableError as exc:  # the edit is committed: answer it anyway
+            log.warning("map %s: edit log size unknown (%s); compaction later", map_id, exc)
+            log_state = None
         if log_state is not None and log_state.log_bytes > self._compact_bytes:
             self._queue_compaction(map_id, state)
         return EditOutcome(new, changes.count, applied // 1000)
@@ -201,8 +204,8 @@ class MapEditor:
     def follow(self, map_id: str, records: Sequence[LogRecord]) -> int | None:
         """Apply edits another service wrote to the store (its log records, in
         order) to this service's cached copy of the map, as if made here: the same
-        revisions, repairs and spares. Records the copy holds already are skipped;
-        a gap (a record missing) drops the copy, so the next use loads it whole.
+        revisions, repairs and spares. Records the copy holds already are skipped; a
+        gap (a compaction took records into a snapshot) loads the map anew.
 
         Returns the revision now cached, or None if the map is not cached.
         """
@@ -210,22 +213,67 @@ class MapEditor:
         with state.lock, self._cache.acquire_cached(map_id) as grid:
             if grid is None:
                 return None
-            for record in records:
-                if record.revision <= grid.revision:
-                    continue
-                if record.revision != grid.revision + 1:
-                    log.warning("map %s: edit log jumps from revision %d to %d; reloading",
-                                map_id, grid.revision, record.revision)  # fmt: skip
-                    self._cache.discard(map_id)
-                    self.forget(map_id)
-                    return None
-                changes = Changes.of_map_cells(grid, record.cells, record.costs)
-                new = apply_changes(grid, changes)
-                if new.uniform and new.jump_bits is None:
-                    new.prepare_jumps(max_table_bytes=0)
-                self._publish(map_id, state, grid, new, changes)
-                grid = new
-            return grid.revision
+            followed = self._apply_logged(map_id, state, grid, records)
+            if followed is None:
+                return self._reload_locked(map_id, state).revision
+            return followed.revision
+
+    def catch_up(self, map_id: str) -> int:
+        """Bring this service's copy of a map (loading it if needed) to the revision
+        the store holds; that revision.
+
+        Raises:
+            UnknownMapError, StoreError, CacheBudgetError: as loading the map.
+        """
+        state = self._state(map_id)
+        with state.lock, self._cache.acquire(map_id) as grid:
+            return self._catch_up_locked(map_id, state, grid).revision
+
+    def _catch_up_locked(self, map_id: str, state: _MapState, grid: GridMap) -> GridMap:
+        """``grid`` (the copy served) brought to at least the revision the store held
+        when called: its logged edits applied, or the map loaded anew when the log no
+        longer reaches back to it. ``state.lock`` held."""
+        stored = self._store.log_state(map_id)
+        if stored is None:
+            raise UnknownMapError(map_id)
+        records = self._store.edits_since(map_id, grid.revision)
+        followed = self._apply_logged(map_id, state, grid, records)
+        if followed is None or followed.revision < stored.revision:
+            return self._reload_locked(map_id, state)
+        return followed
+
+    def _apply_logged(self, map_id: str, state: _MapState, grid: GridMap,
+                      records: Sequence[LogRecord]) -> GridMap | None:  # fmt: skip
+        """``grid`` with the logged edits after its revision applied and published, in
+        order; None at a gap (a record missing). ``state.lock`` held."""
+        for record in records:
+            if record.revision <= grid.revision:
+                continue
+            if record.revision != grid.revision + 1:
+                log.warning("map %s: edit log jumps from revision %d to %d; reloading",
+                            map_id, grid.revision, record.revision)  # fmt: skip
+                return None
+            changes = Changes.of_map_cells(grid, record.cells, record.costs)
+            new = apply_changes(grid, changes)
+            if new.uniform and new.jump_bits is None:
+                new.prepare_jumps(max_table_bytes=0)
+            self._publish(map_id, state, grid, new, changes)
+            grid = new
+        return grid
+
+    def _reload_locked(self, map_id: str, state: _MapState) -> GridMap:
+        """The map loaded anew from the store. What this service remembered of the
+        edits before that revision (lowered and flipped cells, tables waiting for a
+        repair) is dropped as incomplete: tables from before it are rebuilt, never
+        repaired from a partial history. ``state.lock`` held."""
+        self._cache.discard(map_id)
+        with self._cache.acquire(map_id) as grid:
+            state.history.clear()
+            state.flips.clear()
+            state.history_from = state.flips_from = grid.revision
+            state.pending.clear()
+            state.jump_base = None
+            return grid
 
     def _publish(self, map_id: str, state: _MapState, grid: GridMap, new: GridMap,
                  changes: Changes) -> None:  # fmt: skip

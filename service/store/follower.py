@@ -11,10 +11,12 @@ must see an edit at once says so with ``min_revision`` (``Runtime.catch_up``).
 
 import logging
 import threading
+import time
 from typing import Final
 
 from service.store.backend import StoreUnavailableError
 from service.store.cache import MapCache
+from service.store.editlog import LogRecord
 from service.store.editor import MapEditor
 from service.store.redis_store import RedisStore
 
@@ -22,6 +24,9 @@ log = logging.getLogger("gridpath.follow")
 
 #: Longest wait of one read, in milliseconds: a map cached meanwhile joins the next.
 BLOCK_MS: Final = 250
+#: Seconds between checks that no held map is behind the store (a compaction may
+#: have trimmed edits from its stream before they were read here).
+RECONCILE_SECONDS: Final = 1.0
 #: Seconds between attempts while the store cannot be reached.
 RETRY_SECONDS: Final = 0.5
 
@@ -46,6 +51,7 @@ class EditFollower:
             self._thread.join()
 
     def _run(self) -> None:
+        reconciled = time.monotonic()
         while not self._stop.is_set():
             held = self._cache.revisions()
             if not held:
@@ -54,10 +60,39 @@ class EditFollower:
             try:
                 found = self._store.wait_for_edits(held, block_ms=BLOCK_MS)
                 for map_id, records in found.items():
-                    self._editor.follow(map_id, records)
+                    self._follow(map_id, records)
+                if time.monotonic() - reconciled > RECONCILE_SECONDS:
+                    self._reconcile(held)
+                    reconciled = time.monotonic()
             except StoreUnavailableError as exc:
                 log.warning("following edits: %s", exc)
                 self._stop.wait(RETRY_SECONDS)
-            except Exception:  # a bad record or a bug: keep following the other maps
+            except Exception:  # a bug: keep following
                 log.exception("following edits failed; retrying")
                 self._stop.wait(RETRY_SECONDS)
+
+    def _follow(self, map_id: str, records: list[LogRecord]) -> None:
+        """One map's new edits; a map that cannot follow them is dropped from the
+        cache (the next use loads it whole), and the others go on."""
+        try:
+            self._editor.follow(map_id, records)
+        except StoreUnavailableError:
+            raise
+        except Exception:
+            log.exception("map %s: following its edits failed; dropping its copy", map_id)
+            self._cache.discard(map_id)
+
+    def _reconcile(self, held: dict[str, int]) -> None:
+        """Catch up every held map the store holds a later revision of: its stream may
+        have been compacted past this copy before its edits were read here."""
+        for map_id, revision in held.items():
+            stored = self._store.log_state(map_id)
+            if stored is None or stored.revision <= revision:
+                continue
+            try:
+                self._editor.catch_up(map_id)
+            except StoreUnavailableError:
+                raise
+            except Exception:
+                log.exception("map %s: catching up failed; dropping its copy", map_id)
+                self._cache.discard(map_id)

@@ -30,7 +30,7 @@ import io
 import logging
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Final, NoReturn
@@ -75,6 +75,12 @@ CLUSTERS: Final = "clusters"
 #: flag; and between attempts to subscribe again after the connection broke.
 EVENTS_POLL_S: Final = 0.25
 EVENTS_RETRY_S: Final = 0.5
+#: Seconds between the listener connection's health checks (a half-open connection
+#: is noticed), and the longest wait for the listener to stop.
+EVENTS_HEALTH_S: Final = 5
+EVENTS_CLOSE_S: Final = 5.0
+#: Tries of a compaction while other services' edits keep changing the map.
+COMPACT_ATTEMPTS: Final = 10
 #: Longest block of a follower's read, in seconds (its socket waits this much more).
 FOLLOW_BLOCK_S: Final = 1.0
 LANDMARKS: Final = "landmarks"
@@ -82,12 +88,23 @@ LANDMARKS: Final = "landmarks"
 _BACKOFF_BASE: Final = 0.05
 
 # The edit's check and append, atomically: -1 no such map, -2 not at the revision
-# before this one (another process edited the map), 1 appended.
+# before this one (another process edited the map), 1 appended. An entry carries its
+# writer's token: a call resent after its answer was lost (the client retries on a
+# broken connection) finds its own entry and answers 1 again, not -2.
 _APPEND: Final = """
 local current = redis.call('HGET', KEYS[1], 'revision')
 if not current then return -1 end
-if tonumber(ARGV[1]) ~= tonumber(current) + 1 then return -2 end
-redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'record', ARGV[2])
+if tonumber(ARGV[1]) ~= tonumber(current) + 1 then
+  local mine = redis.call('XRANGE', KEYS[2], ARGV[1] .. '-0', ARGV[1] .. '-0')
+  if #mine == 1 then
+    local fields = mine[1][2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'token' and fields[i + 1] == ARGV[5] then return 1 end
+    end
+  end
+  return -2
+end
+redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'record', ARGV[2], 'token', ARGV[5])
 redis.call('HINCRBY', KEYS[1], 'log_bytes', string.len(ARGV[2]))
 redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'figures', ARGV[3])
 if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'lowered_at', ARGV[1]) end
@@ -152,7 +169,8 @@ class RedisStore:
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}
         self._events = f"{prefix}:events"
-        self._records = _RecordCache(url, self._events, timeout=timeout)
+        self._records = _RecordCache(url, self._events, timeout=timeout,
+                                     on_change=self._forget_problem)  # fmt: skip
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -194,6 +212,9 @@ class RedisStore:
         if record is not None:
             self._records.put(record, generation)
         return record
+
+    def known_record(self, map_id: str) -> MapRecord | None:
+        return self._records.get(map_id)
 
     def __len__(self) -> int:
         with _reachable():
@@ -295,7 +316,7 @@ class RedisStore:
             done = self._append(
                 keys=[self._map_key(map_id), self._edits_key(map_id)],
                 args=[entry.revision, editlog.encode(entry), orjson.dumps(entry.figures),
-                      int(entry.lowers)],
+                      int(entry.lowers), secrets.token_hex(8)],
             )  # fmt: skip
         if done == -1:
             raise UnknownMapError(map_id)
@@ -328,7 +349,7 @@ class RedisStore:
         islands_data = npy_bytes(grid.island_tables.labels)
         key, edits = self._map_key(map_id), self._edits_key(map_id)
         with _reachable(), self._client.pipeline() as pipe:
-            while True:
+            for _ in range(COMPACT_ATTEMPTS):  # others' edits reset the WATCH: try later
                 try:
                     pipe.watch(key)  # type: ignore[no-untyped-call]
                     current = _record(map_id, pipe.hget(key, "meta"))
@@ -349,6 +370,7 @@ class RedisStore:
                     return True
                 except redis.WatchError:
                     continue
+        return True  # not compacted now: the next edit past the bound tries again
 
     def verify(self, map_id: str) -> str | None:
         with _reachable():
@@ -375,8 +397,8 @@ class RedisStore:
             done = self._set_if_meta(keys=[self._map_key(map_id)],
                                      args=[_blob(meta) or b"", "grid", data])  # fmt: skip
         if done:
-            with self._lock:
-                self._problems.pop(map_id, None)
+            self._changed(map_id)  # every service looks at the repaired grid afresh
+            self._forget_problem(map_id)
         return bool(done)
 
     # -- tables -------------------------------------------------------------------------
@@ -476,6 +498,11 @@ class RedisStore:
             self._problems.pop(map_id, None)
         return bool(done)
 
+    def _forget_problem(self, map_id: str) -> None:
+        """A map changed (another service repaired it, say): look at it afresh."""
+        with self._lock:
+            self._problems.pop(map_id, None)
+
     def _changed(self, map_id: str) -> None:
         """Tell every service (this one too) that a map's record changed."""
         self._client.publish(self._events, f"changed {map_id}")
@@ -486,8 +513,11 @@ class RedisStore:
     def persistence(self) -> dict[str, str]:
         """The server's persistence settings (``appendonly``, ``appendfsync``), to log
         at start what an acknowledged write survives."""
-        with _reachable():
-            found = self._client.config_get("append*")
+        try:
+            with _reachable():
+                found = self._client.config_get("append*")
+        except redis.ResponseError as exc:  # managed servers may refuse CONFIG
+            return {"unknown": str(exc)}
         return {str(k): str(v) for k, v in found.items()}
 
 
@@ -498,10 +528,13 @@ class _RecordCache:
     while it listens: when the subscription breaks (Redis restarting) the copy is
     dropped, and lookups go to Redis until it is back."""
 
-    def __init__(self, url: str, channel: str, *, timeout: float) -> None:
+    def __init__(self, url: str, channel: str, *, timeout: float,
+                 on_change: Callable[[str], None]) -> None:  # fmt: skip
         self._client = redis.Redis.from_url(url, socket_timeout=timeout,
-                                            socket_connect_timeout=timeout)  # fmt: skip
+                                            socket_connect_timeout=timeout,
+                                            health_check_interval=EVENTS_HEALTH_S)  # fmt: skip
         self._channel = channel
+        self._on_change = on_change
         self._lock = threading.Lock()
         self._records: dict[str, MapRecord] = {}
         #: Bumped by every drop: a record read before a drop is not kept after it.
@@ -538,7 +571,7 @@ class _RecordCache:
 
     def close(self) -> None:
         self._stop.set()
-        self._thread.join()
+        self._thread.join(timeout=EVENTS_CLOSE_S)  # a daemon: it cannot hold the exit
         self._client.close()
 
     def _listen(self) -> None:
@@ -550,12 +583,18 @@ class _RecordCache:
                     message = pubsub.get_message(timeout=EVENTS_POLL_S)
                     if message is None:
                         continue
-                    if message["type"] == "subscribe":  # from now on nothing is missed
+                    if message["type"] == "subscribe":
+                        # From now on nothing is missed; what was kept before may have
+                        # missed events (redis-py resubscribes by itself after a
+                        # broken connection, and confirms again): start afresh.
                         with self._lock:
+                            self._records.clear()
+                            self._generation += 1
                             self._listening = True
                     elif message["type"] == "message":
                         _, _, map_id = _text(message["data"]).partition(" ")
                         self.drop(map_id)
+                        self._on_change(map_id)
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
                 log.warning("record events: %s; looking records up in Redis meanwhile", exc)
             finally:

@@ -144,6 +144,10 @@ class MapStore:
         with self._lock:
             return self._records.get(map_id)
 
+    def known_record(self, map_id: str) -> MapRecord | None:
+        """:meth:`record`: every record is in memory."""
+        return self.record(map_id)
+
     def __len__(self) -> int:
         return len(self._records)
 

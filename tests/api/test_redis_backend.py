@@ -14,6 +14,7 @@ import service.store.builder as builder_module
 from service.api import create_app
 from service.config import Settings
 from service.engine import ClusterTables, GridMap, build_clusters
+from service.store.follower import EditFollower
 from tests.api.conftest import ClientFactory, wait_ready, wait_tables
 from tests.redis_server import RedisServer, blob, require_binary
 
@@ -217,3 +218,38 @@ def test_tables_are_built_once_for_services_sharing_a_store(
         assert wait_tables(one, map_id)["status"] == "ready"
         assert wait_tables(two, map_id)["status"] == "ready"
         assert builds == [0]
+
+
+def test_regression_a_stream_compacted_past_a_copy_left_it_behind_for_good(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    # A service whose follower had not read the edits before another service's
+    # compaction trimmed them saw nothing more in the stream: its copy stayed behind.
+    # It now loads the map anew, and forgets the edit history it missed (tables
+    # from before are rebuilt, never repaired from a partial history).
+    one, two = two_services(tmp_path, server, compact_log_bytes=1)
+    with one, two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        body = {"start": [0, 0], "goal": [8, 0]}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        runtime = two.app.state.runtime  # type: ignore[attr-defined]
+        runtime.follower.close()
+        for cost in (1, 2, 1):
+            one.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]],
+                                                                   "cost": cost}]})  # fmt: skip
+        raw = server.client()
+        deadline = time.monotonic() + 10
+        while raw.xrange(f"gridpath:map:{map_id}:edits", "1-0", "1-0"):  # trimmed past 0
+            assert time.monotonic() < deadline, "never compacted"
+            time.sleep(0.01)
+        raw.close()
+        runtime.follower = EditFollower(runtime.store, runtime.cache, runtime.editor)
+        runtime.follower.start()  # closed with the service
+        deadline = time.monotonic() + 10
+        while (answer := two.post(f"/v1/maps/{map_id}/path", json=body).json())["revision"] < 3:
+            assert time.monotonic() < deadline, "the copy stayed behind"
+            time.sleep(0.02)
+        assert answer["cost"] == 8.0
+        assert runtime.editor._maps[map_id].history_from == 3

@@ -10,7 +10,13 @@ import orjson
 import pytest
 
 from service.engine import GridMap
-from service.store import RevisionTakenError, StoreError, StoreUnavailableError, UnknownMapError
+from service.store import (
+    RevisionTakenError,
+    StoreError,
+    StoreUnavailableError,
+    UnknownMapError,
+    editlog,
+)
 from service.store.files import checksum
 from service.store.redis_store import RedisStore
 from tests.redis_server import RedisServer, blob, require_binary
@@ -210,3 +216,36 @@ def test_the_local_records_are_dropped_while_redis_is_away(
     server.start()
     wait_until(lambda: store._records._listening)
     assert store.record(record.id) == record
+
+
+def test_regression_a_resent_append_after_a_lost_answer_was_a_conflict(
+    store: RedisStore,
+) -> None:
+    # redis-py resends a script after a broken connection: if the first one had
+    # been applied, the resend found revision n taken and the edit was made twice.
+    grid = weighted()
+    record = store.create(grid, None)
+    _, entry = edited(grid, [(1, 0)], 1.0)
+    args: list[bytes | str | int] = [1, editlog.encode(entry), orjson.dumps(entry.figures), 1,
+                                     "token-1"]  # fmt: skip
+    keys = [f"gridpath:map:{record.id}", f"gridpath:map:{record.id}:edits"]
+    assert store._append(keys=keys, args=args) == 1
+    assert store._append(keys=keys, args=args) == 1  # the same call again: applied once
+    assert store._append(keys=keys, args=[*args[:4], "token-2"]) == -2  # another writer
+    assert [r.revision for r in store.edits_since(record.id, 0)] == [1]
+
+
+def test_regression_a_resubscribed_listener_kept_records_that_missed_events(
+    server: RedisServer, store: RedisStore
+) -> None:
+    # redis-py resubscribes by itself after a broken connection: events published
+    # in the gap were lost, and the records kept from before were trusted.
+    record = store.create(weighted(), "before")
+    wait_until(lambda: store._records._listening)
+    assert store.record(record.id) == record
+    raw = server.client()
+    renamed = record.to_json() | {"name": "after"}
+    raw.hset(f"gridpath:map:{record.id}", "meta", orjson.dumps(renamed))  # no event
+    raw.client_kill_filter(_type="pubsub")
+    wait_until(lambda: (r := store.record(record.id)) is not None and r.name == "after")
+    raw.close()

@@ -41,5 +41,6 @@ async def readyz(runtime: RuntimeDep) -> Response:
     },
 )
 async def metrics(runtime: RuntimeDep) -> Response:
-    text = runtime.metrics.render(runtime.cache.stats(), len(runtime.store))
+    maps = await runtime.run(len, runtime.store)  # a shared store: a round trip
+    text = runtime.metrics.render(runtime.cache.stats(), maps)
     return Response(text, media_type="text/plain; version=0.0.4")

@@ -149,7 +149,8 @@ async def create_map(
     body = await request.body()
     content_type = media_type(request.headers.get("content-type"))
     record = await runtime.run(_create, runtime, content_type, body, name, cluster_size)
-    return _json(describe(runtime, record), 201, {"Location": f"/v1/maps/{record.id}"})
+    payload = await runtime.run(describe, runtime, record)
+    return _json(payload, 201, {"Location": f"/v1/maps/{record.id}"})
 
 
 @router.get(
@@ -160,7 +161,11 @@ async def create_map(
     responses=error_responses(ErrorCode.UNAUTHORIZED),
 )
 async def list_maps(runtime: RuntimeDep) -> Response:
-    return _json({"maps": [describe(runtime, r) for r in runtime.store.records()]})
+    return _json({"maps": await runtime.run(_describe_all, runtime)})
+
+
+def _describe_all(runtime: Runtime) -> list[dict[str, Any]]:
+    return [describe(runtime, record) for record in runtime.store.records()]
 
 
 @router.get(
@@ -171,7 +176,7 @@ async def list_maps(runtime: RuntimeDep) -> Response:
     responses=error_responses(ErrorCode.MAP_NOT_FOUND, ErrorCode.UNAUTHORIZED),
 )
 async def read_map(record: MapDep, runtime: RuntimeDep) -> Response:
-    payload = describe(runtime, record)
+    payload = await runtime.run(describe, runtime, record)
     return _json(payload, headers={"ETag": etag(payload["revision"])})
 
 

@@ -115,7 +115,7 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
     ),
 )
 async def find_one(request: Request) -> Response:
-    runtime, record = readable_map(request, request.path_params["map_id"])
+    runtime, record = await readable_map(request, request.path_params["map_id"])
     if not runtime.ready:
         await runtime.until_ready()
     body = parsed_body(PathRequest, await request.body())
@@ -178,7 +178,7 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
     ),
 )
 async def find_many(request: Request) -> Response:
-    runtime, record = readable_map(request, request.path_params["map_id"])
+    runtime, record = await readable_map(request, request.path_params["map_id"])
     if not runtime.ready:
         await runtime.until_ready()
     raw = await request.body()
