@@ -134,9 +134,10 @@ class Runtime:
             log.exception("kernel warm-up failed; path queries and uploads answer NotReady")
             return
         try:
+            # On a search thread: both list the maps, a round trip per map on Redis.
             if self.settings.verify_on_start:
-                self.tables.verify_all()
-            self.tables.resume()  # after warm-up: the builds compile nothing on the loop
+                await self.run(self.tables.verify_all)
+            await self.run(self.tables.resume)  # after warm-up: builds compile nothing
         except StoreUnavailableError as exc:  # serve anyway: requests wait for the store
             log.warning("stored maps not scrubbed and their tables not resumed: %s", exc)
         if self.follower is not None:

@@ -9,7 +9,8 @@ Layout (``<p>`` is the key prefix, ``gridpath`` by default):
   ``revision``, ``figures``, ``log_bytes``, ``lowered_at``: the head of the edit log
   (the map's current revision, its figures, the bytes of log kept, the last revision
   that lowered a cost); ``clusters`` and ``landmarks``: the tables' ``.npz`` bytes
-  (their own format version and CRC-32s inside), once built.
+  (their own format version and CRC-32s inside), once built, each with its figures
+  as JSON beside it (``clusters_info``, ``landmarks_info``).
 - ``<p>:map:<id>:edits``: a stream, one entry per accepted edit request, its id
   ``<revision>-0``, its field ``record`` the edit log record (``editlog``: CRC-32
   included).
@@ -26,13 +27,13 @@ raised as :class:`StoreUnavailableError` (503 ``NotReady``): a Redis restart cos
 the requests during it a wait or a retry, never a wrong answer.
 """
 
+import dataclasses
 import io
 import logging
 import secrets
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Final, NoReturn
 
 import numpy as np
@@ -54,6 +55,7 @@ from service.store.store import (
     UnknownMapError,
     figures_of,
     new_map_id,
+    new_record,
     record_figures,
     valid_map_id,
 )
@@ -114,7 +116,7 @@ return 1
 # delete are dropped, not resurrected as a half map).
 _SET_IF_MAP: Final = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """
 # Fields set only while ``meta`` is still what the caller read (a repair, a rebuilt
@@ -129,9 +131,15 @@ _RELEASE: Final = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """
+# A delete leaves its token for a minute: resent after its answer was lost, it finds
+# the token and answers 1 again (the map was deleted by this very call), not 0.
 _DELETE: Final = """
-if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then
+  if redis.call('GET', KEYS[5]) == ARGV[2] then return 1 end
+  return 0
+end
 redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('SET', KEYS[5], ARGV[2], 'EX', 60)
 redis.call('PUBLISH', KEYS[4], 'deleted ' .. ARGV[1])
 return 1
 """
@@ -407,39 +415,56 @@ class RedisStore:
         with _reachable():
             return _blob(self._client.hget(self._map_key(map_id), kind))
 
+    def _table_info(self, map_id: str, kind: str) -> TableInfo | None:
+        """A kind's figures from its small ``<kind>_info`` field: the tables themselves
+        (tens of MiB) are not fetched to report or check them."""
+        with _reachable():
+            info = _blob(self._client.hget(self._map_key(map_id), f"{kind}_info"))
+        if info is not None:
+            return TableInfo(**orjson.loads(info))
+        data = self._table_bytes(map_id, kind)  # saved without one
+        if data is None:
+            return None
+        return read_info(data) if kind == CLUSTERS else read_landmark_info(data)
+
     def clusters_info(self, map_id: str) -> TableInfo | None:
-        data = self._table_bytes(map_id, CLUSTERS)
-        return None if data is None else read_info(data)
+        return self._table_info(map_id, CLUSTERS)
 
     def load_clusters(self, map_id: str) -> ClusterTables | None:
         data = self._table_bytes(map_id, CLUSTERS)
         return None if data is None else decode_tables(data)
 
     def save_clusters(self, map_id: str, tables: ClusterTables) -> bool:
-        return self._save(map_id, CLUSTERS, encode_tables(tables))
+        data = encode_tables(tables)
+        return self._save(map_id, CLUSTERS, data, read_info(data))
 
     def discard_clusters(self, map_id: str) -> None:
-        with _reachable():
-            self._client.hdel(self._map_key(map_id), CLUSTERS)
+        self._discard(map_id, CLUSTERS)
 
     def landmarks_info(self, map_id: str) -> TableInfo | None:
-        data = self._table_bytes(map_id, LANDMARKS)
-        return None if data is None else read_landmark_info(data)
+        return self._table_info(map_id, LANDMARKS)
 
     def load_landmarks(self, map_id: str) -> LandmarkTables | None:
         data = self._table_bytes(map_id, LANDMARKS)
         return None if data is None else decode_landmarks(data)
 
     def save_landmarks(self, map_id: str, tables: LandmarkTables) -> bool:
-        return self._save(map_id, LANDMARKS, encode_landmarks(tables))
+        data = encode_landmarks(tables)
+        return self._save(map_id, LANDMARKS, data, read_landmark_info(data))
 
     def discard_landmarks(self, map_id: str) -> None:
-        with _reachable():
-            self._client.hdel(self._map_key(map_id), LANDMARKS)
+        self._discard(map_id, LANDMARKS)
 
-    def _save(self, map_id: str, kind: str, data: bytes) -> bool:
+    def _save(self, map_id: str, kind: str, data: bytes, info: TableInfo) -> bool:
+        """The tables and their figures, together, while the map exists."""
+        figures = orjson.dumps(dataclasses.asdict(info))
         with _reachable():
-            return bool(self._set_if_map(keys=[self._map_key(map_id)], args=[kind, data]))
+            return bool(self._set_if_map(keys=[self._map_key(map_id)],
+                                         args=[kind, data, f"{kind}_info", figures]))  # fmt: skip
+
+    def _discard(self, map_id: str, kind: str) -> None:
+        with _reachable():
+            self._client.hdel(self._map_key(map_id), kind, f"{kind}_info")
 
     def claim_build(self, map_id: str, kind: str, *, seconds: float) -> str | None:
         """``SET NX`` with an expiry on ``<p>:map:<id>:building:<kind>``."""
@@ -459,22 +484,7 @@ class RedisStore:
         map_id = new_map_id()
         grid_data = npy_bytes(grid.costs)
         islands_data = npy_bytes(grid.island_tables.labels)
-        record = MapRecord(
-            id=map_id,
-            name=name,
-            width=grid.width,
-            height=grid.height,
-            walkable_cells=grid.walkable_cells,
-            islands=grid.island_count("no_corner_cutting"),
-            islands_8=grid.island_count("always"),
-            min_cost=grid.min_cost,
-            max_cost=grid.max_cost,
-            created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
-            grid_bytes=len(grid_data),
-            grid_crc32=checksum(grid_data),
-            islands_bytes=len(islands_data),
-            islands_crc32=checksum(islands_data),
-        )
+        record = new_record(map_id, grid, name, grid_data, islands_data)
         with _reachable():
             pipe = self._client.pipeline(transaction=True)
             pipe.hset(self._map_key(map_id), mapping={
@@ -490,8 +500,8 @@ class RedisStore:
         with _reachable():
             done = self._delete(
                 keys=[self._maps_key(), self._map_key(map_id), self._edits_key(map_id),
-                      self._events],
-                args=[map_id],
+                      self._events, f"{self._prefix}:deleted:{map_id}"],
+                args=[map_id, secrets.token_hex(8)],
             )  # fmt: skip
         self._records.drop(map_id)
         with self._lock:

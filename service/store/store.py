@@ -444,22 +444,7 @@ class MapStore:
         map_id = new_map_id()
         grid_data = npy_bytes(grid.costs)
         islands_data = npy_bytes(grid.island_tables.labels)
-        record = MapRecord(
-            id=map_id,
-            name=name,
-            width=grid.width,
-            height=grid.height,
-            walkable_cells=grid.walkable_cells,
-            islands=grid.island_count("no_corner_cutting"),
-            islands_8=grid.island_count("always"),
-            min_cost=grid.min_cost,
-            max_cost=grid.max_cost,
-            created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
-            grid_bytes=len(grid_data),
-            grid_crc32=checksum(grid_data),
-            islands_bytes=len(islands_data),
-            islands_crc32=checksum(islands_data),
-        )
+        record = new_record(map_id, grid, name, grid_data, islands_data)
         incoming = self.root / f"{_INCOMING}{map_id}"
         incoming.mkdir()
         write_durably(incoming / GRID_FILE, grid_data)
@@ -542,6 +527,28 @@ class MapStore:
         with self._lock:
             if record.id in self._records:
                 self._records[record.id] = fixed
+
+
+def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
+               islands_data: bytes) -> MapRecord:  # fmt: skip
+    """The record of a map stored now: ``grid``'s figures, the stored bytes' sizes
+    and checksums (``grid_data``, ``islands_data``: its costs and island labels)."""
+    return MapRecord(
+        id=map_id,
+        name=name,
+        width=grid.width,
+        height=grid.height,
+        walkable_cells=grid.walkable_cells,
+        islands=grid.island_count("no_corner_cutting"),
+        islands_8=grid.island_count("always"),
+        min_cost=grid.min_cost,
+        max_cost=grid.max_cost,
+        created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+        grid_bytes=len(grid_data),
+        grid_crc32=checksum(grid_data),
+        islands_bytes=len(islands_data),
+        islands_crc32=checksum(islands_data),
+    )
 
 
 class LogState(NamedTuple):

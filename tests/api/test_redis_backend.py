@@ -19,6 +19,17 @@ from tests.api.conftest import ClientFactory, wait_ready, wait_tables
 from tests.redis_server import RedisServer, blob, require_binary
 
 ROWS = ["....@....", "....@....", "........."]
+BODY = {"start": [0, 0], "goal": [8, 0]}
+
+
+def held_by_both(one: TestClient, two: TestClient) -> str:
+    """Both services ready; a map uploaded through ``one`` and queried (so cached) on
+    ``two`` at revision 0; its id."""
+    wait_ready(one)
+    wait_ready(two)
+    map_id: str = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+    assert two.post(f"/v1/maps/{map_id}/path", json=BODY).json()["revision"] == 0
+    return map_id
 
 
 @pytest.fixture
@@ -90,11 +101,8 @@ def test_an_edit_on_a_stale_copy_is_made_again_on_the_current_revision(
     # check answers instead).
     settings = Settings(data_dir=tmp_path / "unused", store=server.url)
     with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
-        wait_ready(one)
-        wait_ready(two)
-        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
-        body = {"start": [0, 0], "goal": [8, 0]}
-        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        map_id = held_by_both(one, two)
+        body = dict(BODY)
         follower = two.app.state.runtime.follower  # type: ignore[attr-defined]
         follower.close()  # two's copy stays stale: as if the edit had not reached it yet
         door = {"edits": [{"cells": [[4, 0]], "cost": 1}]}
@@ -146,11 +154,8 @@ def test_min_revision_reads_your_writes_through_any_service(
 ) -> None:
     one, two = two_services(tmp_path, server, min_revision_wait_seconds=0.2)
     with one, two:
-        wait_ready(one)
-        wait_ready(two)
-        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
-        body = {"start": [0, 0], "goal": [8, 0]}
-        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        map_id = held_by_both(one, two)
+        body = dict(BODY)
         two.app.state.runtime.follower.close()  # type: ignore[attr-defined]
         door = {"edits": [{"cells": [[4, 0]], "cost": 1}]}
         assert one.post(f"/v1/maps/{map_id}/edits", json=door).json()["revision"] == 1
@@ -178,11 +183,8 @@ def test_min_revision_past_a_compaction_loads_the_map_anew(
     # The log no longer reaches back to the stale copy: it is loaded whole instead.
     one, two = two_services(tmp_path, server, compact_log_bytes=1)
     with one, two:
-        wait_ready(one)
-        wait_ready(two)
-        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
-        body = {"start": [0, 0], "goal": [8, 0]}
-        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        map_id = held_by_both(one, two)
+        body = dict(BODY)
         two.app.state.runtime.follower.close()  # type: ignore[attr-defined]
         for cost in (1, 2, 1):
             one.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]],
@@ -229,11 +231,8 @@ def test_regression_a_stream_compacted_past_a_copy_left_it_behind_for_good(
     # from before are rebuilt, never repaired from a partial history).
     one, two = two_services(tmp_path, server, compact_log_bytes=1)
     with one, two:
-        wait_ready(one)
-        wait_ready(two)
-        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
-        body = {"start": [0, 0], "goal": [8, 0]}
-        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0
+        map_id = held_by_both(one, two)
+        body = dict(BODY)
         runtime = two.app.state.runtime  # type: ignore[attr-defined]
         runtime.follower.close()
         for cost in (1, 2, 1):

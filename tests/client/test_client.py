@@ -18,6 +18,7 @@ from gridpath_client import (
     MapNotFound,
     MapTables,
     NotFound,
+    NotReady,
     NotWalkable,
     PatchEdit,
     PathResult,
@@ -328,3 +329,16 @@ def test_edit_every_shape(client: Client) -> None:
     assert client.get_map(info.id).max_cost == 5.0
     raw = client.edit(info.id, [{"rect": [3, 0, 1, 1], "cost": 2}])  # JSON as is
     assert raw.revision == 3
+
+
+def test_min_revision_reads_your_writes(server_url: str) -> None:
+    with Client(server_url, retries=0) as client:
+        info = client.upload_map(["....", "...."])
+        edited = client.edit(info.id, [CellsEdit([(1, 0)], 0)])
+        after = client.path(info.id, (0, 0), (3, 0), min_revision=edited.revision)
+        assert after.revision == edited.revision
+        (batched,) = client.paths(info.id, [((0, 0), (3, 0))], min_revision=edited.revision)
+        assert isinstance(batched, PathResult)
+        assert batched.revision == edited.revision
+        with pytest.raises(NotReady, match="min_revision 99 was not reached"):
+            client.path(info.id, (0, 0), (3, 0), min_revision=99)

@@ -9,7 +9,7 @@ import numpy as np
 import orjson
 import pytest
 
-from service.engine import GridMap
+from service.engine import GridMap, build_clusters
 from service.store import (
     RevisionTakenError,
     StoreError,
@@ -249,3 +249,38 @@ def test_regression_a_resubscribed_listener_kept_records_that_missed_events(
     raw.client_kill_filter(_type="pubsub")
     wait_until(lambda: (r := store.record(record.id)) is not None and r.name == "after")
     raw.close()
+
+
+def test_table_figures_are_read_without_fetching_the_tables(
+    server: RedisServer, store: RedisStore
+) -> None:
+    grid = GridMap.from_rows(["......", ".@@@@.", "......"])
+    record = store.create(grid, None)
+    clusters = build_clusters(grid, cluster_size=4, max_table_bytes=1 << 30)
+    assert store.save_clusters(record.id, clusters)
+    raw = server.client()
+    key = f"gridpath:map:{record.id}"
+    figures = orjson.loads(blob(raw.hget(key, "clusters_info")))
+    assert figures["cluster_size"] == 4
+    whole = blob(raw.hget(key, "clusters"))
+    raw.hset(key, "clusters", b"not fetched")  # the figures come from their own field
+    info = store.clusters_info(record.id)
+    assert info is not None
+    assert (info.cluster_size, info.bytes) == (4, clusters.nbytes)
+    raw.hset(key, "clusters", whole)
+    store.discard_clusters(record.id)
+    assert not raw.hexists(key, "clusters_info")
+    assert store.clusters_info(record.id) is None
+    raw.close()
+
+
+def test_regression_a_resent_delete_after_a_lost_answer_said_no_such_map(
+    store: RedisStore,
+) -> None:
+    record = store.create(weighted(), None)
+    keys = ["gridpath:maps", f"gridpath:map:{record.id}", f"gridpath:map:{record.id}:edits",
+            "gridpath:events", f"gridpath:deleted:{record.id}"]  # fmt: skip
+    assert store._delete(keys=keys, args=[record.id, "token-1"]) == 1
+    assert store._delete(keys=keys, args=[record.id, "token-1"]) == 1  # the resend
+    assert store._delete(keys=keys, args=[record.id, "token-2"]) == 0  # a second delete
+    assert store.record(record.id) is None

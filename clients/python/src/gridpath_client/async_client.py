@@ -121,6 +121,7 @@ class AsyncClient:
         goals: PointsLike | None = None,
         goal_region: GoalRegion | None = None,
         trace: bool = False,
+        min_revision: int | None = None,
         **options: Unpack[PathOptions],
     ) -> PathResult:
         """See :meth:`Client.path`."""
@@ -133,6 +134,7 @@ class AsyncClient:
             trace=trace,
             options=options,
             as_numpy=self.as_numpy,
+            min_revision=min_revision,
         )
         return await self._run(call)
 
@@ -140,10 +142,13 @@ class AsyncClient:
         self,
         map_id: str,
         queries: Sequence[Query | tuple[PointLike, PointLike]],
+        *,
+        min_revision: int | None = None,
         **defaults: Unpack[PathOptions],
     ) -> list[PathResult | GridpathError]:
         """See :meth:`Client.paths`."""
-        call = calls.paths(map_id, queries, defaults=defaults, as_numpy=self.as_numpy)
+        call = calls.paths(map_id, queries, defaults=defaults, as_numpy=self.as_numpy,
+                           min_revision=min_revision)  # fmt: skip
         return await self._run(call)
 
     async def check_paths(

@@ -154,10 +154,10 @@ def path(
     trace: bool,
     options: Mapping[str, Any],
     as_numpy: bool,
+    min_revision: int | None = None,
 ) -> Call[PathResult]:
-    body = query_body(
-        start, goal, goals=goals, goal_region=goal_region, trace=trace, options=options
-    )
+    body = query_body(start, goal, goals=goals, goal_region=goal_region, trace=trace,
+                      options=options, min_revision=min_revision)  # fmt: skip
     return Call(
         "POST",
         map_url(map_id, "/path"),
@@ -173,11 +173,12 @@ def paths(
     *,
     defaults: Mapping[str, Any],
     as_numpy: bool,
+    min_revision: int | None = None,
 ) -> Call[list[PathResult | GridpathError]]:
     def read(response: httpx.Response) -> list[PathResult | GridpathError]:
         return [_batch_item(item, as_numpy) for item in response.json()["results"]]
 
-    body = batch_body(queries, defaults)
+    body = batch_body(queries, defaults, min_revision)
     return Call("POST", map_url(map_id, "/paths"), read, safe=True, json=body)
 
 

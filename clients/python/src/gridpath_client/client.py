@@ -152,6 +152,7 @@ class Client:
         goals: PointsLike | None = None,
         goal_region: GoalRegion | None = None,
         trace: bool = False,
+        min_revision: int | None = None,
         **options: Unpack[PathOptions],
     ) -> PathResult:
         """One path from ``start`` to ``goal``, to the cheapest of ``goals``, or to the
@@ -164,6 +165,9 @@ class Client:
             goal_region: A :class:`RectRegion` or :class:`CircleRegion`.
             trace: Ask for the search's trace (``result.trace``; ``None`` if the service
                 sends none).
+            min_revision: Answer on this revision of the map or a later one (read
+                your writes: the revision an edit answered, whichever replica
+                answers); ``NotReady`` if the service cannot reach it in time.
             **options: :class:`PathOptions` (``heuristic``, ``diagonal``, ``weight``,
                 ``max_expansions``, ``format``, ``algorithm``, ``unreachable``,
                 ``agent_size``): only those given are sent.
@@ -181,6 +185,7 @@ class Client:
             trace=trace,
             options=options,
             as_numpy=self.as_numpy,
+            min_revision=min_revision,
         )
         return self._run(call)
 
@@ -188,12 +193,15 @@ class Client:
         self,
         map_id: str,
         queries: Sequence[Query | tuple[PointLike, PointLike]],
+        *,
+        min_revision: int | None = None,
         **defaults: Unpack[PathOptions],
     ) -> list[PathResult | GridpathError]:
         """Many paths on one map in one request (one per game tick).
 
         Args:
             queries: :class:`Query` objects, or ``(start, goal)`` pairs.
+            min_revision: As for :meth:`path`, for the whole batch.
             **defaults: Options for every query that does not set them.
 
         Returns:
@@ -205,7 +213,8 @@ class Client:
             GridpathError: when the batch as a whole is refused (``MapNotFound``,
                 ``TooBig`` over ``GRIDPATH_MAX_BATCH``...).
         """
-        call = calls.paths(map_id, queries, defaults=defaults, as_numpy=self.as_numpy)
+        call = calls.paths(map_id, queries, defaults=defaults, as_numpy=self.as_numpy,
+                           min_revision=min_revision)  # fmt: skip
         return self._run(call)
 
     def check_paths(

@@ -98,6 +98,7 @@ def query_body(
     goal_region: GoalRegion | None,
     trace: bool,
     options: Mapping[str, Any],
+    min_revision: int | None = None,
 ) -> dict[str, Any]:
     """A path query's JSON: the start, the goal form given, the options set."""
     body: dict[str, Any] = {"start": to_point(start)}
@@ -110,6 +111,8 @@ def query_body(
     body.update(options_body(options))
     if trace:  # only when asked: servers without traces refuse the field
         body["trace"] = True
+    if min_revision is not None:
+        body["min_revision"] = min_revision
     return body
 
 
@@ -149,7 +152,9 @@ class Query:
 
 
 def batch_body(
-    queries: Sequence[Query | tuple[PointLike, PointLike]], defaults: Mapping[str, Any]
+    queries: Sequence[Query | tuple[PointLike, PointLike]],
+    defaults: Mapping[str, Any],
+    min_revision: int | None = None,
 ) -> dict[str, Any]:
     """A batch's JSON; a ``(start, goal)`` pair is a query with no options of its own."""
     items = [q.to_json() if isinstance(q, Query) else Query(q[0], q[1]).to_json() for q in queries]
@@ -157,4 +162,6 @@ def batch_body(
     given = options_body(defaults)
     if given:
         body["defaults"] = given
+    if min_revision is not None:
+        body["min_revision"] = min_revision
     return body
