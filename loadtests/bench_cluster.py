@@ -27,10 +27,8 @@ Figures are printed, never asserted; the processes are stopped at the end.
 import argparse
 import contextlib
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,12 +40,12 @@ from typing import Final
 
 from loadtests.bench_http import WrkRun, lua_script, short_rows, single_bodies, wrk
 from loadtests.report import Table, cpu_model, nproc, positive, report
-from loadtests.server import Server, free_port, http, post_json, serve, upload
-from service.config import REPO_ROOT, get_settings
+from loadtests.server import Server, http, post_json, serve, upload
+from service.config import get_settings
 from service.engine.movingai import parse_scenarios
+from tests.haproxy import HAProxy
 from tests.redis_server import RedisServer, server_binary
 
-HAPROXY_CONFIG: Final = REPO_ROOT / "deploy" / "haproxy.cfg"
 #: The maps of the memory figure, in this order (``--maps`` takes the first ones).
 MEMORY_MAPS: Final = ("dao/arena", "dao/den520d", "dao/lak303d", "dao/brc202d",
                       "dao/orz900d", "bg512/AR0011SR", "bg512/AR0700SR",
@@ -62,32 +60,13 @@ PROBE: Final = '{"start":[0,0],"goal":[8,0]}'
 def haproxy(replicas: Sequence[Server], workdir: Path) -> Iterator[str]:
     """HAProxy with ``deploy/haproxy.cfg`` in front of ``replicas`` (its three server
     lines cycle through them); yields its base URL once every line is up."""
-    listen, stats = free_port(), free_port()
-    env = os.environ | {"GRIDPATH_LISTEN": f"127.0.0.1:{listen}",
-                        "GRIDPATH_STATS": f"127.0.0.1:{stats}"}  # fmt: skip
-    for line in range(3):
-        env[f"GRIDPATH_REPLICA_{line + 1}"] = replicas[line % len(replicas)].base.split("//")[1]
-    with (workdir / "haproxy.log").open("wb") as sink:
-        process = subprocess.Popen(["haproxy", "-db", "-f", str(HAPROXY_CONFIG)], env=env,
-                                   stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
+    lines = [replicas[line % len(replicas)].base.split("//")[1] for line in range(3)]
+    proxy = HAProxy(lines, workdir / "haproxy.log")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                _, csv = http("GET", f"http://127.0.0.1:{stats}/stats;csv")
-                states = [r.split(",")[17] for r in csv.decode().splitlines()
-                          if r.startswith("replicas,replica")]  # fmt: skip
-                if len(states) == 3 and all(s.startswith("UP") for s in states):
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("HAProxy's replicas never came up")
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{listen}"
+        proxy.wait_all_up()
+        yield proxy.url
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        proxy.stop()
 
 
 def throughput(args: argparse.Namespace, redis: RedisServer, workdir: Path) -> list[WrkRun]:

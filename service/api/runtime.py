@@ -177,12 +177,17 @@ class Runtime:
         Raises:
             BehindError: the store does not hold revision ``wanted`` (yet).
         """
-        grid = self.cache.current(map_id)
-        if grid is not None and grid.revision >= wanted:
+        if self.holds(map_id, wanted):
             return
         revision = self.editor.catch_up(map_id)
         if revision < wanted:
             raise BehindError(map_id, revision, wanted)
+
+    def holds(self, map_id: str, revision: int) -> bool:
+        """Whether the cached copy of the map is at ``revision`` or later (no store
+        read: the event loop may ask)."""
+        grid = self.cache.current(map_id)
+        return grid is not None and grid.revision >= revision
 
     async def at_revision(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``; while it raises :class:`BehindError`, wait (on the event loop,

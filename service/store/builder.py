@@ -334,6 +334,12 @@ class TableBuilder:
             return self._store.clusters_info(map_id)
         return self._store.landmarks_info(map_id)
 
+    def _load(self, map_id: str, kind: str) -> ClusterTables | LandmarkTables | None:
+        """A kind's stored tables, checked (TableFileError if they fail)."""
+        if kind == CLUSTERS:
+            return self._store.load_clusters(map_id)
+        return self._store.load_landmarks(map_id)
+
     def _discard(self, map_id: str, kind: str) -> None:
         if kind == CLUSTERS:
             self._store.discard_clusters(map_id)
@@ -345,16 +351,10 @@ class TableBuilder:
         if self._stored_info(map_id, kind) is None:  # read from the file's metadata alone
             return False
         try:
-            if kind == CLUSTERS:
-                clusters = self._store.load_clusters(map_id)
-                if clusters is not None:
-                    grid.attach_clusters(clusters)
-                    return True
-            else:
-                landmarks = self._store.load_landmarks(map_id)
-                if landmarks is not None:
-                    grid.attach_landmarks(landmarks)
-                    return True
+            tables = self._load(map_id, kind)
+            if tables is not None:
+                grid.attach_tables(tables)
+                return True
         except TableFileError as exc:
             log.warning("map %s: %s; rebuilding its %s", map_id, exc, kind)
             self._discard(map_id, kind)
@@ -432,8 +432,7 @@ class TableBuilder:
         if info is None or info.revision > grid.revision:
             return info is not None
         try:
-            tables = (self._store.load_clusters(map_id) if kind == CLUSTERS
-                      else self._store.load_landmarks(map_id))  # fmt: skip
+            tables = self._load(map_id, kind)
         except TableFileError:
             return False
         if tables is None:

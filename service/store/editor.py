@@ -179,10 +179,8 @@ class MapEditor:
                 raise RevisionConflictError(if_revision, grid.revision)
             changes = changes_of(grid, edits, max_cells=self._max_cells)
             _check_points(grid, keep_connected)
-            new = apply_changes(grid, changes)
+            new = _next_revision(grid, changes)
             _check_connected(new, keep_connected)
-            if new.uniform and new.jump_bits is None:
-                new.prepare_jumps(max_table_bytes=0)  # bit rows now, the table later
             record = LogRecord(new.revision, changes.lowers, changes.map_cells(grid), changes.new,
                                figures_of(new))  # fmt: skip
             try:
@@ -254,9 +252,7 @@ class MapEditor:
                             map_id, grid.revision, record.revision)  # fmt: skip
                 return None
             changes = Changes.of_map_cells(grid, record.cells, record.costs)
-            new = apply_changes(grid, changes)
-            if new.uniform and new.jump_bits is None:
-                new.prepare_jumps(max_table_bytes=0)
+            new = _next_revision(grid, changes)
             self._publish(map_id, state, grid, new, changes)
             grid = new
         return grid
@@ -564,6 +560,15 @@ def _logged(job: Callable[[str], None], map_id: str) -> None:
         job(map_id)
     except Exception:
         log.exception("map %s: background repair failed", map_id)
+
+
+def _next_revision(grid: GridMap, changes: Changes) -> GridMap:
+    """``grid`` edited by ``changes``: its next revision, with the JPS bit rows of a
+    uniform map built now (its JPS+ table is built later, in the background)."""
+    new = apply_changes(grid, changes)
+    if new.uniform and new.jump_bits is None:
+        new.prepare_jumps(max_table_bytes=0)
+    return new
 
 
 def _check_points(grid: GridMap, points: Sequence[tuple[int, int]]) -> None:

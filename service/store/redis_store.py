@@ -42,22 +42,25 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from service.engine import ClusterTables, GridMap, Islands, LandmarkTables
-from service.engine.edits import Changes, apply_changes
+from service.engine import ClusterTables, GridMap, LandmarkTables
 from service.store import editlog
 from service.store.backend import RevisionTakenError, StoreUnavailableError
 from service.store.editlog import LogRecord
 from service.store.files import checksum, npy_bytes
-from service.store.records import FORMAT_VERSION, MapRecord
+from service.store.records import MapRecord
 from service.store.store import (
     LogState,
     StoreError,
     UnknownMapError,
-    figures_of,
+    decode_record,
+    islands_of,
     new_map_id,
     new_record,
     record_figures,
+    replayed,
+    snapshot_record,
     valid_map_id,
+    with_islands,
 )
 from service.store.tables import (
     TableInfo,
@@ -255,15 +258,12 @@ class RedisStore:
         if record is None:
             raise UnknownMapError(map_id)
         costs = np.load(io.BytesIO(self._check_grid(record, grid_data)), allow_pickle=False)
-        islands = _islands(record, _blob(islands_data))
+        islands = islands_of(record, _blob(islands_data))
         grid = GridMap(costs, islands=islands, revision=record.revision)
         if islands is None:
             log.warning("map %s: island table failed its check; rebuilt", map_id)
             self._rewrite_islands(_blob(meta) or b"", record, grid)
-        for entry in self._log_records(map_id, entries):
-            if entry.revision > grid.revision:
-                grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
-        return grid
+        return replayed(grid, list(self._log_records(map_id, entries)))
 
     def _check_served(self, map_id: str) -> None:
         problem = self.problem(map_id)
@@ -297,9 +297,7 @@ class RedisStore:
 
     def _rewrite_islands(self, meta: bytes, record: MapRecord, grid: GridMap) -> None:
         data = npy_bytes(grid.island_tables.labels)
-        fixed = MapRecord.from_json(
-            record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
-        )
+        fixed = with_islands(record, data)
         with _reachable():
             if self._set_if_meta(
                 keys=[self._map_key(record.id)],
@@ -364,7 +362,7 @@ class RedisStore:
                     if current is None or grid.revision <= current.revision:
                         return current is not None
                     records = list(self._log_records(map_id, pipe.xrange(edits)))
-                    fresh = _snapshot_record(current, grid, grid_data, islands_data, records)
+                    fresh = snapshot_record(current, grid, grid_data, islands_data, records)
                     kept = sum(len(editlog.encode(r)) for r in records
                                if r.revision > grid.revision)  # fmt: skip
                     pipe.multi()
@@ -644,31 +642,4 @@ def _record(map_id: str, value: object) -> MapRecord | None:
     meta = _blob(value)
     if meta is None or not valid_map_id(map_id):
         return None
-    data = orjson.loads(meta)
-    if data.get("format_version") != FORMAT_VERSION:
-        log.error("map %s: format version %r, this server reads %d; skipped", map_id,
-                  data.get("format_version"), FORMAT_VERSION)  # fmt: skip
-        return None
-    return MapRecord.from_json(data)
-
-
-def _islands(record: MapRecord, data: bytes | None) -> Islands | None:
-    if data is None or checksum(data) != record.islands_crc32:
-        return None
-    labels = np.load(io.BytesIO(data), allow_pickle=False)
-    if labels.shape != (2, (record.width + 2) * (record.height + 2)):
-        return None
-    return Islands(labels, record.islands, record.islands_8)
-
-
-def _snapshot_record(current: MapRecord, grid: GridMap, grid_data: bytes,
-                     islands_data: bytes, records: list[LogRecord]) -> MapRecord:  # fmt: skip
-    """``current`` moved to the snapshot ``grid``."""
-    lowered_at = max([current.lowered_at] + [r.revision for r in records
-                      if r.lowers and r.revision <= grid.revision])  # fmt: skip
-    return MapRecord.from_json(current.to_json() | {
-        "revision": grid.revision, "grid_bytes": len(grid_data),
-        "grid_crc32": checksum(grid_data), "islands_bytes": len(islands_data),
-        "islands_crc32": checksum(islands_data), "lowered_at": lowered_at,
-        **figures_of(grid),
-    })  # fmt: skip
+    return decode_record(map_id, meta)

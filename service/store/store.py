@@ -186,10 +186,7 @@ class MapStore:
             if self.record(map_id) is None:  # deleted while we were reading
                 raise UnknownMapError(map_id) from None
             raise
-        for entry in records:
-            if entry.revision > grid.revision:
-                grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
-        return grid
+        return replayed(grid, records)
 
     # -- edits ----------------------------------------------------------------------
 
@@ -253,15 +250,15 @@ class MapStore:
                 if current is None:
                     return False
                 records, _, _ = editlog.read(folder / LOG_FILE)
-                lowered_at = max([current.lowered_at] + [r.revision for r in records
-                                  if r.lowers and r.revision <= grid.revision])  # fmt: skip
-                fresh = MapRecord.from_json(current.to_json() | {
-                    "revision": grid.revision, "grid_file": grid_file,
-                    "islands_file": islands_file, "grid_bytes": len(grid_data),
-                    "grid_crc32": checksum(grid_data), "islands_bytes": len(islands_data),
-                    "islands_crc32": checksum(islands_data), "lowered_at": lowered_at,
-                    **figures_of(grid),
-                })  # fmt: skip
+                fresh = snapshot_record(
+                    current,
+                    grid,
+                    grid_data,
+                    islands_data,
+                    records,
+                    grid_file=grid_file,
+                    islands_file=islands_file,
+                )
                 atomic_write(folder / META_FILE, orjson.dumps(fresh.to_json()))
                 kept = b"".join(editlog.encode(r) for r in records if r.revision > grid.revision)
                 atomic_write(folder / LOG_FILE, kept)
@@ -486,19 +483,8 @@ class MapStore:
 
     def _read_record(self, folder: Path) -> MapRecord | None:
         try:
-            data = orjson.loads((folder / META_FILE).read_bytes())
-            if not isinstance(data, dict):
-                raise TypeError(f"{META_FILE} holds a {type(data).__name__}, not an object")
-            if data.get("format_version") != FORMAT_VERSION:
-                log.error(
-                    "map %s: format version %r, this server reads %d; skipped",
-                    folder.name,
-                    data.get("format_version"),
-                    FORMAT_VERSION,
-                )
-                return None
-            record = MapRecord.from_json(data)
-            if record.id != folder.name:
+            record = decode_record(folder.name, (folder / META_FILE).read_bytes())
+            if record is not None and record.id != folder.name:
                 raise ValueError(f"{META_FILE} names map {record.id!r}")
             return record
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -510,18 +496,11 @@ class MapStore:
             data = (folder / record.islands_file).read_bytes()
         except OSError:
             return None
-        if checksum(data) != record.islands_crc32:
-            return None
-        labels = np.load(io.BytesIO(data), allow_pickle=False)
-        if labels.shape != (2, (record.width + 2) * (record.height + 2)):
-            return None
-        return Islands(labels, record.islands, record.islands_8)
+        return islands_of(record, data)
 
     def _rewrite_islands(self, folder: Path, record: MapRecord, grid: GridMap) -> None:
         data = npy_bytes(grid.island_tables.labels)
-        fixed = MapRecord.from_json(
-            record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
-        )
+        fixed = with_islands(record, data)
         atomic_write(folder / record.islands_file, data)
         atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
         with self._lock:
@@ -549,6 +528,63 @@ def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
         islands_bytes=len(islands_data),
         islands_crc32=checksum(islands_data),
     )
+
+
+def decode_record(map_id: str, meta: bytes) -> MapRecord | None:
+    """The record stored as ``meta`` (its JSON); None, logged, for one of another
+    format version.
+
+    Raises:
+        orjson.JSONDecodeError, TypeError, KeyError, ValueError: unreadable.
+    """
+    data = orjson.loads(meta)
+    if not isinstance(data, dict):
+        raise TypeError(f"{META_FILE} holds a {type(data).__name__}, not an object")
+    if data.get("format_version") != FORMAT_VERSION:
+        log.error("map %s: format version %r, this server reads %d; skipped", map_id,
+                  data.get("format_version"), FORMAT_VERSION)  # fmt: skip
+        return None
+    return MapRecord.from_json(data)
+
+
+def islands_of(record: MapRecord, data: bytes | None) -> Islands | None:
+    """The island table in ``data`` (a stored ``.npy``), or None when it is missing or
+    fails its checksum or shape: it is then rebuilt from the grid."""
+    if data is None or checksum(data) != record.islands_crc32:
+        return None
+    labels = np.load(io.BytesIO(data), allow_pickle=False)
+    if labels.shape != (2, (record.width + 2) * (record.height + 2)):
+        return None
+    return Islands(labels, record.islands, record.islands_8)
+
+
+def with_islands(record: MapRecord, data: bytes) -> MapRecord:
+    """``record`` naming ``data`` (a rebuilt island table) as its islands."""
+    return MapRecord.from_json(
+        record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
+    )
+
+
+def replayed(grid: GridMap, records: list[LogRecord]) -> GridMap:
+    """``grid`` (a snapshot) with the logged edits after its revision applied."""
+    for entry in records:
+        if entry.revision > grid.revision:
+            grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
+    return grid
+
+
+def snapshot_record(current: MapRecord, grid: GridMap, grid_data: bytes, islands_data: bytes,
+                    records: list[LogRecord], **files: str) -> MapRecord:  # fmt: skip
+    """``current`` moved to the snapshot ``grid`` (stored as ``grid_data`` and
+    ``islands_data``, in ``files`` for the file store); ``records``: the log it had."""
+    lowered_at = max([current.lowered_at] + [r.revision for r in records
+                      if r.lowers and r.revision <= grid.revision])  # fmt: skip
+    return MapRecord.from_json(current.to_json() | files | {
+        "revision": grid.revision, "grid_bytes": len(grid_data),
+        "grid_crc32": checksum(grid_data), "islands_bytes": len(islands_data),
+        "islands_crc32": checksum(islands_data), "lowered_at": lowered_at,
+        **figures_of(grid),
+    })  # fmt: skip
 
 
 class LogState(NamedTuple):

@@ -7,7 +7,6 @@ no wrong answer; once HAProxy's check marks it down every request succeeds; star
 again it serves again. Redis restarted, the replicas recover on their own.
 """
 
-import os
 import shutil
 import signal
 import subprocess
@@ -20,13 +19,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.config import REPO_ROOT
+from tests.haproxy import HAProxy
 from tests.redis_server import RedisServer, require_binary
 from tests.server import free_port, start_server, wait_until_ready
 
 pytestmark = pytest.mark.cluster
 
-HAPROXY_CONFIG = REPO_ROOT / "deploy" / "haproxy.cfg"
 # A door in a wall: closed (cost 0) the path goes round, open (cost 1) it goes through.
 ROWS = ["....@....", "....@....", "........."]
 DOOR = [4, 0]
@@ -71,19 +69,16 @@ class Replica:
 class Cluster:
     redis: RedisServer
     replicas: list[Replica]
-    haproxy: subprocess.Popen[bytes]
-    url: str
-    stats: str
+    haproxy: HAProxy
     acknowledged: dict[str, int] = field(default_factory=dict)  # map id: revision
+
+    @property
+    def url(self) -> str:
+        return self.haproxy.url
 
     def down(self, name: str) -> bool:
         """Whether HAProxy's check has marked server ``name`` down."""
-        csv = httpx.get(f"{self.stats};csv").text
-        for line in csv.splitlines():
-            fields = line.split(",")
-            if fields[:2] == ["replicas", name]:
-                return fields[17].startswith("DOWN")
-        raise AssertionError(f"{name} not in HAProxy's stats")
+        return self.haproxy.states()[name].startswith("DOWN")
 
 
 @pytest.fixture
@@ -98,30 +93,10 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     for replica in replicas:
         replica.data_dir.parent.mkdir(parents=True)
         replica.start()
-    listen, stats = free_port(), free_port()
-    addresses = {f"GRIDPATH_REPLICA_{i}": f"127.0.0.1:{r.port}"
-                 for i, r in enumerate(replicas, start=1)}  # fmt: skip
-    with (tmp_path / "haproxy.log").open("wb") as sink:
-        haproxy = subprocess.Popen(
-            ["haproxy", "-db", "-f", str(HAPROXY_CONFIG)],
-            env=os.environ | addresses | {"GRIDPATH_LISTEN": f"127.0.0.1:{listen}",
-                                          "GRIDPATH_STATS": f"127.0.0.1:{stats}"},
-            stdout=sink, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    cluster = Cluster(redis, replicas, haproxy, f"http://127.0.0.1:{listen}",
-                      f"http://127.0.0.1:{stats}/stats")  # fmt: skip
-    deadline = time.monotonic() + 30
-    while True:  # every replica up in HAProxy's eyes
-        try:
-            if not any(cluster.down(f"replica{i}") for i in (1, 2, 3)):
-                break
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, (tmp_path / "haproxy.log").read_text()
-        time.sleep(0.1)
-    yield cluster
-    haproxy.terminate()
-    haproxy.wait(timeout=30)
+    haproxy = HAProxy([f"127.0.0.1:{r.port}" for r in replicas], tmp_path / "haproxy.log")
+    haproxy.wait_all_up()
+    yield Cluster(redis, replicas, haproxy)
+    haproxy.stop()
     for replica in replicas:
         replica.stop()
     redis.stop()

@@ -83,12 +83,6 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         return answer(result, query, time.perf_counter_ns() - began)
 
 
-def _holds(runtime: Runtime, map_id: str, revision: int) -> bool:
-    """Whether the cached copy of the map is at ``revision`` or later (no store read)."""
-    grid = runtime.cache.current(map_id)
-    return grid is not None and grid.revision >= revision
-
-
 def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
     with runtime.cache.acquire(map_id) as grid:
         return run(grid, query, max_goals=runtime.settings.max_goals)
@@ -121,7 +115,7 @@ async def find_one(request: Request) -> Response:
     body = parsed_body(PathRequest, await request.body())
     query = resolve(body, None, runtime.settings)
     wanted = body.min_revision
-    if wanted is not None and not _holds(runtime, record.id, wanted):
+    if wanted is not None and not runtime.holds(record.id, wanted):
         await runtime.at_revision(lambda: runtime.run(runtime.catch_up, record.id, wanted))
     payload = _try_inline(runtime, record.id, query)
     if payload is None:
