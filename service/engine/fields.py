@@ -101,18 +101,16 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     )
 
 
-def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max_cost: float,
-                 *, want: npt.NDArray[np.bool_] | None = None, wanted: int = 0
+def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max_cost: float
                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8], int]:  # fmt: skip
     """Padded (cells,) distances and steps from ``goals`` (padded cells, checked) and
-    the count of cells settled; ``want``/``wanted`` as in ``kernels.fields``."""
+    the count of cells settled."""
     cells = grid.padded.size
     dist = np.full(cells, np.inf)
     step = np.full(cells, NO_STEP, np.int8)
     heap = thread_scratch(cells).heap
-    flags = want if want is not None else np.zeros(0, np.bool_)
-    settled = field_kernel(grid.padded, grid.padded_width, diagonal, goals, max_cost, flags,
-                           wanted, dist, step, heap)  # fmt: skip
+    settled = field_kernel(grid.padded, grid.padded_width, diagonal, goals, max_cost, dist, step,
+                           heap)  # fmt: skip
     return dist, step, int(settled)
 
 

@@ -28,7 +28,6 @@ from service.engine.errors import (
     on_blocked_cell,
     outside_map,
 )
-from service.engine.fields import field_search
 from service.engine.goals import GoalSet, Region, cells_goal_set, member_cells
 from service.engine.goals import goal_set as make_goal_set
 from service.engine.grid import GridMap
@@ -48,7 +47,7 @@ from service.engine.kernels.codes import (
     STATUS_NO_PATH,
     STATUS_PARTIAL,
 )
-from service.engine.kernels.fields import write_field_paths
+from service.engine.kernels.fields import settle_starts, write_chain_paths
 from service.engine.kernels.goals import goal_on_island, goal_set_search, nearest_cells
 from service.engine.kernels.paths import chain_length, segment_lengths, write_chain, write_turns
 from service.engine.options import (
@@ -235,9 +234,22 @@ def find_paths(
     """
     checked: list[_Checked] = []
     answers: list[PathResult | EngineError | None] = []
+    # Queries of a batch mostly share options and often a goal: one full check per
+    # (options, goal), then only each start is checked (see ``_same_checks``).
+    known: dict[tuple[object, ...], _Checked] = {}
     for query in queries:
         try:
-            checked.append(_check(grid, query, max_goals))
+            key = _same_checks(query)
+            template = known.get(key) if key else None
+            if template is None:
+                checked.append(_check(grid, query, max_goals))
+                if key:
+                    known[key] = checked[-1]
+            else:
+                sx, sy = _checked_cell(grid, query.start, "start")
+                if not grid.walkable(sx, sy):
+                    raise on_blocked_cell("start", sx, sy)
+                checked.append(_Checked(grid.flat_index(sx, sy), *template[1:]))
             answers.append(None)
         except EngineError as exc:
             answers.append(exc)
@@ -397,29 +409,42 @@ def _no_path(grid: GridMap, query: _Checked) -> PathResult:
 def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
                   ) -> list[PathResult]:  # fmt: skip
     """Answers of queries sharing one goal and policy, from one search outward from
-    the goal that stops once every start is settled."""
+    the goal, headed for the starts' bounding box and stopped once every start on the
+    goal's island is settled (``kernels.fields.settle_starts``)."""
     count = len(group)
     scratch = scratch or thread_scratch(grid.padded.size)
     arrays, paths = scratch.for_queries(count)
     sources = arrays.source[:count]
     sources[:] = [query.source for query in group]
-    want = np.zeros(grid.padded.size, np.bool_)
-    want[sources] = True
     first = group[0]
     goal = (np.array([first.target], np.int64) if first.goal_set is None
             else member_cells(grid, first.goal_set))  # fmt: skip
-    dist, step, settled = field_search(grid, goal, first.diagonal, math.inf,
-                                       want=want, wanted=int(np.count_nonzero(want)))  # fmt: skip
+    # A start off the goals' islands has no path; searching for it would flood them.
+    labels = grid.island_tables.labels[1 if first.diagonal == DIAGONAL_ALWAYS else 0]
+    reachable = np.isin(labels[sources], labels[goal])
+    starts = sources[reachable]
+    width = grid.padded_width
+    settled = 0
+    if starts.size:
+        want = np.zeros(grid.padded.size, np.bool_)  # calloc: pages untouched stay free
+        want[starts] = True
+        xs, ys = starts % width, starts // width
+        box = np.array([xs.min(), ys.min(), xs.max(), ys.max()], np.int64)
+        heuristic = HEURISTIC_MANHATTAN if first.diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
+        settled = settle_starts(grid.padded, width, first.diagonal, goal, want,
+                                int(np.count_nonzero(want)), box, heuristic, grid.min_cost,
+                                scratch.take_generations(1), scratch.stamp, scratch.g,
+                                scratch.parent, scratch.heap)  # fmt: skip
     outputs = (arrays.status, arrays.cost, arrays.length)
     done = 0
     while True:
-        done = write_field_paths(grid.padded, grid.padded_width, step, dist, sources, done,
+        done = write_chain_paths(grid.padded, width, scratch.parent, sources, reachable, done,
                                  count, outputs, paths.arrays)  # fmt: skip
         if done == count:
             break
         paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
                          needed=int(paths.offsets[done + 1]))  # fmt: skip
-    return _results(grid, group, arrays, paths, expanded=[settled] * count,
+    return _results(grid, group, arrays, paths, expanded=[int(settled)] * count,
                     reopened=[0] * count, algorithm="field")  # fmt: skip
 
 
@@ -444,13 +469,34 @@ _OPTIONS: dict[tuple[object, ...], _Options] = {}
 _MEMO_ENTRIES: Final = 256
 
 
+def _options_key(query: PathQuery) -> tuple[object, ...]:
+    """What ``_options`` makes of ``query`` depends on: its options, and the types of
+    the integers (2.0 == 2, but only 2 is a valid agent_size)."""
+    return (query.heuristic, query.diagonal, query.algorithm, query.unreachable, query.weight,
+            query.max_expansions, type(query.max_expansions), query.agent_size,
+            type(query.agent_size), query.tie_break)  # fmt: skip
+
+
+def _same_checks(query: PathQuery) -> tuple[object, ...]:
+    """A key under which queries differ only in their start, when everything else
+    ``_check`` looks at depends on the options and the goal alone: a single goal, a
+    one-cell unit, no ``nearest`` (whose goal set depends on the start's island).
+    Empty when there is no such key: the query is checked in full."""
+    goal = query.goal
+    if (goal is None or query.goals is not None or query.goal_region is not None
+            or query.agent_size != 1 or query.unreachable != "no_path"):  # fmt: skip
+        return ()
+    try:
+        gx, gy = goal
+    except (TypeError, ValueError):
+        return ()
+    return (*_options_key(query), gx, type(gx), gy, type(gy))
+
+
 def _options(query: PathQuery) -> _Options:
     """``query``'s options validated (in a fixed order), or the error for the first
     bad one."""
-    # The integers' types too: 2.0 == 2, but only 2 is a valid agent_size.
-    key: tuple[object, ...] = (query.heuristic, query.diagonal, query.algorithm, query.unreachable,
-           query.weight, query.max_expansions, type(query.max_expansions),
-           query.agent_size, type(query.agent_size), query.tie_break)  # fmt: skip
+    key = _options_key(query)
     try:
         known = _OPTIONS.get(key)
     except TypeError:  # an unhashable value: invalid, and validated below

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy.sparse.csgraph import dijkstra
 
 from service.config import REPO_ROOT
 from service.engine import (
@@ -23,7 +24,7 @@ from service.engine import (
     find_paths,
 )
 from service.engine.scratch import INITIAL_PATH_CELLS, PathBuffers
-from tests.support import random_grid, serpentine, walk_cost, walkable_cells
+from tests.support import art, oracle_graph, random_grid, serpentine, walk_cost, walkable_cells
 
 
 def _same(a: PathResult, b: PathResult) -> None:
@@ -320,3 +321,73 @@ def test_shared_goal_batches_leave_small_groups_and_budgeted_queries_alone() -> 
     results = find_paths(grid, queries, shared_goal_queries=8)
     used = [r.algorithm_used for r in results if isinstance(r, PathResult)]
     assert used == ["field"] * 10 + ["jps"] * 3 + ["jps", "jps"]
+
+
+@pytest.mark.parametrize("policy", ["never", "no_corner_cutting", "one_obstacle", "always"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_unit_group_far_from_its_goal_gets_exact_costs(policy: str, seed: int) -> None:
+    # A group's starts sit in a small box across the map from the goal: the shared
+    # search's heuristic (the distance to that box, scaled by the least cost) is far
+    # from zero here, unlike for starts spread over the map.
+    rng = np.random.default_rng(100 + seed)
+    grid = random_grid(rng, 48, 36, 0.25, (2, 7) if seed % 2 else None)
+    cells = walkable_cells(grid)
+    goal = min(cells, key=lambda c: c[0] + c[1])
+    group = [c for c in cells if c[0] >= 36 and c[1] >= 26][:30]
+    queries = [PathQuery(start, goal, diagonal=policy, heuristic="octile" if policy != "never"
+                         else "manhattan") for start in group]  # fmt: skip
+    reverse = dijkstra(oracle_graph(grid, policy).T.tocsr(), directed=True,
+                       indices=goal[1] * grid.width + goal[0])  # fmt: skip
+    shared = find_paths(grid, queries, shared_goal_queries=8)
+    settled = {r.expanded for r in shared if isinstance(r, PathResult)}
+    assert len(settled) == 1  # one search answered them all
+    assert settled.pop() < int((grid.costs > 0).sum())  # and it did not flood the map
+    for result, start in zip(shared, group, strict=True):
+        assert isinstance(result, PathResult)
+        assert result.algorithm_used == "field"
+        expected = reverse[start[1] * grid.width + start[0]]
+        if not np.isfinite(expected):
+            assert result.status == "no_path"
+            continue
+        assert result.status == "found"
+        assert result.cost == pytest.approx(expected, rel=1e-12)
+        assert walk_cost(grid, result.cells, policy) == pytest.approx(expected, rel=1e-12)
+        assert tuple(result.cells[0]) == start
+        assert tuple(result.cells[-1]) == goal
+
+
+def test_batch_queries_sharing_a_goal_get_the_errors_of_lone_queries() -> None:
+    # The batch checks (options, goal) once and then only each start: every error must
+    # still be the one the query alone gets, in its slot.
+    grid, _, _ = art("""
+        ....#
+        .#..#
+        .....
+    """)
+    goal = (3, 2)
+    queries = [
+        PathQuery((0, 0), goal),
+        PathQuery((9, 0), goal),  # start outside the map
+        PathQuery((1, 1), goal),  # start blocked
+        PathQuery((0, 2), goal),
+        PathQuery((0, 0), (4, 0)),  # goal blocked: every query to it fails alike
+        PathQuery((2, 0), (4, 0)),
+        # A float coordinate: not the same key as (3, 2).
+        PathQuery((0, 0), (3.0, 2)),  # type: ignore[arg-type]
+        PathQuery((0, 0), goal, weight=0.5),  # bad options: not the same key either
+        PathQuery("x", goal),  # type: ignore[arg-type]  # a malformed start
+    ]
+    batched = find_paths(grid, queries, shared_goal_queries=2)
+    for query, answer in zip(queries, batched, strict=True):
+        alone = find_paths(grid, [query])[0]
+        if isinstance(alone, PathResult):
+            assert isinstance(answer, PathResult)
+            assert answer.cost == pytest.approx(alone.cost)
+        else:
+            assert type(answer) is type(alone)
+            assert str(answer) == str(alone)
+    assert [type(a).__name__ for a in batched] == [
+        "PathResult", "OutOfBoundsError", "NotWalkableError", "PathResult",
+        "NotWalkableError", "NotWalkableError", "OutOfBoundsError", "InvalidWeightError",
+        "OutOfBoundsError",
+    ]  # fmt: skip

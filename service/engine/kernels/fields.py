@@ -15,9 +15,16 @@ along it (each value is computed from the next one that way).
 import numpy as np
 from numba import njit
 
-from service.engine.kernels.codes import CLOSED, SQRT2, STATUS_FOUND, STATUS_NO_PATH
+from service.engine.kernels.codes import CLOSED, NO_PARENT, SQRT2, STATUS_FOUND, STATUS_NO_PATH
 from service.engine.kernels.heap import decrease, pop, push
-from service.engine.kernels.moves import DX, DY, ORTHOGONAL_MOVES, corner_allows, move_count
+from service.engine.kernels.moves import (
+    DX,
+    DY,
+    ORTHOGONAL_MOVES,
+    corner_allows,
+    heuristic_distance,
+    move_count,
+)
 from service.engine.kernels.paths import segment_lengths, write_turns
 
 #: ``step`` of a goal, and of a cell no goal can be reached from.
@@ -25,7 +32,7 @@ NO_STEP = -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def distance_field(cost, width, diagonal, goals, max_cost, want, wanted, dist, step, heap):
+def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
     """Fill ``dist`` and ``step`` from ``goals`` outward on a padded flat grid.
 
     Args:
@@ -34,16 +41,13 @@ def distance_field(cost, width, diagonal, goals, max_cost, want, wanted, dist, s
         diagonal: the policy's code (``codes.DIAGONAL_*``).
         goals: (k,) int64 padded cells, walkable; repeats are harmless.
         max_cost: cells costlier than this are left unreached (``inf``).
-        want: (cells,) bool, or empty: stop once ``wanted`` of the cells marked in it
-            are settled (a batch needs only its starts); their chains are final.
-        wanted: how many distinct cells ``want`` marks (0: no early stop).
         dist: (cells,) float64, all ``inf`` on entry; the cost to the nearest goal.
         step: (cells,) int8, all ``NO_STEP`` on entry; the first move towards it.
         heap: ``(node, key, pos)`` scratch with room for every cell (see ``heap``).
 
     Returns:
         The number of cells settled. Cells left on the open list when the search
-        stops early are reset to ``inf`` / ``NO_STEP``.
+        stops at ``max_cost`` are reset to ``inf`` / ``NO_STEP``.
     """
     node_of, key, pos = heap
     moves = move_count(diagonal)
@@ -62,10 +66,6 @@ def distance_field(cost, width, diagonal, goals, max_cost, want, wanted, dist, s
         v = node_of[0]
         size = pop(heap, size, False)
         settled += 1
-        if wanted > 0 and want[v]:
-            wanted -= 1
-            if wanted == 0:
-                break
         cv = cost[v]
         for k in range(moves):
             u = v - DY[k] * width - DX[k]
@@ -96,13 +96,101 @@ def distance_field(cost, width, diagonal, goals, max_cost, want, wanted, dist, s
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def write_field_paths(cost, width, step, dist, sources, first, count, results, paths):
-    """Write the path of each query ``first..count-1`` by following ``step`` from its
-    source, the way ``batch.search_batch`` writes its answers.
+def settle_starts(cost, width, diagonal, goals, want, wanted, box, heuristic, h_scale, gen,
+                  stamp, g, parent, heap):  # fmt: skip
+    """Search outward from ``goals`` over reversed moves until every cell of ``starts``
+    is settled: the shared search of a batch of queries to one goal (or goal set).
+
+    An A* whose heuristic is the distance to the starts' bounding box ``box``: a unit
+    group's box is small, so the search heads for it and settles about one query's
+    cells plus the group's; starts spread over the map make the box large and the
+    heuristic near zero, and it settles what a Dijkstra would. The heuristic is
+    consistent (a step lowers it by at most its length times ``h_scale``, the least
+    cell cost), so every cell popped is settled: ``g`` is its exact cost to the
+    nearest goal and ``parent`` its first step on a cheapest path there.
 
     Args:
-        cost: (cells,) float32 padded costs; step, dist: a field's padded arrays.
+        cost: (cells,) float32 padded costs, ``<= 0`` blocked; width: padded width.
+        diagonal: the policy's code (``codes.DIAGONAL_*``).
+        goals: (k,) int64 padded walkable cells; repeats are harmless.
+        want: (cells,) bool, true at the starts; wanted: how many (distinct) there
+            are. Each must be reachable from a goal (the caller checks islands: an
+            unreachable one would flood the map).
+        box: (4,) int64 inclusive ``x0, y0, x1, y1`` padded bounding box of the starts.
+        heuristic: a ``heuristic_distance`` kind admissible for ``diagonal``.
+        h_scale: the least cell cost.
+        gen, stamp: a cell is known in this search when ``stamp == gen``.
+        g, parent: (cells,) the cost to the goals and the next cell towards them
+            (``NO_PARENT`` at a goal), valid for known cells.
+        heap: ``(node, key, pos)`` scratch with room for every cell.
+
+    Returns:
+        The number of cells settled.
+    """
+    node_of, _, pos = heap
+    moves = move_count(diagonal)
+    size = 0
+    for i in range(goals.size):
+        c = goals[i]
+        if stamp[c] == gen:
+            continue
+        stamp[c] = gen
+        g[c] = 0.0
+        parent[c] = NO_PARENT
+        h = h_scale * _box_distance(heuristic, box, c % width, c // width)
+        size = push(heap, size, c, h, 0.0, False)
+    settled = 0
+    while size > 0 and wanted > 0:
+        v = node_of[0]
+        size = pop(heap, size, False)
+        settled += 1
+        if want[v]:  # (a bool array: a search through the starts cost a third more)
+            wanted -= 1
+        gv = g[v]
+        cv = cost[v]
+        for k in range(moves):
+            u = v - DY[k] * width - DX[k]
+            if cost[u] <= 0.0:
+                continue
+            if k >= ORTHOGONAL_MOVES:
+                side_a = cost[u + DX[k]] > 0.0
+                if not corner_allows(diagonal, side_a, cost[u + DY[k] * width] > 0.0):
+                    continue
+                gu = gv + SQRT2 * cv
+            else:
+                gu = gv + cv
+            fresh = stamp[u] != gen
+            if not fresh and (pos[u] == CLOSED or gu >= g[u]):
+                continue  # settled (its cost is final), or no better
+            g[u] = gu
+            parent[u] = v
+            fu = gu + h_scale * _box_distance(heuristic, box, u % width, u // width)
+            if fresh:
+                stamp[u] = gen
+                size = push(heap, size, u, fu, gu, False)
+            else:
+                decrease(heap, u, fu, gu, False)
+    return settled
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _box_distance(heuristic, box, x, y):
+    """Unscaled ``heuristic_distance`` from ``(x, y)`` to the box (0 inside it)."""
+    dx = max(0, box[0] - x, x - box[2])
+    dy = max(0, box[1] - y, y - box[3])
+    return heuristic_distance(heuristic, dx, dy)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def write_chain_paths(cost, width, parent, sources, reachable, first, count, results, paths):
+    """Write the path of each query ``first..count-1`` by following ``parent`` (as left
+    by ``settle_starts``) from its source, the way ``batch.search_batch`` writes its
+    answers.
+
+    Args:
+        cost: (cells,) float32 padded costs; parent: as ``settle_starts`` left it.
         sources: (queries,) int64 padded start cells.
+        reachable: (queries,) bool; false: ``no_path`` (the source is not settled).
         results: ``(status, cost, length)`` (queries,) outputs; a path's cost is
             summed from its start forwards, as a search sums ``g``.
         paths: ``(cells, offsets, turns, turn_offsets)`` as in ``search_batch``.
@@ -118,14 +206,14 @@ def write_field_paths(cost, width, step, dist, sources, first, count, results, p
         s = sources[i]
         at = offsets[i]
         n = 0
-        if dist[s] == np.inf:
+        if not reachable[i]:
             status[i] = STATUS_NO_PATH
             path_cost[i] = np.nan
         else:
             c = s
             n = 1
-            while step[c] != NO_STEP:
-                c += DY[step[c]] * width + DX[step[c]]
+            while parent[c] != NO_PARENT:
+                c = parent[c]
                 n += 1
             if at + n > room:
                 offsets[i + 1] = at + n
@@ -136,9 +224,10 @@ def write_field_paths(cost, width, step, dist, sources, first, count, results, p
                 cells[at + j, 0] = c % width - 1
                 cells[at + j, 1] = c // width - 1
                 if j + 1 < n:
-                    k = step[c]
-                    c += DY[k] * width + DX[k]
-                    total += (SQRT2 * cost[c]) if k >= ORTHOGONAL_MOVES else cost[c]
+                    d = parent[c] - c
+                    c = parent[c]
+                    straight = d == 1 or d == -1 or d == width or d == -width
+                    total += cost[c] if straight else SQRT2 * cost[c]
             status[i] = STATUS_FOUND
             path_cost[i] = total
         offsets[i + 1] = at + n
