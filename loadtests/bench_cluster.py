@@ -10,8 +10,9 @@ server (``valkey-server`` from the dev extra, or Debian's ``redis-server``). Eve
 runs on loopback, one thing after another:
 
 1. Short single path queries (den520d, scenario buckets 0-2) with wrk, ``-c 32``:
-   one service on the file store; one on Redis, direct; one with two worker
-   processes (``GRIDPATH_WORKERS=2``) on Redis; then HAProxy in front of 1, 2 and 3
+   one service on the file store, with one and two worker processes
+   (``GRIDPATH_WORKERS=2``); one on Redis, direct; one with two worker processes on
+   Redis; then HAProxy in front of 1, 2 and 3
    replicas on Redis. On a 2-core machine the replicas share the same cores, so
    this shows what HAProxy and Redis add per request, not scaling.
 2. Replica lag: two replicas holding the map; ``--lag-edits`` edits through one, each
@@ -84,6 +85,8 @@ def throughput(args: argparse.Namespace, redis: RedisServer, workdir: Path) -> l
 
     with serve(workdir, name="file") as server:
         run("1 service, file store", server.base, upload(server, map_path))
+    with serve(workdir, {"GRIDPATH_WORKERS": "2"}, "file-workers") as workers:
+        run("1 service, 2 workers, file store", workers.base, upload(workers, map_path))
     with ExitStack() as stack:
         replicas = [stack.enter_context(serve(workdir, on_redis, f"replica{i}"))
                     for i in (1, 2, 3)]  # fmt: skip

@@ -9,9 +9,9 @@ either failing prints one line and exits with status 1.
 
 ``GRIDPATH_WORKERS=N`` (N > 1) serves the same port from N worker processes, each
 with its own cache and search threads, under uvicorn's process supervisor (a worker
-that dies is replaced). The workers share their maps through the store, so they
-need a shared one: ``GRIDPATH_STORE=redis://...``; the kernels are compiled once,
-before the workers start.
+that dies is replaced). The workers share their maps through the store: the data
+dir (this process holds its lock for them) or Redis; each follows the others' edits.
+The kernels are compiled once, before the workers start.
 """
 
 import argparse
@@ -30,7 +30,7 @@ from uvicorn.supervisors import Multiprocess
 from service.api import create_app
 from service.config import Settings
 from service.engine import kernels_warm
-from service.store import DataDirInUseError, DataDirLock
+from service.store import DataDirInUseError, DataDirLock, MapStore
 
 #: Exit status when the service cannot start (port taken, data dir in use).
 CANNOT_START: Final = 1
@@ -89,12 +89,19 @@ def worker_app() -> FastAPI:
 
 
 def serve_workers(settings: Settings, sock: socket.socket) -> None:
-    """Run ``settings.workers`` worker processes on ``sock`` until a signal stops them."""
+    """Run ``settings.workers`` worker processes on ``sock`` until a signal stops them.
+
+    On the file store this process holds the data dir's lock for them all (another
+    server on the dir is refused) and repairs what a crash left (unfinished uploads,
+    torn edit log tails) before they start; they share the dir (``SharedMapStore``).
+    """
     if settings.store == "file":
-        sock.close()
-        fail(f"GRIDPATH_WORKERS={settings.workers} needs a store the workers share: "
-             "GRIDPATH_STORE=redis://host:port/db (the file store is served by one "
-             "process)")  # fmt: skip
+        try:
+            lock = DataDirLock(settings.data_dir)
+        except DataDirInUseError as exc:
+            sock.close()
+            fail(str(exc))
+        MapStore(settings.data_dir, lock=lock)  # opening repairs; the lock stays held
     os.environ |= {"GRIDPATH_HOST": settings.host, "GRIDPATH_PORT": str(settings.port),
                    "GRIDPATH_DATA_DIR": str(settings.data_dir)}  # fmt: skip
     if not kernels_warm():  # once here, not once per worker at the same time

@@ -36,12 +36,12 @@ class Settings(BaseSettings):
         ge=1,
         le=64,
         description="Worker processes serving the port (python -m service), each with its "
-        "own cache and search threads; more than one needs a shared store "
-        "(GRIDPATH_STORE=redis://...).",
+        "own cache and search threads; they share the store (the data dir, or Redis) and "
+        "follow each other's edits.",
     )
     store: str = Field(
         default="file",
-        description="Where maps are stored: 'file' (the data dir, one process) or a Redis "
+        description="Where maps are stored: 'file' (the data dir, one server's) or a Redis "
         "or Valkey URL ('redis://host:port/db', 'rediss://...', 'unix:///path'), shared "
         "by every process and replica.",
     )

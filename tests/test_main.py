@@ -8,6 +8,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -297,14 +299,6 @@ def test_regression_cold_start_compiled_on_the_event_loop(tmp_path: Path) -> Non
     assert slowest < 2.0, f"/healthz took {slowest:.2f} s while the kernels compiled"
 
 
-def test_workers_on_the_file_store_are_refused_saying_why(tmp_path: Path) -> None:
-    process, _, log = start_server(tmp_path / "data", env={"GRIDPATH_WORKERS": "2"})
-    assert process.wait(timeout=60) == 1
-    said = "gridpath: GRIDPATH_WORKERS=2 needs a store the workers share: GRIDPATH_STORE=" \
-        "redis://host:port/db (the file store is served by one process)"  # fmt: skip
-    assert said in log.read_text()
-
-
 def children(pid: int) -> set[int]:
     """The process ids of ``pid``'s live worker processes (from /proc: children
     started by multiprocessing's spawn, not its resource tracker)."""
@@ -320,12 +314,16 @@ def children(pid: int) -> set[int]:
     return found
 
 
+@pytest.mark.parametrize("store", ["file", "redis"])
 def test_workers_share_the_port_and_the_maps_and_a_dead_one_is_replaced(
-    tmp_path: Path,
+    tmp_path: Path, store: str
 ) -> None:
-    redis = RedisServer(require_binary(), tmp_path / "redis")
-    redis.start()
-    env = {"GRIDPATH_WORKERS": "2", "GRIDPATH_STORE": redis.url}
+    env = {"GRIDPATH_WORKERS": "2"}
+    redis = None
+    if store == "redis":
+        redis = RedisServer(require_binary(), tmp_path / "redis")
+        redis.start()
+        env["GRIDPATH_STORE"] = redis.url
     process, port, log = start_server(tmp_path / "data", env=env)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
@@ -354,4 +352,63 @@ def test_workers_share_the_port_and_the_maps_and_a_dead_one_is_replaced(
     finally:
         process.terminate()
         process.wait(timeout=60)
-        redis.stop()
+        if redis is not None:
+            redis.stop()
+
+
+def fresh_post(base: str, url: str, body: Mapping[str, object]) -> httpx.Response:
+    """A request on a new connection: the kernel hands it to either worker."""
+    with httpx.Client(base_url=base, timeout=30) as fresh:
+        return fresh.post(url, json=body)
+
+
+def test_workers_on_the_file_store_see_each_others_edits_and_deletes(tmp_path: Path) -> None:
+    process, port, log = start_server(tmp_path / "data", env={"GRIDPATH_WORKERS": "2"})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            wait_until_ready(client, process, log)
+            # The supervisor holds the data dir: another server on it is refused.
+            other, _, other_log = start_server(tmp_path / "data")
+            assert other.wait(timeout=60) == 1
+            assert "is in use by another gridpath process" in other_log.read_text()
+            rows = ["........", "........", "........"]
+            map_id = client.post("/v1/maps", json={"rows": rows}).json()["id"]
+            kept = client.post("/v1/maps", json={"rows": rows}).json()["id"]
+
+            def edit(i: int) -> httpx.Response:
+                cells = {"cells": [[i % 8, 1]], "cost": 1 + i % 5}
+                return fresh_post(base, f"/v1/maps/{map_id}/edits", {"edits": [cells]})
+
+            with ThreadPoolExecutor(8) as pool:  # edits through both workers at once
+                answers = list(pool.map(edit, range(40)))
+            assert all(a.status_code == 200 for a in answers), [a.text for a in answers]
+            assert sorted(a.json()["revision"] for a in answers) == list(range(1, 41))
+            query = {"start": [0, 0], "goal": [7, 2]}
+            seen = {(a.json()["revision"], a.json()["cost"]) for a in (
+                fresh_post(base, f"/v1/maps/{map_id}/path", query | {"min_revision": 40})
+                for _ in range(20))}  # fmt: skip
+            assert len(seen) == 1
+            assert next(iter(seen))[0] == 40
+            deadline = time.monotonic() + 10  # and without min_revision, once followed
+            while {fresh_post(base, f"/v1/maps/{map_id}/path", query).json()["revision"]
+                   for _ in range(10)} != {40}:  # fmt: skip
+                assert time.monotonic() < deadline, log.read_text()
+            for i in range(3):
+                edited = fresh_post(base, f"/v1/maps/{kept}/edits",
+                                    {"edits": [{"cells": [[i, 0]], "cost": 2}]})  # fmt: skip
+                assert edited.json()["revision"] == i + 1
+            assert client.delete(f"/v1/maps/{map_id}").status_code == 204
+            gone = {fresh_post(base, f"/v1/maps/{map_id}/path", query).status_code
+                    for _ in range(10)}  # fmt: skip
+            assert gone == {404}
+            listed = {tuple(m["id"] for m in httpx.get(f"{base}/v1/maps").json()["maps"])
+                      for _ in range(10)}  # fmt: skip
+            assert listed == {(kept,)}
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    # One process after them reads what they acknowledged.
+    with running_server(tmp_path / "data") as client:
+        assert client.get(f"/v1/maps/{kept}").json()["revision"] == 3
+        assert client.get(f"/v1/maps/{map_id}").status_code == 404

@@ -30,6 +30,7 @@ from service.store.editor import MapEditor
 from service.store.fields import FieldCache
 from service.store.follower import EditFollower
 from service.store.redis_store import RedisStore
+from service.store.shared_store import SharedMapStore
 
 log = logging.getLogger("gridpath")
 
@@ -101,7 +102,8 @@ class Runtime:
                                 priority=settings.background_priority)  # fmt: skip
         # A shared store: other services' edits reach the maps cached here.
         self.follower = (EditFollower(self.store, self.cache, self.editor)
-                         if isinstance(self.store, RedisStore) else None)  # fmt: skip
+                         if isinstance(self.store, RedisStore | SharedMapStore)
+                         else None)  # fmt: skip
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
@@ -246,7 +248,11 @@ class Runtime:
 
 def open_store(settings: Settings, lock: DataDirLock | None = None) -> Store:
     """The store ``GRIDPATH_STORE`` names: the data dir (``file``, held by its lock:
-    ``lock`` if the caller took it) or a Redis server, whose persistence is logged."""
+    ``lock`` if the caller took it; shared with the other workers under
+    ``GRIDPATH_WORKERS``, whose supervisor holds it) or a Redis server, whose
+    persistence is logged."""
+    if settings.store == "file" and settings.workers > 1:  # the supervisor holds the lock
+        return SharedMapStore(settings.data_dir)
     if settings.store == "file":
         return MapStore(settings.data_dir, lock=lock)
     store = RedisStore(settings.store, timeout=settings.store_timeout_seconds)

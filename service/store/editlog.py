@@ -72,10 +72,33 @@ def read(path: Path) -> tuple[list[LogRecord], int, int]:
     return records, whole, len(data)
 
 
+def read_tail(path: Path, offset: int) -> tuple[list[LogRecord], list[int], int, int]:
+    """The whole records from byte ``offset`` on (a record boundary of the file as read
+    before), the offset past each, the offset past the bytes read, and the file's
+    inode (a compaction replaces the file: offsets into another inode mean nothing).
+    No file: no records, inode 0."""
+    try:
+        with path.open("rb") as log_file:
+            inode = os.fstat(log_file.fileno()).st_ino
+            log_file.seek(offset)
+            data = log_file.read()
+    except FileNotFoundError:
+        return [], [], 0, 0
+    records, ends = decode_spans(data)
+    return records, [offset + end for end in ends], offset + len(data), inode
+
+
 def decode(data: bytes) -> tuple[list[LogRecord], int]:
     """The whole records at the start of ``data``, in order, and the bytes they take
     (fewer than ``len(data)`` when a record is torn or fails its checksum)."""
+    records, ends = decode_spans(data)
+    return records, ends[-1] if ends else 0
+
+
+def decode_spans(data: bytes) -> tuple[list[LogRecord], list[int]]:
+    """The whole records at the start of ``data``, in order, and the offset past each."""
     records = []
+    ends = []
     at = 0
     while at + _HEAD.size <= len(data):
         length, crc = _HEAD.unpack_from(data, at)
@@ -87,7 +110,8 @@ def decode(data: bytes) -> tuple[list[LogRecord], int]:
             break
         records.append(record)
         at += _HEAD.size + length
-    return records, at
+        ends.append(at)
+    return records, ends
 
 
 def _decode(payload: bytes) -> LogRecord | None:

@@ -1,10 +1,12 @@
 """``EditFollower``: keeps the maps a service holds at the shared store's revision.
 
-Services sharing a Redis store each cache the maps they serve. An edit made through
-one service is appended to the map's stream in Redis; every other service that holds
-the map follows that stream (one thread, one blocking ``XREAD`` over the streams of
-every cached map) and applies the edit to its copy through its editor, exactly as if
-it had made it: the same revision, the same island update, the same table repairs.
+Services sharing a store (Redis, or a data dir served by worker processes) each
+cache the maps they serve. An edit made through one service is appended to the map's
+log in the store; every other service that holds the map follows that log (one
+thread: one blocking ``XREAD`` over the streams of every cached map on Redis, a poll
+of the log files' sizes on the file store) and applies the edit to its copy through
+its editor, exactly as if it had made it: the same revision, the same island update,
+the same table repairs.
 A map loaded after an edit reads the whole log, so it starts current; a query that
 must see an edit at once says so with ``min_revision`` (``Runtime.catch_up``).
 """
@@ -12,13 +14,15 @@ must see an edit at once says so with ``min_revision`` (``Runtime.catch_up``).
 import logging
 import threading
 import time
-from typing import Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from service.store.backend import StoreUnavailableError
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
 from service.store.editor import MapEditor
-from service.store.redis_store import RedisStore
+
+if TYPE_CHECKING:
+    from service.store.store import LogState
 
 log = logging.getLogger("gridpath.follow")
 
@@ -31,10 +35,23 @@ RECONCILE_SECONDS: Final = 1.0
 RETRY_SECONDS: Final = 0.5
 
 
-class EditFollower:
-    """One thread following the edit streams of every map in ``cache``."""
+class FollowedStore(Protocol):
+    """A store other services write to: Redis (``RedisStore``), or the file store
+    shared by worker processes (``SharedMapStore``)."""
 
-    def __init__(self, store: RedisStore, cache: MapCache, editor: MapEditor) -> None:
+    def wait_for_edits(self, after: dict[str, int], *, block_ms: int
+                       ) -> dict[str, list[LogRecord]]:  # fmt: skip
+        """Up to ``block_ms``, wait for edits of the maps in ``after`` (map id: the
+        revision held); the new ones, per map."""
+
+    def log_state(self, map_id: str) -> "LogState | None":
+        """The map's current revision and figures, or None if there is no such map."""
+
+
+class EditFollower:
+    """One thread following the edit logs of every map in ``cache``."""
+
+    def __init__(self, store: FollowedStore, cache: MapCache, editor: MapEditor) -> None:
         self._store = store
         self._cache = cache
         self._editor = editor
@@ -87,7 +104,10 @@ class EditFollower:
         have been compacted past this copy before its edits were read here."""
         for map_id, revision in held.items():
             stored = self._store.log_state(map_id)
-            if stored is None or stored.revision <= revision:
+            if stored is None:  # deleted by another service: free its memory here too
+                self._cache.discard(map_id)
+                continue
+            if stored.revision <= revision:
                 continue
             try:
                 self._editor.catch_up(map_id)

@@ -12,10 +12,12 @@ a crash a map either exists whole or not at all, and every map acknowledged to a
 client (after the rename) survives a restart. Leftover ``.incoming-*`` and
 ``.deleting-*`` folders are removed on open.
 
-One process serves a data dir: the store holds an advisory lock (``flock``) on
+One server serves a data dir: the store holds an advisory lock (``flock``) on
 ``<data_dir>/.lock`` from open to :meth:`MapStore.close`, and a second store on the
 same dir is refused (:class:`DataDirInUseError`) instead of serving a map list that
-the first one changes under it.
+the first one changes under it. A server's worker processes (``GRIDPATH_WORKERS``)
+share the dir through ``shared_store.SharedMapStore`` while their supervisor holds
+the lock.
 
 A map whose grid fails its checksum is *corrupt*: it stays listed, its health says
 why (:meth:`MapStore.problem`), and loading it raises :class:`StoreError` at once,
@@ -32,6 +34,7 @@ import secrets
 import shutil
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Final, NamedTuple, NoReturn
@@ -112,14 +115,7 @@ class MapStore:
         Raises:
             DataDirInUseError: another store, in this process or another, has it open.
         """
-        self.root = data_dir / "maps"
-        self._lock_held = lock or DataDirLock(data_dir)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._records: dict[str, MapRecord] = {}
-        self._problems: dict[str, str] = {}
-        self._logs: dict[str, LogState] = {}
-        self._log_locks: dict[str, threading.Lock] = {}
+        self._setup(data_dir, lock or DataDirLock(data_dir))
         try:
             self._remove_leftovers()
             for folder in sorted(self.root.iterdir()):
@@ -132,6 +128,16 @@ class MapStore:
         except BaseException:
             self.close()
             raise
+
+    def _setup(self, data_dir: Path, lock: "DataDirLock") -> None:
+        self.root = data_dir / "maps"
+        self._lock_held = lock
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._records: dict[str, MapRecord] = {}
+        self._problems: dict[str, str] = {}
+        self._logs: dict[str, LogState] = {}
+        self._log_locks: dict[str, threading.Lock] = {}
 
     # -- reads ------------------------------------------------------------------
 
@@ -171,9 +177,9 @@ class MapStore:
         """
         record = self._served_record(map_id)
         try:
-            with self._log_lock(map_id):  # a consistent snapshot and log
+            with self._reading(map_id):  # a consistent snapshot and log
+                record = self._served_record(map_id)  # (a compaction may have moved it)
                 grid_data = self._checked_grid(record)
-                record = self._served_record(map_id)
                 records, _, _ = editlog.read(self.root / map_id / LOG_FILE)
             costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
             folder = self.root / map_id
@@ -245,10 +251,15 @@ class MapStore:
         try:
             atomic_write(folder / grid_file, grid_data)
             atomic_write(folder / islands_file, islands_data)
-            with self._log_lock(map_id):
+            with self._writing(map_id):
                 current = self.record(map_id)
                 if current is None:
                     return False
+                if current.revision >= grid.revision:  # another compaction got further
+                    if current.revision > grid.revision:  # (the same one names our files)
+                        for name in (grid_file, islands_file):
+                            (folder / name).unlink(missing_ok=True)
+                    return True
                 records, _, _ = editlog.read(folder / LOG_FILE)
                 fresh = snapshot_record(
                     current,
@@ -262,15 +273,27 @@ class MapStore:
                 atomic_write(folder / META_FILE, orjson.dumps(fresh.to_json()))
                 kept = b"".join(editlog.encode(r) for r in records if r.revision > grid.revision)
                 atomic_write(folder / LOG_FILE, kept)
-                with self._lock:
-                    self._records[map_id] = fresh
-                    self._logs[map_id] = self._logs[map_id]._replace(log_bytes=len(kept))
+                self._compacted(map_id, fresh, len(kept))
             for name in (current.grid_file, current.islands_file):
                 if name not in (grid_file, islands_file):
                     (folder / name).unlink(missing_ok=True)
         except FileNotFoundError:  # deleted meanwhile
             return False
         return True
+
+    def _compacted(self, map_id: str, record: MapRecord, log_bytes: int) -> None:
+        """Remember a compaction's new record and log size."""
+        with self._lock:
+            self._records[map_id] = record
+            self._logs[map_id] = self._logs[map_id]._replace(log_bytes=log_bytes)
+
+    def _reading(self, map_id: str) -> AbstractContextManager[object]:
+        """Held while a map's snapshot and log are read together."""
+        return self._log_lock(map_id)
+
+    def _writing(self, map_id: str) -> AbstractContextManager[object]:
+        """Held while a map's snapshot or log is replaced."""
+        return self._log_lock(map_id)
 
     def _log_lock(self, map_id: str) -> threading.Lock:
         with self._lock:
@@ -291,13 +314,7 @@ class MapStore:
             log.warning("map %s: dropping a torn edit log record (%d bytes; never "
                         "acknowledged)", record.id, length - whole)  # fmt: skip
             editlog.truncate(path, whole)
-        state = LogState(record.revision, record_figures(record), whole, record.lowered_at)
-        for entry in records:
-            if entry.revision <= state.revision:
-                continue
-            state = LogState(entry.revision, entry.figures, whole,
-                             entry.revision if entry.lowers else state.lowered_at)  # fmt: skip
-        return state
+        return folded(base_state(record), records, whole)
 
     def verify(self, map_id: str) -> str | None:
         """Read a map's grid and check it (a scrub); return its problem, or None.
@@ -356,8 +373,8 @@ class MapStore:
     def _fail(self, map_id: str, problem: str) -> NoReturn:
         log.error("%s; the map cannot be served until it is deleted and uploaded again",
                   problem)  # fmt: skip
-        with self._lock:
-            if map_id in self._records:
+        if self.record(map_id) is not None:
+            with self._lock:
                 self._problems[map_id] = problem
         raise StoreError(problem)
 
@@ -595,6 +612,21 @@ class LogState(NamedTuple):
     figures: dict[str, Any]
     log_bytes: int
     lowered_at: int
+
+
+def base_state(record: MapRecord) -> LogState:
+    """The state of a map whose log holds nothing after its snapshot."""
+    return LogState(record.revision, record_figures(record), 0, record.lowered_at)
+
+
+def folded(state: LogState, records: list[LogRecord], log_bytes: int) -> LogState:
+    """``state`` after the logged ``records`` (those it holds already skipped), with
+    a log of ``log_bytes``."""
+    for entry in records:
+        if entry.revision > state.revision:
+            state = LogState(entry.revision, entry.figures, log_bytes,
+                             entry.revision if entry.lowers else state.lowered_at)  # fmt: skip
+    return state._replace(log_bytes=log_bytes)
 
 
 def figures_of(grid: GridMap) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The ``Store`` contract, run on both backends: the data dir (``file``) and a real
-Redis-protocol server (``redis``). What the routes, the cache, the builder and the
+"""The ``Store`` contract, run on every backend: the data dir (``file``), the data dir
+as worker processes share it (``shared file``) and a real Redis-protocol server
+(``redis``). What the routes, the cache, the builder and the
 editor rely on must hold on each."""
 
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from service.engine.edits import Changes, apply_changes
 from service.store import MapStore, Store, UnknownMapError
 from service.store.editlog import LogRecord
 from service.store.redis_store import RedisStore
+from service.store.shared_store import SharedMapStore
 from service.store.store import figures_of
 from tests.redis_server import RedisServer, require_binary
 
@@ -22,7 +24,7 @@ BUDGET = 1 << 30
 Reopen = Callable[[], Store]
 
 
-@pytest.fixture(params=["file", "redis"])
+@pytest.fixture(params=["file", "shared file", "redis"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Reopen]]:
     opened: list[Store] = []
     if request.param == "file":
@@ -31,6 +33,12 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[St
             for store in opened:
                 store.close()
             opened.append(MapStore(tmp_path / "data"))
+            return opened[-1]
+
+    elif request.param == "shared file":  # as a worker of GRIDPATH_WORKERS opens it
+
+        def reopen() -> Store:
+            opened.append(SharedMapStore(tmp_path / "data"))
             return opened[-1]
 
     else:

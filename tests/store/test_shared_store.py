@@ -1,0 +1,280 @@
+"""``SharedMapStore``: one data dir served by several worker processes at once.
+
+Two stores on one dir stand for two workers (``flock`` excludes open files, not
+processes, so two stores in one process exclude each other as two processes would);
+the tests that need real processes start them.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from service.config import REPO_ROOT
+from service.engine import GridMap
+from service.store import MapStore, RevisionTakenError, UnknownMapError
+from service.store.editlog import LOG_FILE
+from service.store.shared_store import SharedMapStore
+from tests.store.test_backends import edited, weighted
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[SharedMapStore, SharedMapStore]:
+    """Two workers' stores on one data dir."""
+    return SharedMapStore(tmp_path / "data"), SharedMapStore(tmp_path / "data")
+
+
+def test_an_upload_a_compaction_and_a_delete_by_one_worker_are_seen_by_the_other(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    record = a.create(weighted(), "arena")
+    assert b.known_record(record.id) is None  # never read here: ask record()
+    assert b.record(record.id) == record
+    assert b.known_record(record.id) == record  # read, and meta.json unchanged
+    assert [r.id for r in b.records()] == [record.id]
+    one, entry = edited(weighted(), [(1, 0)], 1.0)
+    a.append_edit(record.id, entry)
+    assert a.compact(record.id, one)
+    assert b.known_record(record.id) is None  # meta.json was replaced
+    fresh = b.record(record.id)
+    assert fresh is not None
+    assert fresh.revision == 1
+    assert b.load(record.id).revision == 1
+    assert a.delete(record.id)
+    assert b.known_record(record.id) is None
+    assert b.record(record.id) is None
+    assert b.records() == []
+    assert b.delete(record.id) is False
+    assert b.log_state(record.id) is None
+
+
+def test_an_edit_computed_on_a_stale_copy_is_refused_and_nothing_is_written(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    record = a.create(weighted(), None)
+    assert b.log_state(record.id) is not None  # b has read the log (empty) once
+    _, mine = edited(weighted(), [(1, 0)], 1.0)
+    _, theirs = edited(weighted(), [(3, 2)], 0.0)  # also revision 1
+    a.append_edit(record.id, mine)
+    size = (a.root / record.id / LOG_FILE).stat().st_size
+    with pytest.raises(RevisionTakenError):
+        b.append_edit(record.id, theirs)
+    assert (a.root / record.id / LOG_FILE).stat().st_size == size
+    state = b.log_state(record.id)
+    assert state is not None
+    assert state.revision == 1
+    assert [r.revision for r in b.edits_since(record.id, 0)] == [1]
+    np.testing.assert_array_equal(b.edits_since(record.id, 0)[0].cells, mine.cells)
+
+
+def test_a_torn_tail_is_ignored_by_readers_and_cut_by_the_next_writer(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    record = a.create(weighted(), None)
+    one, entry = edited(weighted(), [(1, 0)], 1.0)
+    a.append_edit(record.id, entry)
+    log = a.root / record.id / LOG_FILE
+    whole = log.stat().st_size
+    with log.open("ab") as torn:  # a writer that died mid-append
+        torn.write(b"\x40\x00\x00\x00garbage")
+    state = b.log_state(record.id)
+    assert state is not None
+    assert (state.revision, state.log_bytes) == (1, whole)
+    _, entry2 = edited(one, [(3, 2)], 0.0)
+    b.append_edit(record.id, entry2)
+    assert [r.revision for r in a.edits_since(record.id, 0)] == [1, 2]
+    assert a.load(record.id).revision == 2
+    restarted = MapStore(a.root.parent)  # and the file holds whole records only
+    assert [r.revision for r in restarted.edits_since(record.id, 0)] == [1, 2]
+    restarted.close()
+
+
+def test_edits_since_reads_from_the_revision_asked_and_across_a_compaction(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    grid: GridMap = weighted()
+    record = a.create(grid, None)
+    grids = [grid]
+    for revision in range(1, 6):
+        new, entry = edited(grids[-1], [(revision % 4, 2)], float(revision))
+        a.append_edit(record.id, entry)
+        grids.append(new)
+        assert [r.revision for r in b.edits_since(record.id, revision - 1)] == [revision]
+    assert [r.revision for r in b.edits_since(record.id, 2)] == [3, 4, 5]
+    assert a.compact(record.id, grids[3])
+    assert [r.revision for r in b.edits_since(record.id, 3)] == [4, 5]
+    # The log no longer reaches back to 2: what it holds (the editor sees the gap).
+    assert [r.revision for r in b.edits_since(record.id, 1)] == [4, 5]
+    state = b.log_state(record.id)
+    assert state is not None
+    assert state.revision == 5
+    np.testing.assert_array_equal(b.load(record.id).costs, grids[5].costs)
+
+
+def test_wait_for_edits_returns_another_workers_edit_or_nothing_after_the_wait(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    record = a.create(weighted(), None)
+    began = time.monotonic()
+    assert b.wait_for_edits({record.id: 0}, block_ms=100) == {}
+    assert time.monotonic() - began >= 0.1
+    _, entry = edited(weighted(), [(1, 0)], 1.0)
+    timer = threading.Timer(0.05, a.append_edit, (record.id, entry))
+    timer.start()
+    found = b.wait_for_edits({record.id: 0, "0123456789abcdef": 0}, block_ms=5000)
+    timer.join()
+    assert list(found) == [record.id]
+    assert [r.revision for r in found[record.id]] == [1]
+
+
+def test_a_build_claim_is_held_by_one_worker_until_released(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    record = a.create(weighted(), None)
+    token = a.claim_build(record.id, "clusters", seconds=60)
+    assert token is not None
+    assert b.claim_build(record.id, "clusters", seconds=60) is None
+    other = b.claim_build(record.id, "landmarks", seconds=60)  # another kind: free
+    assert other is not None
+    a.release_build(record.id, "clusters", token)
+    again = b.claim_build(record.id, "clusters", seconds=60)
+    assert again is not None
+    b.close()  # closing releases what is still held
+    assert a.claim_build(record.id, "clusters", seconds=60) is not None
+
+
+def test_a_build_claim_of_a_worker_killed_mid_build_is_free_at_once(tmp_path: Path) -> None:
+    store = SharedMapStore(tmp_path / "data")
+    record = store.create(weighted(), None)
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys, time
+            from pathlib import Path
+            from service.store.shared_store import SharedMapStore
+            store = SharedMapStore(Path({str(tmp_path / "data")!r}))
+            assert store.claim_build({record.id!r}, "clusters", seconds=60) is not None
+            print("claimed", flush=True)
+            time.sleep(60)
+        """)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "claimed"
+        assert store.claim_build(record.id, "clusters", seconds=60) is None
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+        assert store.claim_build(record.id, "clusters", seconds=60) is not None
+    finally:
+        child.kill()
+        child.communicate()  # reaps it and closes its pipe
+
+
+WRITER = """
+import sys
+import time
+from pathlib import Path
+import numpy as np
+from service.store import RevisionTakenError
+from service.store.editlog import LogRecord
+from service.store.shared_store import SharedMapStore
+
+store = SharedMapStore(Path(sys.argv[1]))
+map_id, worker, edits = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+while time.time() < float(sys.argv[5]):  # every writer starts at once
+    pass
+written = 0
+while written < edits:
+    state = store.log_state(map_id)
+    cell = np.array([worker], np.int64)
+    cost = np.array([float(state.revision + 1)], np.float32)
+    try:
+        store.append_edit(map_id, LogRecord(state.revision + 1, False, cell, cost,
+                                            state.figures))
+        written += 1
+    except RevisionTakenError:
+        pass
+print(written)
+"""
+
+
+def test_workers_appending_at_once_write_every_revision_once(tmp_path: Path) -> None:
+    store = SharedMapStore(tmp_path / "data")
+    record = store.create(GridMap.from_costs([[1.0, 1.0, 1.0, 1.0]]), None)
+    start = time.time() + 3  # after every interpreter has started
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path / "data"), record.id,
+                          str(worker), "60", str(start)], cwd=REPO_ROOT,
+                         stdout=subprocess.PIPE, text=True)
+        for worker in range(3)
+    ]  # fmt: skip
+    for writer in writers:
+        out, _ = writer.communicate(timeout=120)
+        assert writer.returncode == 0
+        assert out.strip() == "60"
+    logged = store.edits_since(record.id, 0)
+    assert [r.revision for r in logged] == list(range(1, 181))
+    assert [float(r.costs[0]) for r in logged] == [float(n) for n in range(1, 181)]
+    assert sorted(int(r.cells[0]) for r in logged) == sorted([0, 1, 2] * 60)
+    assert MapStore(tmp_path / "data").load(record.id).revision == 180
+
+
+def test_a_map_deleted_while_waiting_for_its_edit_lock_is_unknown(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    record = a.create(weighted(), None)
+    _, entry = edited(weighted(), [(1, 0)], 1.0)
+    with a._flocked(record.id, exclusive=True):  # a writer holds the lock...
+        appending = threading.Thread(target=_expect_unknown, args=(b, record.id, entry))
+        appending.start()
+        time.sleep(0.1)  # ...while b waits for it
+        assert a.delete(record.id)
+    appending.join(timeout=10)
+    assert not appending.is_alive()
+    assert b.record(record.id) is None
+
+
+def _expect_unknown(store: SharedMapStore, map_id: str, entry: object) -> None:
+    with pytest.raises(UnknownMapError):
+        store.append_edit(map_id, entry)  # type: ignore[arg-type]
+
+
+def test_regression_a_late_compaction_took_the_snapshot_back_past_a_newer_one(
+    pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two workers compacting one map: the one with the older revision checks the
+    # record before the other commits, and takes the lock after it. It must not make
+    # its older grid the snapshot (the log no longer holds the edits between the
+    # two: they would be lost).
+    a, b = pair
+    grids: list[GridMap] = [weighted()]
+    record = a.create(grids[0], None)
+    for revision in range(1, 4):
+        new, entry = edited(grids[-1], [(revision, 2)], float(revision + 1))
+        a.append_edit(record.id, entry)
+        grids.append(new)
+    checked = iter([b.record(record.id)])  # b's first look: before a's compaction
+    fresh_record = b.record
+    monkeypatch.setattr(b, "record", lambda map_id: next(checked, None) or fresh_record(map_id))
+    assert a.compact(record.id, grids[3])
+    assert b.compact(record.id, grids[2])  # late: a no-op
+    fresh = b.record(record.id)
+    assert fresh is not None
+    assert fresh.revision == 3
+    np.testing.assert_array_equal(b.load(record.id).costs, grids[3].costs)
+    files = sorted(p.name for p in (a.root / record.id).glob("*.npy"))
+    assert files == [fresh.grid_file, fresh.islands_file]
