@@ -78,6 +78,9 @@ def throughput(args: argparse.Namespace, redis: RedisServer, workdir: Path) -> l
     runs = []
 
     def run(name: str, base: str, map_id: str) -> None:
+        deadline = time.monotonic() + 300  # not while its tables build (CPU-bound)
+        while building(f"{base}/v1/maps/{map_id}") and time.monotonic() < deadline:
+            time.sleep(0.2)
         script = workdir / "path.lua"
         script.write_text(lua_script(f"/v1/maps/{map_id}/path", bodies), encoding="ascii")
         post_json(f"{base}/v1/maps/{map_id}/path", bodies[0])

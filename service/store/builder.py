@@ -213,6 +213,23 @@ class TableBuilder:
         with self._lock:
             return self._status.get((map_id, kind))
 
+    def known_status(self, map_id: str, kind: str = CLUSTERS) -> TableStatus | None:
+        """:meth:`status`, or for a map this service has neither built nor loaded
+        (another service sharing the store built its tables) the stored tables'
+        figures when they may be used; None when neither says anything. Reads the
+        store: not on the event loop."""
+        status = self.status(map_id, kind)
+        if status is not None:
+            return status
+        try:
+            info = self._info(map_id, kind)
+        except TableFileError:
+            return None
+        state = self._store.log_state(map_id)
+        if info is None or (state is not None and info.revision < state.lowered_at):
+            return None
+        return TableStatus.ready(info)
+
     def forget(self, map_id: str) -> None:
         """Drop a deleted map's status (a build under way finds the map gone)."""
         with self._lock:

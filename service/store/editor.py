@@ -234,6 +234,12 @@ class MapEditor:
         stored = self._store.log_state(map_id)
         if stored is None:
             raise UnknownMapError(map_id)
+        if stored.revision < grid.revision:
+            # The store lost revisions this copy holds (a Redis restarted from an older
+            # save): serve what it holds, as every other service will.
+            log.warning("map %s: the store is at revision %d, behind this copy's %d; "
+                        "reloading", map_id, stored.revision, grid.revision)  # fmt: skip
+            return self._reload_locked(map_id, state)
         records = self._store.edits_since(map_id, grid.revision)
         followed = self._apply_logged(map_id, state, grid, records)
         if followed is None or followed.revision < stored.revision:

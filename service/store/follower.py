@@ -100,15 +100,16 @@ class EditFollower:
             self._cache.discard(map_id)
 
     def _reconcile(self, held: dict[str, int]) -> None:
-        """Catch up every held map the store holds a later revision of: its stream may
-        have been compacted past this copy before its edits were read here."""
+        """Catch up every held map the store holds another revision of: a later one
+        (its log may have been compacted past this copy before its edits were read
+        here), or an earlier one (the store lost revisions this copy holds)."""
         for map_id, revision in held.items():
             stored = self._store.log_state(map_id)
             if stored is None:  # deleted by another service: free its memory here too
                 self._cache.discard(map_id)
                 continue
-            if stored.revision <= revision:
-                continue
+            if stored.revision == revision:
+                continue  # (behind the store, or ahead of it after a loss: catch up)
             try:
                 self._editor.catch_up(map_id)
             except StoreUnavailableError:

@@ -252,3 +252,20 @@ def test_regression_a_stream_compacted_past_a_copy_left_it_behind_for_good(
             time.sleep(0.02)
         assert answer["cost"] == 8.0
         assert runtime.editor._maps[map_id].history_from == 3
+
+
+def test_regression_a_service_that_never_loaded_a_map_said_its_tables_were_building(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    # Tables built by another service (and in Redis) were reported "building" for
+    # good by a service that had not loaded the map: it knew no build of its own.
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        wait_ready(one)
+        wait_ready(two)
+        map_id = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+        built = wait_tables(one, map_id)
+        assert built["status"] == "ready"
+        tables = two.get(f"/v1/maps/{map_id}").json()["tables"]
+        assert tables["clusters"] == built
+        assert tables["landmarks"]["status"] == "ready"

@@ -19,8 +19,17 @@ import pytest
 
 from service.config import REPO_ROOT
 from service.engine import GridMap
-from service.store import MapStore, RevisionTakenError, UnknownMapError
+from service.engine.edits import CellsEdit
+from service.store import (
+    MapCache,
+    MapStore,
+    RevisionTakenError,
+    TableBuilder,
+    UnknownMapError,
+    editlog,
+)
 from service.store.editlog import LOG_FILE
+from service.store.editor import MapEditor
 from service.store.shared_store import SharedMapStore
 from tests.store.test_backends import edited, weighted
 
@@ -278,3 +287,33 @@ def test_regression_a_late_compaction_took_the_snapshot_back_past_a_newer_one(
     np.testing.assert_array_equal(b.load(record.id).costs, grids[3].costs)
     files = sorted(p.name for p in (a.root / record.id).glob("*.npy"))
     assert files == [fresh.grid_file, fresh.islands_file]
+
+
+def test_regression_a_copy_ahead_of_its_store_was_kept_and_its_edits_refused(
+    tmp_path: Path,
+) -> None:
+    # The store lost a revision a service holds (as a Redis restarted from an older
+    # save would): catching up must reload what the store holds (every other service
+    # reads that), not keep the copy ahead and refuse every edit as taken.
+    store = SharedMapStore(tmp_path / "data")
+    cache = MapCache(store, 1 << 30)
+    builder = TableBuilder(store, cache, workers=1, max_table_bytes=1 << 30, cluster_size=None,
+                           jump_table_bytes=1 << 30, landmarks=3)  # fmt: skip
+    editor = MapEditor(store, cache, builder, max_edit_cells=1 << 20, compact_log_bytes=1 << 30,
+                       jump_table_bytes=1 << 30)  # fmt: skip
+    try:
+        map_id = store.create(weighted(), None).id
+        editor.edit(map_id, [CellsEdit(np.array([[1, 0]]), 1.0)])
+        first_end = (store.root / map_id / LOG_FILE).stat().st_size
+        editor.edit(map_id, [CellsEdit(np.array([[3, 2]]), 0.0)])
+        editlog.truncate(store.root / map_id / LOG_FILE, first_end)  # revision 2 lost
+        assert editor.catch_up(map_id) == 1
+        current = cache.current(map_id)
+        assert current is not None
+        assert current.revision == 1
+        assert current.costs[2, 3] == 1.0  # the lost edit is not served
+        outcome = editor.edit(map_id, [CellsEdit(np.array([[0, 2]]), 2.0)])
+        assert outcome.grid.revision == 2
+    finally:
+        editor.close()
+        builder.close()

@@ -49,7 +49,8 @@ def table_statuses(runtime: Runtime, record: MapRecord, revision: int) -> dict[s
     """Each derived table's status (``MapTables``) at the map's current revision."""
     grid = runtime.cache.current(record.id)
     clusters = _status(runtime, record.id, CLUSTERS, grid.clusters if grid else None)
-    clusters["cluster_size"] = (runtime.tables.status(record.id, CLUSTERS) or BUILDING).cluster_size
+    clusters["cluster_size"] = (runtime.tables.known_status(record.id, CLUSTERS)
+                                or BUILDING).cluster_size  # fmt: skip
     return {
         "islands": {
             "status": "ready",
@@ -66,7 +67,7 @@ def _status(runtime: Runtime, map_id: str, kind: str, in_use: Any) -> dict[str, 
     """One kind of table: its status and revision at the map's current revision (``ready``
     when the current revision has it, ``repairing`` while a repair is due) and the
     figures of its last build."""
-    built = runtime.tables.status(map_id, kind) or BUILDING
+    built = runtime.tables.known_status(map_id, kind) or BUILDING
     status: str = built.status
     revision = built.revision
     if in_use is not None:
