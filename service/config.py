@@ -202,6 +202,15 @@ class Settings(BaseSettings):
             "size in use keeps one eroded copy of the map per revision in memory."
         ),
     )
+    max_unit_grid_bytes: int = Field(
+        default=512 * MIB,
+        ge=0,
+        description=(
+            "Memory bound of the unit grids (agent_size > 1) of one map revision, all "
+            "sizes together: each size in use keeps an eroded copy of the map (about 16 "
+            "bytes a cell); a query or field whose size would need more answers TooBig."
+        ),
+    )
     field_cache_bytes: int = Field(
         default=256 * MIB,
         ge=0,

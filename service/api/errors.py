@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from service.engine import EngineError, MapTooBigError, NotWalkableError
+from service.engine import EngineError, MapTooBigError, NotWalkableError, UnitGridTooBigError
 from service.store import (
     CacheBudgetError,
     RevisionTakenError,
@@ -74,7 +74,8 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_WALKABLE: "The start or goal is on a blocked cell.",
     ErrorCode.MAP_NOT_FOUND: "No map has this id.",
     ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes (per route), batch size, "
-    "or a map whose grid and tables would not fit the map cache.",
+    "a map whose grid and tables would not fit the map cache, or a unit size whose grid "
+    "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES.",
     ErrorCode.UNAUTHORIZED: "A valid 'Authorization: Bearer <key>' header is required.",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",
     ErrorCode.NOT_FOUND: "No such route.",
@@ -124,7 +125,7 @@ def engine_error_code(exc: EngineError) -> ErrorCode:
     """Engine exceptions map onto three API codes."""
     if isinstance(exc, NotWalkableError):
         return ErrorCode.NOT_WALKABLE
-    if isinstance(exc, MapTooBigError):
+    if isinstance(exc, MapTooBigError | UnitGridTooBigError):
         return ErrorCode.TOO_BIG
     return ErrorCode.INVALID_VALUE
 

@@ -80,7 +80,8 @@ class Runtime:
         )
         self.fields = FieldCache(settings.field_cache_bytes)
         self.cache = MapCache(self.store, settings.cache_bytes, table_reserve=reserve,
-                              jump_table_bytes=settings.max_jump_table_bytes)  # fmt: skip
+                              jump_table_bytes=settings.max_jump_table_bytes,
+                              unit_grid_bytes=settings.max_unit_grid_bytes)  # fmt: skip
         self.tables = TableBuilder(
             self.store,
             self.cache,

@@ -18,6 +18,11 @@ class MapTooBigError(InvalidMapError):
     """A map is larger than the caller's cell limit (the API's ``TooBig``)."""
 
 
+class UnitGridTooBigError(EngineError):
+    """The grid of a unit size (``agent_size`` > 1) would take more memory than the
+    grid's bound on them allows (``GridMap.limit_unit_grids``; the API's ``TooBig``)."""
+
+
 class InvalidQueryError(EngineError):
     """A query parameter is outside its allowed range (the API's ``InvalidValue``)."""
 

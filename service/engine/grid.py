@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
-from service.engine.errors import InvalidMapError
+from service.engine.errors import InvalidMapError, UnitGridTooBigError
 from service.engine.kernels.clearance import clearance
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
@@ -109,6 +109,7 @@ class GridMap:
         "_plans",
         "_revision",
         "_sized",
+        "_unit_grid_limit",
         "_walkable_cells",
         "_width",
     )
@@ -156,6 +157,7 @@ class GridMap:
         self._census: Census | None = None
         self._clearance: npt.NDArray[np.uint8] | None = None
         self._sized: dict[int, GridMap] = {}
+        self._unit_grid_limit: int | None = None
         self._derived_bytes = 0
         self._derived_lock = threading.RLock()
         self._auto_astar = False
@@ -186,6 +188,7 @@ class GridMap:
         grid._census = census
         grid._clearance = parts.clearance
         grid._sized = {}
+        grid._unit_grid_limit = None
         grid._derived_bytes = 0 if parts.clearance is None else parts.clearance.nbytes
         grid._derived_lock = threading.RLock()
         grid._auto_astar = parts.auto_astar
@@ -241,6 +244,7 @@ class GridMap:
             sized = self._sized.get(size)
             if sized is not None:
                 return sized
+            self._check_unit_grid_room(size)
             inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
             costs = np.where(inner >= size, self._costs, np.float32(0))
             sized = GridMap(costs, revision=self._revision)
@@ -254,6 +258,34 @@ class GridMap:
             self._sized[size] = sized
             self._derived_bytes += sized.nbytes
         return sized
+
+    def limit_unit_grids(self, max_bytes: int | None) -> None:
+        """Bound the bytes of the unit grids this grid builds (``for_agent_size``), all
+        sizes together; None: no bound. A size whose grid would not fit raises
+        :class:`UnitGridTooBigError` instead of being built."""
+        self._unit_grid_limit = max_bytes
+
+    def unit_grid_bytes(self) -> int:
+        """What one unit grid of this grid takes: its costs, padded costs, two island
+        tables and, when uniform, JPS's bit rows (``kernels.jps.jump_bits``: each
+        padded line read both ways, a word per 64 cells and one more)."""
+        width, height = self._width + 2, self._height + 2
+        words = 2 * height * ((width + 63) // 64 + 1) + 2 * width * ((height + 63) // 64 + 1)
+        bits = 8 * words if self.uniform else 0
+        return self._costs.nbytes + self._padded.nbytes + 8 * self._padded.size + bits
+
+    def _check_unit_grid_room(self, size: int) -> None:
+        limit = self._unit_grid_limit
+        if limit is None:
+            return
+        held = sum(grid.nbytes for grid in self._sized.values())
+        needed = self.unit_grid_bytes()
+        if held + needed > limit:
+            raise UnitGridTooBigError(
+                f"agent_size {size} needs a unit grid of {needed} bytes on this "
+                f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
+                f"in all and hold {held} (sizes {sorted(self._sized) or 'none'})"
+            )
 
     @property
     def derived_bytes(self) -> int:

@@ -79,12 +79,15 @@ class MapCache:
 
     def __init__(self, store: Store, max_bytes: int, *,
                  table_reserve: TableReserve = lambda _width, _height, _uniform: 0,
-                 jump_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES) -> None:  # fmt: skip
+                 jump_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES,
+                 unit_grid_bytes: int | None = None) -> None:  # fmt: skip
         """``table_reserve(width, height, uniform)``: the most a map's cluster and
         landmark tables may take (see ``builder.table_reserve``); ``jump_table_bytes``:
-        the JPS+ table bound (as ``GridMap.prepare_jumps``)."""
+        the JPS+ table bound (as ``GridMap.prepare_jumps``); ``unit_grid_bytes``: the
+        bound on each cached revision's unit grids (``GridMap.limit_unit_grids``)."""
         self._store = store
         self._max_bytes = max_bytes
+        self._unit_grid_bytes = unit_grid_bytes
         self._table_reserve = table_reserve
         self._jump_table_bytes = jump_table_bytes
         self._lock = threading.Lock()
@@ -270,6 +273,7 @@ class MapCache:
         entry.derived = entry.grid.derived_bytes
 
     def _insert(self, map_id: str, grid: GridMap) -> _Entry:  # _lock held
+        grid.limit_unit_grids(self._unit_grid_bytes)  # every revision served is cached
         replaced = self._entries.pop(map_id, None)
         if replaced is not None:  # keep the byte count honest; holders keep their entry
             self._bytes -= replaced.nbytes

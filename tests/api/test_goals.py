@@ -208,3 +208,28 @@ def test_held_paths_check_takes_agent_size(make_client: ClientFactory) -> None:
     too_big = client.post(f"/v1/maps/{map_id}/paths/check", json=held | {"agent_size": 4})
     assert too_big.json() == {"code": "InvalidValue", "message": "agent_size 4 exceeds the "
                               "server cap 3 (GRIDPATH_MAX_AGENT_SIZE)"}  # fmt: skip
+
+
+def test_agent_sizes_past_the_unit_grid_bound_answer_too_big(make_client: ClientFactory) -> None:
+    # Room for one unit grid of this map (the rooms map: 9x5, uniform): size 2 is
+    # served, size 3 is refused naming the bound, and the batch says so in its slot.
+    client = make_client(max_unit_grid_bytes=2520)  # a unit grid here: 1680 bytes
+    map_id = client.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+    status, body = post(client, map_id, start=[0, 0], goal=[2, 3], agent_size=2)
+    assert status == 200, body
+    status, body = post(client, map_id, start=[0, 0], goal=[1, 0], agent_size=3)
+    assert status == 413
+    assert body["code"] == "TooBig"
+    assert body["message"] == (
+        "agent_size 3 needs a unit grid of 1680 bytes on this 9x5 map; its unit grids may "
+        "take 2520 bytes in all and hold 1680 (sizes [2])"
+    )
+    answer = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [
+        {"start": [0, 0], "goal": [2, 3], "agent_size": 2},
+        {"start": [0, 0], "goal": [1, 0], "agent_size": 3},
+    ]}).json()  # fmt: skip
+    assert answer["results"][0]["status"] == "found"
+    assert answer["results"][1]["code"] == "TooBig"
+    field = client.post(f"/v1/maps/{map_id}/field", json={"goals": [[0, 0]], "agent_size": 3})
+    assert field.status_code == 413
+    assert field.json()["code"] == "TooBig"

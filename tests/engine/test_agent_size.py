@@ -15,7 +15,12 @@ import pytest
 
 from service.engine import GridMap, find_path, find_paths
 from service.engine.edits import CellsEdit, RectEdit, apply_changes, changes_of
-from service.engine.errors import InvalidQueryError, NotWalkableError, UnsupportedAlgorithmError
+from service.engine.errors import (
+    InvalidQueryError,
+    NotWalkableError,
+    UnitGridTooBigError,
+    UnsupportedAlgorithmError,
+)
 from service.engine.fields import distance_field
 from service.engine.grid import MAX_AGENT_SIZE
 from service.engine.result import PathResult
@@ -229,3 +234,35 @@ def test_held_paths_of_big_units_are_checked_on_their_grid() -> None:
     assert check_paths(narrowed, [path]).walkable.tolist() == [True]  # a one-cell unit fits
     with pytest.raises(InvalidQueryError):
         check_paths(grid, [path], agent_size=0)
+
+
+def test_unit_grid_bytes_are_known_before_the_grid_is_built() -> None:
+    rng = np.random.default_rng(3)
+    for grid in (random_grid(rng, 70, 33, 0.2, None), random_grid(rng, 33, 70, 0.2, (1, 4))):
+        expected = grid.unit_grid_bytes()
+        assert grid.for_agent_size(2).nbytes == expected
+
+
+def test_unit_grids_past_their_memory_bound_are_refused_not_built() -> None:
+    grid = random_grid(np.random.default_rng(4), 40, 30, 0.1, None)
+    one = grid.unit_grid_bytes()
+    grid.limit_unit_grids(one + one // 2)  # room for one size
+    roomy = grid.clearance.reshape(32, 42)[1:-1, 1:-1] >= 3  # room for a 3x3 unit
+    ys, xs = np.nonzero(roomy)
+    start, goal = (int(xs[0]), int(ys[0])), (int(xs[-1]), int(ys[-1]))
+    sized = find_path(grid, start, goal, agent_size=2)
+    assert sized.status in ("found", "no_path")
+    with pytest.raises(UnitGridTooBigError) as caught:
+        find_path(grid, start, goal, agent_size=3)
+    assert str(caught.value) == (
+        f"agent_size 3 needs a unit grid of {one} bytes on this 40x30 map; its unit grids "
+        f"may take {one + one // 2} bytes in all and hold {one} (sizes [2])"
+    )
+    with pytest.raises(UnitGridTooBigError):
+        distance_field(grid, [goal], max_goals=1, agent_size=3)
+    (batched,) = find_paths(grid, [PathQuery(start, goal, agent_size=3)])
+    assert isinstance(batched, UnitGridTooBigError)
+    assert grid.derived_bytes < grid.unit_grid_bytes() * 2  # size 3 was never built
+    assert find_path(grid, start, goal, agent_size=2).cost == sized.cost  # 2 still served
+    grid.limit_unit_grids(None)
+    assert find_path(grid, start, goal, agent_size=3).status in ("found", "no_path")
