@@ -72,3 +72,18 @@ def running_server(data_dir: Path, env: dict[str, str] | None = None
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def children(pid: int) -> set[int]:
+    """The process ids of ``pid``'s live worker processes (from /proc: children
+    started by multiprocessing's spawn, not its resource tracker)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+            command = (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if fields[1] == str(pid) and fields[0] != "Z" and b"spawn_main" in command:
+            found.add(int(status.parent.name))
+    return found

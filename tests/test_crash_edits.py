@@ -1,18 +1,23 @@
 """Edits survive ``kill -9``: the real server (``python -m service``) is killed during
 a stream of edits, restarted on the same data dir, and must serve exactly the last
 acknowledged revision: every acknowledged edit, none after it (an edit in flight may
-or may not have been logged before the kill, never half of it)."""
+or may not have been logged before the kill, never half of it). With worker
+processes (``GRIDPATH_WORKERS=2``) the supervisor and every worker are killed, as a
+power cut would."""
 
 import io
+import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import httpx
 import numpy as np
+import pytest
 
-from tests.server import start_server, wait_until_ready
+from tests.server import children, start_server, wait_until_ready
 
 WIDTH = 32
 ROUNDS = 3
@@ -26,9 +31,20 @@ def expected_grid(acknowledged: list[tuple[int, int, int]]) -> np.ndarray:
     return grid
 
 
-def test_a_killed_server_restarts_at_the_last_acknowledged_revision(tmp_path: Path) -> None:
+def kill_all(process: "subprocess.Popen[bytes]") -> None:
+    """``kill -9`` the server and its worker processes, at once."""
+    for pid in children(process.pid):
+        os.kill(pid, signal.SIGKILL)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_killed_server_restarts_at_the_last_acknowledged_revision(tmp_path: Path, workers: int
+                                                                     ) -> None:  # fmt: skip
     data = tmp_path / "data"
-    process, port, log = start_server(data)
+    env = {"GRIDPATH_WORKERS": str(workers)}
+    process, port, log = start_server(data, env=env)
     base = f"http://127.0.0.1:{port}"
     with httpx.Client(base_url=base, timeout=30) as client:
         wait_until_ready(client, process, log)
@@ -53,11 +69,10 @@ def test_a_killed_server_restarts_at_the_last_acknowledged_revision(tmp_path: Pa
             writer = threading.Thread(target=stream, args=(client,))
             writer.start()
             time.sleep(0.3 + 0.2 * round_)
-            process.send_signal(signal.SIGKILL)
-            process.wait(timeout=30)
+            kill_all(process)
             stop.set()
             writer.join(timeout=30)
-        process, port, log = start_server(data, port=port)
+        process, port, log = start_server(data, port=port, env=env)
         with httpx.Client(base_url=base, timeout=30) as client:
             wait_until_ready(client, process, log)
             revision = client.get(f"/v1/maps/{map_id}").json()["revision"]
@@ -76,5 +91,4 @@ def test_a_killed_server_restarts_at_the_last_acknowledged_revision(tmp_path: Pa
                     acknowledged.append((revision, 0, int(grid[0, 0])))
             assert [r for r, _, _ in acknowledged] == list(range(1, len(acknowledged) + 1))
     assert len(acknowledged) >= ROUNDS
-    process.kill()
-    process.wait(timeout=30)
+    kill_all(process)

@@ -22,6 +22,7 @@ from service.engine.movingai import parse_scenarios
 from tests.redis_server import RedisServer, require_binary
 from tests.server import (
     STARTUP_SECONDS,
+    children,
     running_server,
     server_log,
     start_server,
@@ -299,21 +300,6 @@ def test_regression_cold_start_compiled_on_the_event_loop(tmp_path: Path) -> Non
     assert slowest < 2.0, f"/healthz took {slowest:.2f} s while the kernels compiled"
 
 
-def children(pid: int) -> set[int]:
-    """The process ids of ``pid``'s live worker processes (from /proc: children
-    started by multiprocessing's spawn, not its resource tracker)."""
-    found = set()
-    for status in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = status.read_text().rsplit(")", 1)[1].split()
-            command = (status.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if fields[1] == str(pid) and fields[0] != "Z" and b"spawn_main" in command:
-            found.add(int(status.parent.name))
-    return found
-
-
 @pytest.mark.parametrize("store", ["file", "redis"])
 def test_workers_share_the_port_and_the_maps_and_a_dead_one_is_replaced(
     tmp_path: Path, store: str
@@ -382,7 +368,8 @@ def test_workers_on_the_file_store_see_each_others_edits_and_deletes(tmp_path: P
 
             with ThreadPoolExecutor(8) as pool:  # edits through both workers at once
                 answers = list(pool.map(edit, range(40)))
-            assert all(a.status_code == 200 for a in answers), [a.text for a in answers]
+            refused = [a.text for a in answers if a.status_code != 200]
+            assert refused == []  # no conflicts: the workers edit the map one at a time
             assert sorted(a.json()["revision"] for a in answers) == list(range(1, 41))
             query = {"start": [0, 0], "goal": [7, 2]}
             seen = {(a.json()["revision"], a.json()["cost"]) for a in (

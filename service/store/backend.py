@@ -7,6 +7,7 @@ shared by every process and replica). The cache, the table builder, the editor a
 routes see only this interface.
 """
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 from service.engine import ClusterTables, GridMap, LandmarkTables
@@ -70,6 +71,12 @@ class Store(Protocol):
 
     def log_state(self, map_id: str) -> "LogState | None":
         """The map's current revision and figures, or None if there is no such map."""
+
+    def edit_lock(self, map_id: str) -> AbstractContextManager[bool]:
+        """Held (inside the editor's own lock of the map) while one edit of the map is
+        made: True when it keeps every other process's edits of the map out (the copy
+        is caught up first, and the append cannot be refused); False when edits are
+        optimistic (an append on a stale copy is refused, and the edit made again)."""
 
     def append_edit(self, map_id: str, entry: LogRecord) -> None:
         """Append one edit's record (revision ``entry.revision``, the next one)

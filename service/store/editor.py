@@ -173,8 +173,13 @@ class MapEditor:
     def _edit_once(self, map_id: str, edits: Sequence[Edit], if_revision: int | None,
                    keep_connected: Sequence[tuple[int, int]]) -> EditOutcome:  # fmt: skip
         state = self._state(map_id)
-        with state.lock, self._cache.acquire(map_id) as grid:
+        # The store's edit lock inside the map's own: the follower takes that one
+        # before it reads the store.
+        with (state.lock, self._store.edit_lock(map_id) as exclusive,
+              self._cache.acquire(map_id) as held):  # fmt: skip
             began = time.perf_counter_ns()
+            # Workers sharing a data dir edit a map one at a time: catch up, then edit.
+            grid = self._catch_up_locked(map_id, state, held) if exclusive else held
             if if_revision is not None and if_revision != grid.revision:
                 raise RevisionConflictError(if_revision, grid.revision)
             changes = changes_of(grid, edits, max_cells=self._max_cells)

@@ -9,13 +9,15 @@ each worker opens this store, which keeps nothing it could not check again:
   size, modification time; a record is only ever replaced by a rename), so a map
   another worker uploaded, compacted or deleted is seen at the next lookup. A lookup
   costs one ``stat`` of a local file.
-- **Edits**: one ``flock`` per map (``maps/<id>/edits.lock``). An append takes it
-  exclusively, reads the log's tail, and writes only if the map is at the revision
-  before the record's (else :class:`RevisionTakenError`: the editor catches up and
-  edits again), cutting a torn tail first (under the lock no writer is mid-append,
-  so it is a crashed writer's). Reads of the snapshot with its log and compactions
-  take it shared and exclusively. Each worker remembers how far it has read each
-  log, and where each revision's record ends, so it reads only what is new.
+- **Edits**: one ``flock`` per map (``maps/<id>/edits.lock``). The editor holds it
+  exclusively for a whole edit (``edit_lock``): it catches its copy up, computes the
+  edit and appends it, so edits through different workers never conflict. An append
+  reads the log's tail and writes only if the map is at the revision before the
+  record's (else :class:`RevisionTakenError`), cutting a torn tail first (under the
+  lock no writer is mid-append, so it is a crashed writer's). Reads of the snapshot
+  with its log and compactions take it shared and exclusively. Each worker remembers
+  how far it has read each log, and where each revision's record ends, so it reads
+  only what is new.
 - **Following**: :meth:`SharedMapStore.wait_for_edits` polls the logs of the maps a
   worker holds (two ``stat`` calls a map, every ``FOLLOW_POLL_SECONDS``), for the
   same ``EditFollower`` that follows Redis streams.
@@ -29,6 +31,7 @@ import logging
 import os
 import secrets
 import shutil
+import threading
 import time
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -92,6 +95,8 @@ class SharedMapStore(MapStore):
         self._seen: dict[str, tuple[Identity, MapRecord]] = {}
         self._tails: dict[str, _Tail] = {}
         self._claims: dict[str, int] = {}
+        #: The maps whose edit lock this thread holds exclusively (``_flocked``).
+        self._held = threading.local()
 
     # -- records ----------------------------------------------------------------------
 
@@ -251,12 +256,25 @@ class SharedMapStore(MapStore):
         return fresh
 
     @contextmanager
+    def edit_lock(self, map_id: str) -> Iterator[bool]:
+        """The map's edit lock, exclusively: one edit at a time across the workers, so
+        the editor catches its copy up first and no append is refused."""
+        with self._flocked(map_id, exclusive=True):
+            yield True
+
+    @contextmanager
     def _flocked(self, map_id: str, *, exclusive: bool) -> Iterator[None]:
-        """The map's edit lock, shared or exclusive, across processes and threads.
+        """The map's edit lock, shared or exclusive, across processes and threads; a
+        thread holding it exclusively already (``edit_lock``) just goes on (a second
+        ``flock`` of the file would wait for the first).
 
         Raises:
             UnknownMapError: the map is gone (perhaps while waiting for the lock).
         """
+        held: set[str] = self._held.__dict__.setdefault("maps", set())
+        if map_id in held:
+            yield
+            return
         try:
             fd = os.open(self.root / map_id / EDIT_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         except (FileNotFoundError, NotADirectoryError):
@@ -265,8 +283,12 @@ class SharedMapStore(MapStore):
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             if self._meta_identity(map_id) is None:  # deleted while we waited
                 raise UnknownMapError(map_id)
+            if exclusive:
+                held.add(map_id)
             yield
         finally:
+            if exclusive:
+                held.discard(map_id)
             os.close(fd)  # and the lock with it
 
     def _reading(self, map_id: str) -> AbstractContextManager[object]:
