@@ -28,6 +28,7 @@ they copy the current tables. The editor keeps those cells per map (``flips`` an
 
 import contextlib
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -61,8 +62,11 @@ from service.store.store import UnknownMapError, figures_of
 log = logging.getLogger("gridpath.edits")
 
 #: Tries of one edit request when other services sharing the store keep writing the
-#: revision it would make first.
-EDIT_ATTEMPTS: Final = 3
+#: revision it would make first (optimistic stores: Redis).
+EDIT_ATTEMPTS: Final = 8
+#: Before try n + 1, a random pause of up to n times this (seconds): services that
+#: lost a race together do not all try again at once.
+EDIT_BACKOFF_SECONDS: Final = 0.002
 #: Lowered (and, apart, flipped) cells remembered per map for repairs; past it,
 #: tables older than what is remembered are rebuilt.
 HISTORY_CELLS: Final = 1 << 22
@@ -168,6 +172,7 @@ class MapEditor:
                     raise
                 log.info("map %s: another service edited it first; editing its current "
                          "revision (attempt %d)", map_id, attempt + 1)  # fmt: skip
+                time.sleep(random.uniform(0, EDIT_BACKOFF_SECONDS * attempt))
         raise AssertionError("unreachable")
 
     def _edit_once(self, map_id: str, edits: Sequence[Edit], if_revision: int | None,
