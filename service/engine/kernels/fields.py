@@ -31,6 +31,21 @@ from service.engine.kernels.paths import segment_lengths, write_turns
 NO_STEP = -1
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def reversed_move(cost, width, diagonal, v, k):
+    """``(u, length)``: the cell ``u`` that move ``k`` takes into ``v``, and the move's
+    length (1 or sqrt 2; 0 when ``u`` is blocked or the policy forbids the diagonal).
+    The step costs ``length * cost[v]``: the cell it enters."""
+    u = v - DY[k] * width - DX[k]
+    if cost[u] <= 0.0:
+        return u, 0.0
+    if k < ORTHOGONAL_MOVES:
+        return u, 1.0
+    if not corner_allows(diagonal, cost[u + DX[k]] > 0.0, cost[u + DY[k] * width] > 0.0):
+        return u, 0.0
+    return u, SQRT2
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
     """Fill ``dist`` and ``step`` from ``goals`` outward on a padded flat grid.
@@ -66,18 +81,11 @@ def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
         v = node_of[0]
         size = pop(heap, size, False)
         settled += 1
-        cv = cost[v]
         for k in range(moves):
-            u = v - DY[k] * width - DX[k]
-            if cost[u] <= 0.0:
+            u, length = reversed_move(cost, width, diagonal, v, k)
+            if length == 0.0:
                 continue
-            if k >= ORTHOGONAL_MOVES:
-                side_a = cost[u + DX[k]] > 0.0
-                if not corner_allows(diagonal, side_a, cost[u + DY[k] * width] > 0.0):
-                    continue
-                du = dv + SQRT2 * cv
-            else:
-                du = dv + cv
+            du = dv + length * cost[v]
             if du >= dist[u]:
                 continue  # settled cells land here too: dist[u] <= dv <= du
             fresh = dist[u] == np.inf
@@ -147,18 +155,11 @@ def settle_starts(cost, width, diagonal, goals, want, wanted, box, heuristic, h_
         if want[v]:  # (a bool array: a search through the starts cost a third more)
             wanted -= 1
         gv = g[v]
-        cv = cost[v]
         for k in range(moves):
-            u = v - DY[k] * width - DX[k]
-            if cost[u] <= 0.0:
+            u, length = reversed_move(cost, width, diagonal, v, k)
+            if length == 0.0:
                 continue
-            if k >= ORTHOGONAL_MOVES:
-                side_a = cost[u + DX[k]] > 0.0
-                if not corner_allows(diagonal, side_a, cost[u + DY[k] * width] > 0.0):
-                    continue
-                gu = gv + SQRT2 * cv
-            else:
-                gu = gv + cv
+            gu = gv + length * cost[v]
             fresh = stamp[u] != gen
             if not fresh and (pos[u] == CLOSED or gu >= g[u]):
                 continue  # settled (its cost is final), or no better
