@@ -105,6 +105,8 @@ class Runtime:
         self.follower = (EditFollower(self.store, self.cache, self.editor)
                          if isinstance(self.store, RedisStore | SharedMapStore)
                          else None)  # fmt: skip
+        if isinstance(self.store, RedisStore) and self.follower is not None:
+            self.store.on_restart = self.follower.store_restarted
         self.metrics = metrics
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"

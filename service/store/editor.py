@@ -237,6 +237,18 @@ class MapEditor:
         with state.lock, self._cache.acquire(map_id) as grid:
             return self._catch_up_locked(map_id, state, grid).revision
 
+    def reload(self, map_id: str) -> int:
+        """Read this service's copy of a map anew from the store, dropping what was
+        remembered of its edits (the store may no longer hold the revisions the copy
+        came through); the revision read.
+
+        Raises:
+            UnknownMapError, StoreError, CacheBudgetError: as loading the map.
+        """
+        state = self._state(map_id)
+        with state.lock:
+            return self._reload_locked(map_id, state).revision
+
     def _catch_up_locked(self, map_id: str, state: _MapState, grid: GridMap) -> GridMap:
         """``grid`` (the copy served) brought to at least the revision the store held
         when called: its logged edits applied, or the map loaded anew when the log no

@@ -56,10 +56,17 @@ class EditFollower:
         self._cache = cache
         self._editor = editor
         self._stop = threading.Event()
+        self._restarted = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gridpath-follow", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+
+    def store_restarted(self) -> None:
+        """The store restarted, perhaps from an older save: its revision *n* may not
+        be the one held here any more. Every held map is read anew (its edit history
+        dropped), before the next read of edits."""
+        self._restarted.set()
 
     def close(self) -> None:
         """Stop after the read under way (at most ``BLOCK_MS``)."""
@@ -72,9 +79,14 @@ class EditFollower:
         while not self._stop.is_set():
             held = self._cache.revisions()
             if not held:
+                self._restarted.clear()
                 self._stop.wait(BLOCK_MS / 1000)
                 continue
             try:
+                if self._restarted.is_set():
+                    self._restarted.clear()
+                    self._reload(held)
+                    continue
                 found = self._store.wait_for_edits(held, block_ms=BLOCK_MS)
                 for map_id, records in found.items():
                     self._follow(map_id, records)
@@ -98,6 +110,17 @@ class EditFollower:
         except Exception:
             log.exception("map %s: following its edits failed; dropping its copy", map_id)
             self._cache.discard(map_id)
+
+    def _reload(self, held: dict[str, int]) -> None:
+        """Read every held map anew from the store."""
+        for map_id in held:
+            try:
+                self._editor.reload(map_id)
+            except StoreUnavailableError:
+                raise
+            except Exception:  # gone, say: the next use finds out
+                log.info("map %s: not read again after the store's restart; dropped", map_id)
+                self._cache.discard(map_id)
 
     def _reconcile(self, held: dict[str, int]) -> None:
         """Catch up every held map the store holds another revision of: a later one

@@ -180,8 +180,13 @@ class RedisStore:
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}
         self._events = f"{prefix}:events"
+        #: Called (on a thread of the store's) when the server turns out to have
+        #: restarted: it may have come back from an older save, without revisions the
+        #: copies of this service hold (``EditFollower.store_restarted``).
+        self.on_restart: Callable[[], None] | None = None
         self._records = _RecordCache(url, self._events, timeout=timeout,
-                                     on_change=self._forget_problem)  # fmt: skip
+                                     on_change=self._forget_problem,
+                                     on_restart=self._restarted)  # fmt: skip
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -510,6 +515,11 @@ class RedisStore:
             self._problems.pop(map_id, None)
         return bool(done)
 
+    def _restarted(self) -> None:
+        log.warning("Redis restarted (a new run id); the maps held here are read again")
+        if self.on_restart is not None:
+            self.on_restart()
+
     def _forget_problem(self, map_id: str) -> None:
         """A map changed (another service repaired it, say): look at it afresh."""
         with self._lock:
@@ -541,12 +551,16 @@ class _RecordCache:
     dropped, and lookups go to Redis until it is back."""
 
     def __init__(self, url: str, channel: str, *, timeout: float,
-                 on_change: Callable[[str], None]) -> None:  # fmt: skip
+                 on_change: Callable[[str], None], on_restart: Callable[[], None]
+                 ) -> None:  # fmt: skip
         self._client = redis.Redis.from_url(url, socket_timeout=timeout,
                                             socket_connect_timeout=timeout,
                                             health_check_interval=EVENTS_HEALTH_S)  # fmt: skip
         self._channel = channel
         self._on_change = on_change
+        self._on_restart = on_restart
+        #: The server's run id when last subscribed: a new one is a restarted server.
+        self._run_id: str | None = None
         self._lock = threading.Lock()
         self._records: dict[str, MapRecord] = {}
         #: Bumped by every drop: a record read before a drop is not kept after it.
@@ -581,6 +595,14 @@ class _RecordCache:
             else:
                 self._records.pop(map_id, None)
 
+    def _check_run_id(self) -> None:
+        """After each (re)subscription: call ``on_restart`` if the server is not the
+        one subscribed to before."""
+        run_id = str(self._client.info("server").get("run_id", ""))
+        if self._run_id is not None and run_id != self._run_id:
+            self._on_restart()
+        self._run_id = run_id
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=EVENTS_CLOSE_S)  # a daemon: it cannot hold the exit
@@ -603,6 +625,7 @@ class _RecordCache:
                             self._records.clear()
                             self._generation += 1
                             self._listening = True
+                        self._check_run_id()
                     elif message["type"] == "message":
                         _, _, map_id = _text(message["data"]).partition(" ")
                         self.drop(map_id)

@@ -2,11 +2,14 @@
 on the file store, shared by two services, kept across restarts, and 503
 ``NotReady`` while Redis is away."""
 
+import io
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
@@ -269,3 +272,49 @@ def test_regression_a_service_that_never_loaded_a_map_said_its_tables_were_build
         tables = two.get(f"/v1/maps/{map_id}").json()["tables"]
         assert tables["clusters"] == built
         assert tables["landmarks"]["status"] == "ready"
+
+
+def test_regression_a_service_kept_a_revision_its_restarted_store_lost_and_rewrote(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    # Redis came back from an older save (here: its append-only file as it was at
+    # revision 1), without revision 2; a service then wrote another revision 2. A
+    # service holding the lost revision 2 saw the same revision number in the store
+    # and kept serving the lost one. A new run id now makes it read its maps anew.
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        map_id = held_by_both(one, two)
+
+        def edit(client: TestClient, x: int, y: int, cost: int) -> int:
+            body = {"edits": [{"cells": [[x, y]], "cost": cost}]}
+            answer = client.post(f"/v1/maps/{map_id}/edits", json=body)
+            assert answer.status_code == 200, answer.text
+            revision: int = answer.json()["revision"]
+            return revision
+
+        def grid_of(client: TestClient, revision: int) -> np.ndarray:
+            path = client.post(f"/v1/maps/{map_id}/path", json=BODY | {"min_revision": revision})
+            assert path.status_code == 200, path.text
+            costs: np.ndarray = np.load(io.BytesIO(client.get(f"/v1/maps/{map_id}/grid").content))
+            return costs
+
+        assert edit(one, 4, 0, 1) == 1
+        grid_of(two, 1)
+        saved = tmp_path / "saved"
+        server.kill()
+        shutil.copytree(server.folder / "appendonlydir", saved)
+        server.start()
+        assert edit(one, 0, 2, 0) == 2  # lost below
+        assert grid_of(two, 2)[2, 0] == 0
+        server.kill()
+        shutil.rmtree(server.folder / "appendonlydir")
+        shutil.copytree(saved, server.folder / "appendonlydir")
+        server.start()  # at revision 1 again
+        assert edit(one, 8, 2, 0) == 2  # another revision 2
+        deadline = time.monotonic() + 10
+        while True:
+            grid = grid_of(two, 2)
+            if (grid[2, 0], grid[2, 8]) == (1, 0):
+                break
+            assert time.monotonic() < deadline, "two kept the lost revision 2"
+            time.sleep(0.05)
