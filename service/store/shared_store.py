@@ -14,8 +14,8 @@ each worker opens this store, which keeps nothing it could not check again:
   edit and appends it, so edits through different workers never conflict. An append
   reads the log's tail and writes only if the map is at the revision before the
   record's (else :class:`RevisionTakenError`), cutting a torn tail first (under the
-  lock no writer is mid-append, so it is a crashed writer's). Reads of the snapshot
-  with its log and compactions take it shared and exclusively. Each worker remembers
+  lock no writer is mid-append, so it is a crashed writer's). Compactions take it
+  too; loads take none (see :meth:`SharedMapStore.load`). Each worker remembers
   how far it has read each log, and where each revision's record ends, so it reads
   only what is new.
 - **Following**: :meth:`SharedMapStore.wait_for_edits` polls the logs of the maps a
@@ -35,10 +35,11 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from service.engine import GridMap
 from service.store import editlog
 from service.store.backend import RevisionTakenError
 from service.store.editlog import LOG_FILE, LogRecord
@@ -46,8 +47,10 @@ from service.store.files import fsync_dir
 from service.store.records import MapRecord
 from service.store.store import (
     META_FILE,
+    LogGapError,
     LogState,
     MapStore,
+    StoreError,
     UnknownMapError,
     base_state,
     folded,
@@ -60,6 +63,8 @@ log = logging.getLogger("gridpath.store")
 EDIT_LOCK_FILE: Final = "edits.lock"
 #: Seconds between looks at the logs of the maps a worker follows.
 FOLLOW_POLL_SECONDS: Final = 0.01
+#: Reads of a snapshot and its log, when compactions keep moving it meanwhile.
+LOAD_ATTEMPTS: Final = 5
 _DELETING: Final = ".deleting-"
 
 #: A file's identity: inode, size and modification time (0s: no file).
@@ -76,6 +81,10 @@ class _Tail(NamedTuple):
     state: LogState  # the map after the records read
     revisions: list[int]  # the revisions of the records read, in order
     ends: list[int]  # the offset past each of them
+
+
+class _MovedError(Exception):
+    """A compaction moved a map's snapshot while it was read."""
 
 
 class _NoLock:
@@ -291,8 +300,29 @@ class SharedMapStore(MapStore):
                 held.discard(map_id)
             os.close(fd)  # and the lock with it
 
-    def _reading(self, map_id: str) -> AbstractContextManager[object]:
-        return self._flocked(map_id, exclusive=False)
+    def load(self, map_id: str) -> GridMap:
+        """The map's grid, read without the edit lock: an editor holding it may be
+        waiting for this very load (the cache loads a map once, on one thread). A
+        compaction that moves the snapshot meanwhile shows (the record's grid file
+        gone, or the log no longer following the record), and the read is made again.
+
+        Raises:
+            UnknownMapError, StoreError: as ``MapStore.load``.
+        """
+        for _ in range(LOAD_ATTEMPTS):
+            try:
+                return super().load(map_id)
+            except (_MovedError, LogGapError):
+                continue
+        raise StoreError(f"map {map_id}: its snapshot moved {LOAD_ATTEMPTS} times while "
+                         "it was read")  # fmt: skip
+
+    def _reading(self, map_id: str) -> AbstractContextManager[object]:  # noqa: ARG002
+        return nullcontext()  # see load
+
+    def _missing(self, record: MapRecord) -> None:
+        if self.record(record.id) != record:  # a compaction replaced it meanwhile
+            raise _MovedError
 
     def _writing(self, map_id: str) -> AbstractContextManager[object]:
         return self._flocked(map_id, exclusive=True)

@@ -81,6 +81,11 @@ class StoreError(RuntimeError):
     """A stored map could not be read back: its grid is corrupt or missing."""
 
 
+class LogGapError(StoreError):
+    """A map's edit log does not follow its snapshot: a record is missing between them
+    (read while a compaction moved the snapshot, when the store is shared)."""
+
+
 class UnknownMapError(KeyError):
     """No map has this id: never stored, or deleted (perhaps while it was being read)."""
 
@@ -369,10 +374,15 @@ class MapStore:
         except FileNotFoundError:
             if self.record(record.id) is None:
                 raise UnknownMapError(record.id) from None
+            self._missing(record)
             self._fail(record.id, f"map {record.id}: {record.grid_file} is missing")
         if checksum(data) != record.grid_crc32:
             self._fail(record.id, f"map {record.id}: {record.grid_file} fails its checksum")
         return data
+
+    def _missing(self, record: MapRecord) -> None:
+        """Called when ``record``'s grid file is missing, before the map is marked
+        corrupt: one process owns the dir, so nothing else moved it."""
 
     def _fail(self, map_id: str, problem: str) -> NoReturn:
         log.error("%s; the map cannot be served until it is deleted and uploaded again",
@@ -587,10 +597,18 @@ def with_islands(record: MapRecord, data: bytes) -> MapRecord:
 
 
 def replayed(grid: GridMap, records: list[LogRecord]) -> GridMap:
-    """``grid`` (a snapshot) with the logged edits after its revision applied."""
+    """``grid`` (a snapshot) with the logged edits after its revision applied.
+
+    Raises:
+        LogGapError: the records skip a revision after the snapshot's.
+    """
     for entry in records:
-        if entry.revision > grid.revision:
-            grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
+        if entry.revision <= grid.revision:
+            continue
+        if entry.revision != grid.revision + 1:
+            raise LogGapError(f"the edit log jumps from revision {grid.revision} to "
+                              f"{entry.revision}")  # fmt: skip
+        grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
     return grid
 
 

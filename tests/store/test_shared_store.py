@@ -317,3 +317,49 @@ def test_regression_a_copy_ahead_of_its_store_was_kept_and_its_edits_refused(
     finally:
         editor.close()
         builder.close()
+
+
+def test_regression_a_load_waited_for_an_edit_lock_whose_holder_waited_for_the_load(
+    tmp_path: Path,
+) -> None:
+    # An editor holds the map's edit lock and may load the map through the cache; the
+    # cache loads a map on one thread at a time. A load that took the lock (shared)
+    # waited for that editor, which waited for the load: a deadlock. Loads take none.
+    store = SharedMapStore(tmp_path / "data")
+    cache = MapCache(store, 1 << 30)
+    map_id = store.create(weighted(), None).id
+    loaded = threading.Event()
+
+    def load() -> None:
+        with cache.acquire(map_id):
+            loaded.set()
+
+    with store.edit_lock(map_id):
+        loader = threading.Thread(target=load)
+        loader.start()
+        assert loaded.wait(10), "the load waited for the edit lock"
+        with cache.acquire(map_id) as grid:  # what the editor's catch-up does
+            assert grid.revision == 0
+    loader.join()
+
+
+def test_a_load_that_a_compaction_overtook_reads_the_new_snapshot(
+    pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    grids: list[GridMap] = [weighted()]
+    record = a.create(grids[0], None)
+    for revision in range(1, 4):
+        new, entry = edited(grids[-1], [(revision, 2)], float(revision + 1))
+        a.append_edit(record.id, entry)
+        grids.append(new)
+    stale = b.record(record.id)  # b looks up the record...
+    assert a.compact(record.id, grids[2])  # ...a compaction moves the snapshot...
+    served = iter([stale, stale])  # ...and b reads the files the stale record names
+    fresh_served = b._served_record
+    monkeypatch.setattr(b, "_served_record",
+                        lambda map_id: next(served, None) or fresh_served(map_id))  # fmt: skip
+    loaded = b.load(record.id)
+    assert loaded.revision == 3
+    np.testing.assert_array_equal(loaded.costs, grids[3].costs)
+    assert b.problem(record.id) is None  # not marked corrupt

@@ -24,8 +24,16 @@ from service.store import (
     MapStore,
     StoreError,
 )
+from service.store.editlog import LogRecord
 from service.store.files import checksum, npy_bytes
-from service.store.store import UnknownMapError, new_map_id, valid_map_id
+from service.store.store import (
+    LogGapError,
+    UnknownMapError,
+    figures_of,
+    new_map_id,
+    replayed,
+    valid_map_id,
+)
 from tests.store.conftest import OpenStore
 
 HEX16 = re.compile(r"^[0-9a-f]{16}$")
@@ -602,3 +610,14 @@ def test_missing_grid_file_is_a_store_error(tmp_path: Path, open_store: OpenStor
     (store.root / record.id / "grid.npy").unlink()
     with pytest.raises(StoreError, match=rf"^map {record.id}: grid\.npy is missing$"):
         store.load(record.id)
+
+
+def test_replaying_a_log_that_skips_a_revision_is_refused() -> None:
+    grid = GridMap.from_costs([[1.0, 1.0, 1.0]])
+    cells = np.array([1], np.int64)
+    costs = np.array([2.0], np.float32)
+    figures = figures_of(grid)
+    records = [LogRecord(revision, False, cells, costs, figures) for revision in (1, 3)]
+    with pytest.raises(LogGapError, match="the edit log jumps from revision 1 to 3"):
+        replayed(grid, records)
+    assert replayed(grid, records[:1]).revision == 1
