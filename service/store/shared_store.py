@@ -363,6 +363,16 @@ class SharedMapStore(MapStore):
 
     # -- writes -----------------------------------------------------------------------
 
+    def create(self, grid: GridMap, name: str | None) -> MapRecord:
+        """``MapStore.create``, keeping nothing of it here: lookups read ``meta.json``
+        (kept, the records of every upload would pile up for the worker's life)."""
+        record = super().create(grid, name)
+        with self._lock:
+            self._records.pop(record.id, None)
+            self._logs.pop(record.id, None)
+            self._log_locks.pop(record.id, None)
+        return record
+
     def delete(self, map_id: str) -> bool:
         """Remove a map; False if there was none (another worker may have removed it)."""
         doomed = self.root / f"{_DELETING}{map_id}-{secrets.token_hex(4)}"

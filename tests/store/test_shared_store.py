@@ -363,3 +363,12 @@ def test_a_load_that_a_compaction_overtook_reads_the_new_snapshot(
     assert loaded.revision == 3
     np.testing.assert_array_equal(loaded.costs, grids[3].costs)
     assert b.problem(record.id) is None  # not marked corrupt
+
+
+def test_a_worker_keeps_no_record_of_its_uploads_beyond_what_lookups_check(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, _ = pair
+    for _ in range(3):
+        a.delete(a.create(weighted(), None).id)
+    assert (a._records, a._logs, a._log_locks, a._seen, a._tails) == ({}, {}, {}, {}, {})
