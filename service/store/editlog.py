@@ -72,13 +72,13 @@ def read(path: Path) -> tuple[list[LogRecord], int, int]:
     return records, whole, len(data)
 
 
-def read_tail(path: Path, offset: int) -> tuple[list[LogRecord], list[int], int, int]:
+def read_tail(path: Path | str, offset: int) -> tuple[list[LogRecord], list[int], int, int]:
     """The whole records from byte ``offset`` on (a record boundary of the file as read
     before), the offset past each, the offset past the bytes read, and the file's
     inode (a compaction replaces the file: offsets into another inode mean nothing).
     No file: no records, inode 0."""
     try:
-        with path.open("rb") as log_file:
+        with open(path, "rb") as log_file:  # (a str on the hot path)
             inode = os.fstat(log_file.fileno()).st_ino
             log_file.seek(offset)
             data = log_file.read()

@@ -101,6 +101,7 @@ class SharedMapStore(MapStore):
         """Open the store (no repairs: the supervisor made them before the workers
         started, and another worker may be writing now)."""
         self._setup(data_dir, _NoLock())  # type: ignore[arg-type]
+        self._root = str(self.root)
         self._seen: dict[str, tuple[Identity, MapRecord]] = {}
         self._tails: dict[str, _Tail] = {}
         self._claims: dict[str, int] = {}
@@ -148,7 +149,7 @@ class SharedMapStore(MapStore):
     def _meta_identity(self, map_id: str) -> Identity | None:
         """The identity of the map's ``meta.json``; None (and forgotten) when gone."""
         try:
-            stat = os.stat(self.root / map_id / META_FILE)
+            stat = os.stat(self._file(map_id, META_FILE))
         except (FileNotFoundError, NotADirectoryError):
             self._forget(map_id)
             return None
@@ -215,6 +216,8 @@ class SharedMapStore(MapStore):
         while True:
             found: dict[str, list[LogRecord]] = {}
             for map_id, revision in after.items():
+                if self._log_unchanged(map_id):  # the common case: one stat
+                    continue
                 state = self.log_state(map_id)
                 if state is not None and state.revision > revision:
                     records = self.edits_since(map_id, revision)
@@ -223,6 +226,25 @@ class SharedMapStore(MapStore):
             if found or time.monotonic() >= deadline:
                 return found
             time.sleep(FOLLOW_POLL_SECONDS)
+
+    def _log_unchanged(self, map_id: str) -> bool:
+        """Whether the map's log is the file, and the length, read last (no log yet
+        counts as unchanged when none was read: a deleted map shows at the follower's
+        reconcile)."""
+        with self._lock:
+            tail = self._tails.get(map_id)
+        if tail is None:
+            return False
+        try:
+            stat = os.stat(self._file(map_id, LOG_FILE))
+        except (FileNotFoundError, NotADirectoryError):
+            return tail.inode == 0
+        return (stat.st_ino, stat.st_size) == (tail.inode, tail.read)
+
+    def _file(self, map_id: str, name: str) -> str:
+        """A map's file's path as a string (``os.stat`` of a string is 5x cheaper than
+        joining ``Path`` objects first, on the request path)."""
+        return f"{self._root}/{map_id}/{name}"
 
     def _tail(self, map_id: str) -> _Tail | None:
         """The map's log read up to its end (from where this worker stopped, when the
@@ -233,11 +255,11 @@ class SharedMapStore(MapStore):
         with self._lock:
             meta = self._seen[map_id][0] if map_id in self._seen else None
             tail = self._tails.get(map_id)
-        path = self.root / map_id / LOG_FILE
+        path = self._file(map_id, LOG_FILE)
         try:
             stat = os.stat(path)
             inode, size = stat.st_ino, stat.st_size
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             inode, size = 0, 0
         if tail is not None and (tail.meta, tail.inode) == (meta, inode) and size >= tail.read:
             if size == tail.read:
