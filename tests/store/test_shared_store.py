@@ -30,8 +30,29 @@ from service.store import (
 )
 from service.store.editlog import LOG_FILE
 from service.store.editor import MapEditor
+from service.store.records import MapRecord
 from service.store.shared_store import SharedMapStore
 from tests.store.test_backends import edited, weighted
+
+
+def edited_three_times(store: SharedMapStore) -> tuple[MapRecord, list[GridMap]]:
+    """A new map edited to revision 3, and its grid at each revision."""
+    grids: list[GridMap] = [weighted()]
+    record = store.create(grids[0], None)
+    for revision in range(1, 4):
+        new, entry = edited(grids[-1], [(revision, 2)], float(revision + 1))
+        store.append_edit(record.id, entry)
+        grids.append(new)
+    return record, grids
+
+
+def stale_at_first(monkeypatch: pytest.MonkeyPatch, store: SharedMapStore, method: str,
+                   stale: MapRecord | None, times: int) -> None:  # fmt: skip
+    """Make ``store.<method>(map_id)`` answer ``stale`` the first ``times`` calls: what
+    it read before another worker changed the map."""
+    answers = iter([stale] * times)
+    fresh = getattr(store, method)
+    monkeypatch.setattr(store, method, lambda map_id: next(answers, None) or fresh(map_id))
 
 
 @pytest.fixture
@@ -270,15 +291,8 @@ def test_regression_a_late_compaction_took_the_snapshot_back_past_a_newer_one(
     # its older grid the snapshot (the log no longer holds the edits between the
     # two: they would be lost).
     a, b = pair
-    grids: list[GridMap] = [weighted()]
-    record = a.create(grids[0], None)
-    for revision in range(1, 4):
-        new, entry = edited(grids[-1], [(revision, 2)], float(revision + 1))
-        a.append_edit(record.id, entry)
-        grids.append(new)
-    checked = iter([b.record(record.id)])  # b's first look: before a's compaction
-    fresh_record = b.record
-    monkeypatch.setattr(b, "record", lambda map_id: next(checked, None) or fresh_record(map_id))
+    record, grids = edited_three_times(a)
+    stale_at_first(monkeypatch, b, "record", b.record(record.id), 1)  # b looks first
     assert a.compact(record.id, grids[3])
     assert b.compact(record.id, grids[2])  # late: a no-op
     fresh = b.record(record.id)
@@ -347,18 +361,10 @@ def test_a_load_that_a_compaction_overtook_reads_the_new_snapshot(
     pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a, b = pair
-    grids: list[GridMap] = [weighted()]
-    record = a.create(grids[0], None)
-    for revision in range(1, 4):
-        new, entry = edited(grids[-1], [(revision, 2)], float(revision + 1))
-        a.append_edit(record.id, entry)
-        grids.append(new)
+    record, grids = edited_three_times(a)
     stale = b.record(record.id)  # b looks up the record...
     assert a.compact(record.id, grids[2])  # ...a compaction moves the snapshot...
-    served = iter([stale, stale])  # ...and b reads the files the stale record names
-    fresh_served = b._served_record
-    monkeypatch.setattr(b, "_served_record",
-                        lambda map_id: next(served, None) or fresh_served(map_id))  # fmt: skip
+    stale_at_first(monkeypatch, b, "_served_record", stale, 2)  # ...b reads the old files
     loaded = b.load(record.id)
     assert loaded.revision == 3
     np.testing.assert_array_equal(loaded.costs, grids[3].costs)
