@@ -287,7 +287,14 @@ def sign(v):
 def successor_directions(cost, width, n, px, py, x, y, out):
     """The pruned directions to jump in from ``n`` (at ``(x, y)``), reached from the
     jump point ``(px, py)`` (``px < 0``: ``n`` is the start). Writes direction
-    indices (into ``DX``/``DY``) into ``out``; returns how many."""
+    indices (into ``DX``/``DY``) into ``out``; returns how many.
+
+    After a diagonal move: its two components and the diagonal. After a straight
+    move: straight on, and on each side only where the side cell is *forced* (open,
+    with the cell behind it blocked): the side and the forward diagonal there. An
+    unforced side cell is reached at least as cheaply from the line behind, so
+    jumping towards it only repeats work (the canonical ordering of JPS).
+    """
     count = 0
     if px < 0:
         for k in range(8):
@@ -297,19 +304,36 @@ def successor_directions(cost, width, n, px, py, x, y, out):
         return count
     dx = sign(x - px)
     dy = sign(y - py)
-    for k in range(8):
-        kx = DX[k]
-        ky = DY[k]
-        if dx != 0 and dy != 0:
-            keep = (kx == dx and ky == 0) or (kx == 0 and ky == dy) or (kx == dx and ky == dy)
-        elif dx != 0:
-            keep = kx == dx or (kx == 0 and ky != 0)  # on, sides, forward diagonals
-        else:
-            keep = ky == dy or (ky == 0 and kx != 0)
-        if keep and direction_open(cost, width, n, k):
-            out[count] = k
-            count += 1
+    if dx != 0 and dy != 0:
+        count = add_direction(cost, width, n, straight_index(dx, 0), out, count)
+        count = add_direction(cost, width, n, straight_index(0, dy), out, count)
+        return add_direction(cost, width, n, diagonal_index(dx, dy), out, count)
+    count = add_direction(cost, width, n, straight_index(dx, dy), out, count)
+    across = dx * width + dy  # from n to a side cell: (0, +-1) or (+-1, 0)
+    behind = -(dy * width + dx)
+    for s in (1, -1):
+        side = n + s * across
+        if open_cell(cost, side) and not open_cell(cost, side + behind):
+            sx = dy * s  # the side cell's offset, as (sx, sy)
+            sy = dx * s
+            count = add_direction(cost, width, n, straight_index(sx, sy), out, count)
+            count = add_direction(cost, width, n, diagonal_index(dx + sx, dy + sy), out, count)
     return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def add_direction(cost, width, n, k, out, count):
+    """Append ``k`` to ``out[:count]`` when its first step is legal; the new count."""
+    if direction_open(cost, width, n, k):
+        out[count] = k
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def diagonal_index(dx, dy):
+    """Index in ``DX``/``DY`` of a diagonal direction."""
+    return 4 + 2 * (dx < 0) + (dy < 0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
