@@ -121,3 +121,80 @@ def pop(heap, size, tie_break):
     key[i, 1] = key[size, 1]
     sift_up(heap, i, tie_break)
     return size
+
+
+# A heap without positions, for searches that leave stale entries in it (lazy
+# deletion) instead of moving an entry on decrease-key: ``(node, key)`` only. An
+# entry is stale when its ``g`` is no longer its node's: the node was improved (and
+# queued again) since. No per-cell writes on every move, which on a large map are a
+# cache miss each; JPS improves few nodes, so few entries go stale.
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lazy_sift_up(node, key, i, tie_break):
+    """Move slot ``i`` towards the root until its parent comes before it."""
+    n, fi, gi = node[i], key[i, 0], key[i, 1]
+    while i > 0:
+        p = (i - 1) >> 1
+        if not _before(fi, gi, key[p, 0], key[p, 1], tie_break):
+            break
+        node[i] = node[p]
+        key[i, 0] = key[p, 0]
+        key[i, 1] = key[p, 1]
+        i = p
+    node[i] = n
+    key[i, 0] = fi
+    key[i, 1] = gi
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lazy_push(node, key, size, cell, fv, gv, tie_break):
+    """Insert ``cell`` with priority ``fv`` and cost ``gv``; return the new size."""
+    node[size] = cell
+    key[size, 0] = fv
+    key[size, 1] = gv
+    lazy_sift_up(node, key, size, tie_break)
+    return size + 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lazy_pop(node, key, size, tie_break):
+    """Remove the root (read it first); return the new size. Floyd's bottom-up
+    deletion, as ``pop``."""
+    size -= 1
+    if size == 0:
+        return size
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        r = c + 1
+        if r < size and _before(key[r, 0], key[r, 1], key[c, 0], key[c, 1], tie_break):
+            c = r
+        node[i] = node[c]
+        key[i, 0] = key[c, 0]
+        key[i, 1] = key[c, 1]
+        i = c
+    node[i] = node[size]
+    key[i, 0] = key[size, 0]
+    key[i, 1] = key[size, 1]
+    lazy_sift_up(node, key, i, tie_break)
+    return size
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lazy_compact(node, key, size, g, tie_break):
+    """Drop the stale entries (``key`` g no longer ``g[node]``) and restore the heap
+    order; return the new size. Called when the heap is full: live entries are one
+    per open node, so it then has room again."""
+    live = 0
+    for i in range(size):
+        if key[i, 1] == g[node[i]]:
+            node[live] = node[i]
+            key[live, 0] = key[i, 0]
+            key[live, 1] = key[i, 1]
+            live += 1
+    for i in range(1, live):
+        lazy_sift_up(node, key, i, tie_break)
+    return live

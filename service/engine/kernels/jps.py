@@ -36,7 +36,6 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.codes import (
-    CLOSED,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     SQRT2,
@@ -44,7 +43,7 @@ from service.engine.kernels.codes import (
     STATUS_NO_PATH,
     STATUS_PARTIAL,
 )
-from service.engine.kernels.heap import decrease, pop, push
+from service.engine.kernels.heap import lazy_compact, lazy_pop, lazy_push
 from service.engine.kernels.landmarks import landmark_bound
 from service.engine.kernels.moves import DX, DY, closeness, heuristic_distance
 from service.engine.kernels.trace import record
@@ -284,10 +283,11 @@ def sign(v):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def successor_directions(cost, width, n, px, py, x, y, out):
+def successor_directions(cost, width, n, px, py, x, y, out, lookup):
     """The pruned directions to jump in from ``n`` (at ``(x, y)``), reached from the
     jump point ``(px, py)`` (``px < 0``: ``n`` is the start). Writes direction
-    indices (into ``DX``/``DY``) into ``out``; returns how many.
+    indices (into ``DX``/``DY``) into ``out``; returns how many. With ``lookup``
+    (the JPS+ table) a blocked first step is not checked here: its entry is 0.
 
     After a diagonal move: its two components and the diagonal. After a straight
     move: straight on, and on each side only where the side cell is *forced* (open,
@@ -298,17 +298,15 @@ def successor_directions(cost, width, n, px, py, x, y, out):
     count = 0
     if px < 0:
         for k in range(8):
-            if direction_open(cost, width, n, k):
-                out[count] = k
-                count += 1
+            count = add_direction(cost, width, n, k, out, count, lookup)
         return count
     dx = sign(x - px)
     dy = sign(y - py)
     if dx != 0 and dy != 0:
-        count = add_direction(cost, width, n, straight_index(dx, 0), out, count)
-        count = add_direction(cost, width, n, straight_index(0, dy), out, count)
-        return add_direction(cost, width, n, diagonal_index(dx, dy), out, count)
-    count = add_direction(cost, width, n, straight_index(dx, dy), out, count)
+        count = add_direction(cost, width, n, straight_index(dx, 0), out, count, lookup)
+        count = add_direction(cost, width, n, straight_index(0, dy), out, count, lookup)
+        return add_direction(cost, width, n, diagonal_index(dx, dy), out, count, lookup)
+    count = add_direction(cost, width, n, straight_index(dx, dy), out, count, lookup)
     across = dx * width + dy  # from n to a side cell: (0, +-1) or (+-1, 0)
     behind = -(dy * width + dx)
     for s in (1, -1):
@@ -316,15 +314,18 @@ def successor_directions(cost, width, n, px, py, x, y, out):
         if open_cell(cost, side) and not open_cell(cost, side + behind):
             sx = dy * s  # the side cell's offset, as (sx, sy)
             sy = dx * s
-            count = add_direction(cost, width, n, straight_index(sx, sy), out, count)
-            count = add_direction(cost, width, n, diagonal_index(dx + sx, dy + sy), out, count)
+            count = add_direction(cost, width, n, straight_index(sx, sy), out, count, lookup)
+            count = add_direction(
+                cost, width, n, diagonal_index(dx + sx, dy + sy), out, count, lookup
+            )
     return count
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def add_direction(cost, width, n, k, out, count):
-    """Append ``k`` to ``out[:count]`` when its first step is legal; the new count."""
-    if direction_open(cost, width, n, k):
+def add_direction(cost, width, n, k, out, count, lookup):
+    """Append ``k`` to ``out[:count]`` when its first step is legal (or ``lookup``:
+    the table says); the new count."""
+    if lookup or direction_open(cost, width, n, k):
         out[count] = k
         count += 1
     return count
@@ -361,7 +362,8 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     jump point nearest the goal. ``parent`` links jump points: expand them into
     cells with ``paths.write_jump_chain``; ``trace`` records the jump points expanded.
     """
-    node_of, _, pos = heap
+    node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
+    capacity = node_of.shape[0]
     gx = goal % width
     gy = goal // width
     uwidth = np.uint32(width)
@@ -378,18 +380,21 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
         h_start = max(h_start, landmark_bound(lm_from, lm_to, start, lm_goal_from, lm_goal_to,
                                               lm_active, lm_count, lm_margin))  # fmt: skip
     f_start = weight * h_start
-    size = push(heap, 0, start, f_start, 0.0, tie_break)
+    size = lazy_push(node_of, key, 0, start, f_start, 0.0, tie_break)
     best = start
     best_d = closeness(1, abs(sx - gx), abs(sy - gy))
     best_g = 0.0
     expanded = 0
     while size > 0:
         n = node_of[0]
+        if key[0, 1] != g[n]:  # stale: n was improved and queued again since
+            size = lazy_pop(node_of, key, size, tie_break)
+            continue
         if n == goal:
             return STATUS_FOUND, goal, expanded, 0
         if expanded >= budget:
             return STATUS_PARTIAL, best, expanded, 0
-        size = pop(heap, size, tie_break)
+        size = lazy_pop(node_of, key, size, tie_break)
         record(trace, expanded, n)
         expanded += 1
         gn = g[n]
@@ -403,7 +408,7 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
         p = parent[n]
         py = p // width if p != NO_PARENT else -1
         px = p - py * width if p != NO_PARENT else -1
-        for i in range(successor_directions(cost, width, n, px, py, x, y, directions)):
+        for i in range(successor_directions(cost, width, n, px, py, x, y, directions, lookup)):
             k = directions[i]
             if lookup:
                 m, steps = table_jump(table, width, n, x, y, k, gx, gy)
@@ -427,11 +432,8 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
                 hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to,
                                             lm_active, lm_count, lm_margin))  # fmt: skip
             fm = ng + weight * hm
-            if fresh:
-                stamp[m] = gen
-                size = push(heap, size, m, fm, ng, tie_break)
-            elif pos[m] == CLOSED:
-                size = push(heap, size, m, fm, ng, tie_break)  # consistent h: rare ties
-            else:
-                decrease(heap, m, fm, ng, tie_break)
+            stamp[m] = gen
+            if size == capacity:
+                size = lazy_compact(node_of, key, size, g, tie_break)
+            size = lazy_push(node_of, key, size, m, fm, ng, tie_break)
     return STATUS_NO_PATH, start, expanded, 0

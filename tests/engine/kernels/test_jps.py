@@ -167,7 +167,7 @@ def _successors(rows: list[str], cell: tuple[int, int], parent: tuple[int, int])
     width = grid.padded_width
     (x, y), (px, py) = ((c[0] + 1, c[1] + 1) for c in (cell, parent))
     out = np.empty(8, np.int64)
-    count = successor_directions(grid.padded, width, y * width + x, px, py, x, y, out)
+    count = successor_directions(grid.padded, width, y * width + x, px, py, x, y, out, False)
     names = {(1, 0): "E", (-1, 0): "W", (0, 1): "S", (0, -1): "N", (1, 1): "SE", (1, -1): "NE",
              (-1, 1): "SW", (-1, -1): "NW"}  # fmt: skip
     return {names[int(DX[k]), int(DY[k])] for k in out[:count]}
