@@ -132,9 +132,13 @@ class Scratch:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.stamp: npt.NDArray[np.int32] = np.zeros(capacity, dtype=np.int32)
-        self.g: npt.NDArray[np.float64] = np.empty(capacity, dtype=np.float64)
-        self.parent: npt.NDArray[np.int32] = np.empty(capacity, dtype=np.int32)
+        # A cell's g, stamp and parent side by side (16 bytes): a search reading a
+        # cell it has not touched yet misses the cache once, not three times.
+        nodes = np.zeros((capacity, 2), dtype=np.float64)
+        fields = nodes.view(np.int32)  # (capacity, 4): g's two halves, stamp, parent
+        self.g: npt.NDArray[np.float64] = nodes[:, 0]
+        self.stamp: npt.NDArray[np.int32] = fields[:, 2]
+        self.parent: npt.NDArray[np.int32] = fields[:, 3]
         self.heap: HeapArrays = (
             np.empty(capacity, dtype=np.int32),  # cell
             np.empty((capacity, 2), dtype=np.float64),  # key: f, g

@@ -406,7 +406,7 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
             best_d = d
             best_g = gn
         p = parent[n]
-        py = p // width if p != NO_PARENT else -1
+        py = np.int64(np.uint32(p) // uwidth) if p != NO_PARENT else -1
         px = p - py * width if p != NO_PARENT else -1
         for i in range(successor_directions(cost, width, n, px, py, x, y, directions, lookup)):
             k = directions[i]
@@ -418,9 +418,13 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
                 m = jump_diagonal(cost, bits, width, n, DX[k], DY[k], goal)
             if m == NOT_FOUND:
                 continue
-            my = np.int64(np.uint32(m) // uwidth)
-            mx = m - my * width
-            steps = max(abs(mx - x), abs(my - y))
+            if lookup:  # the table gave the steps: no division
+                mx = x + steps * DX[k]
+                my = y + steps * DY[k]
+            else:
+                my = np.int64(np.uint32(m) // uwidth)
+                mx = m - my * width
+                steps = max(abs(mx - x), abs(my - y))
             ng = gn + h_scale * (SQRT2 * steps if k >= 4 else float(steps))
             fresh = stamp[m] != gen
             if not fresh and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
