@@ -7,7 +7,7 @@ rounds of ``ROUNDS`` calls each:
 
 - ``find_path`` with start == goal (no search at all), and to a goal 5 cells away;
 - ``find_paths`` with 100 such queries, per query;
-- the kernel call alone (``search_batch`` on one trivial query, its arguments
+- the kernel call alone (``search_handles`` on one trivial query, its handles
   prebuilt), and an empty numba function given the same arguments: what unboxing
   the arguments costs;
 - ``find_paths`` with the 100 shortest scenario rows, per query, and the same rows
@@ -28,7 +28,7 @@ from numba import njit
 
 from service.config import get_settings
 from service.engine import GridMap, find_path, find_paths, warmup
-from service.engine.kernels.batch import search_batch
+from service.engine.kernels.batch import search_handles
 from service.engine.movingai import parse_scenarios
 from service.engine.scratch import thread_scratch
 from service.engine.search import PathQuery
@@ -40,8 +40,8 @@ BATCH: Final = 100
 
 @njit(cache=False, nogil=True)
 def _empty(*arguments: object) -> object:
-    """Nothing: a call given ``search_batch``'s arguments costs their unboxing."""
-    return arguments[2]
+    """Nothing: a call given ``search_handles``'s arguments costs their unboxing."""
+    return arguments[1]
 
 
 def per_call_us(call: Callable[[], object], calls: int, repeat: int) -> float:
@@ -72,17 +72,17 @@ def main(argv: list[str] | None = None) -> None:
     trivial = [PathQuery(start, start)] * BATCH
     short = [PathQuery(r.start, r.goal) for r in rows]
     scratch = thread_scratch(grid.padded.size)
-    arrays, paths = scratch.for_queries(1)
-    kernel_args = scratch.kernel_args(records=False, clusters=0)
-    view = grid.kernel_view
+    arrays, _ = scratch.for_queries(1)
+    kernel_handle = scratch.kernel_handle(records=False, clusters=0)
+    grid_handle = grid.kernel_handle
     arrays.source[0] = arrays.target[0] = grid.flat_index(*start)
 
     def kernel() -> object:
-        return search_batch(view, arrays.inputs, 0, 1, scratch.take_generations(1),
-                            kernel_args, arrays.outputs, paths.arrays)  # fmt: skip
+        return search_handles(grid_handle.table, 0, 1, scratch.take_generations(1),
+                              kernel_handle.table)  # fmt: skip
 
     def empty() -> object:
-        return _empty(view, arrays.inputs, 0, 1, 0, kernel_args, arrays.outputs, paths.arrays)
+        return _empty(grid_handle.table, 0, 1, 0, kernel_handle.table)
 
     def one_each() -> None:
         for r in rows:
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
             lambda: find_paths(grid, trivial), batch_rounds, args.repeat
         )
         / BATCH,
-        "search_batch alone, 1 trivial query": per_call_us(kernel, ROUNDS, args.repeat),
+        "search_handles alone, 1 trivial query": per_call_us(kernel, ROUNDS, args.repeat),
         "empty numba call, the same arguments": per_call_us(empty, ROUNDS, args.repeat),
         "find_paths, the 100 shortest rows, per query": per_call_us(
             lambda: find_paths(grid, short), batch_rounds, args.repeat

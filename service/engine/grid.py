@@ -2,13 +2,14 @@
 
 import threading
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
 from service.engine.errors import InvalidMapError, UnitGridTooBigError
+from service.engine.handles import Handle, handle
 from service.engine.kernels.clearance import clearance
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
@@ -101,6 +102,7 @@ class GridMap:
         "_islands",
         "_jump_bits",
         "_jump_table",
+        "_kernel_handle",
         "_kernel_view",
         "_landmarks",
         "_max_cost",
@@ -521,8 +523,15 @@ class GridMap:
         (``search``): emptied whenever a table is attached or built."""
         return self._plans
 
+    @property
+    def kernel_handle(self) -> Handle:
+        """``kernel_view`` as a handle (``kernels.handles.grid_view`` reads it): hold
+        it while a kernel runs on its table."""
+        return self._kernel_handle
+
     def _refresh_view(self) -> None:
         self._kernel_view = self._view()
+        self._kernel_handle = _grid_handle(self._kernel_view)
         self._plans: dict[object, object] = {}
 
     @property
@@ -641,6 +650,16 @@ class Parts(NamedTuple):
     landmarks: LandmarkTables | None
     clearance: npt.NDArray[np.uint8] | None = None
     auto_astar: bool = False
+
+
+def _grid_handle(view: tuple[Any, ...]) -> Handle:
+    """The handle of a ``kernel_view``, slots as ``kernels.handles.grid_view`` reads."""
+    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmarks = view
+    cluster_of, packed, counts, units, symmetric = clusters
+    from_tables, to_tables, margins = landmarks
+    scalars = np.array([width, uniform, min_cost], dtype=np.float64)
+    return handle([cost, islands, cluster_of, *packed, counts, units, symmetric, *bits,
+                   jump_table, *from_tables, *to_tables, margins, scalars])  # fmt: skip
 
 
 def _eight(diagonal: str) -> bool:

@@ -16,7 +16,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.handles import Handle, handle
 from service.engine.kernels.dial import RECORD_FIELDS, STAMP
+from service.engine.kernels.handles import SCRATCH_SLOTS
 from service.engine.landmarks import MAX_LANDMARKS
 
 # Stamps are int32; when the counter would overflow, stamps are cleared once.
@@ -126,19 +128,19 @@ class Scratch:
     :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("active", "capacity", "g", "generation", "goal_row", "heads", "heap",
-                 "parent", "paths", "queries", "records", "stack", "stamp",
-                 "trace")  # fmt: skip
+    __slots__ = ("_handle", "active", "capacity", "fields", "g", "generation", "goal_row",
+                 "heads", "heap", "nodes", "parent", "paths", "queries", "records", "stack",
+                 "stamp", "trace")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         # A cell's g, stamp and parent side by side (16 bytes): a search reading a
         # cell it has not touched yet misses the cache once, not three times.
-        nodes = np.zeros((capacity, 2), dtype=np.float64)
-        fields = nodes.view(np.int32)  # (capacity, 4): g's two halves, stamp, parent
-        self.g: npt.NDArray[np.float64] = nodes[:, 0]
-        self.stamp: npt.NDArray[np.int32] = fields[:, 2]
-        self.parent: npt.NDArray[np.int32] = fields[:, 3]
+        self.nodes: npt.NDArray[np.float64] = np.zeros((capacity, 2), dtype=np.float64)
+        self.fields: npt.NDArray[np.int32] = self.nodes.view(np.int32)  # g, g, stamp, parent
+        self.g: npt.NDArray[np.float64] = self.nodes[:, 0]
+        self.stamp: npt.NDArray[np.int32] = self.fields[:, 2]
+        self.parent: npt.NDArray[np.int32] = self.fields[:, 3]
         self.heap: HeapArrays = (
             np.empty(capacity, dtype=np.int32),  # cell
             np.empty((capacity, 2), dtype=np.float64),  # key: f, g
@@ -153,6 +155,29 @@ class Scratch:
         self.queries = QueryArrays(1)
         self.paths = PathBuffers(1, INITIAL_PATH_CELLS)
         self.generation = 0
+        self._handle: Handle | None = None
+
+    def kernel_handle(self, *, records: bool, clusters: int = 0, trace: int = 0) -> Handle:
+        """Every buffer of a search as one handle (``kernels.handles.scratch_view``,
+        ``query_view`` and ``path_view`` read it): ``kernel_args``, then the query
+        arrays, then the path buffers. Remade only when one of them was replaced
+        (grown); a traced call gets one of its own."""
+        made = self._handle
+        if (made is None or (records and self.records.shape[0] < self.capacity)
+                or self.goal_row.shape[0] < clusters
+                or made.arrays[-1] is not self.paths.turn_offsets
+                or made.arrays[-2] is not self.paths.turns
+                or made.arrays[-4] is not self.paths.cells):  # fmt: skip
+            self.kernel_args(records=records, clusters=clusters)
+            made = self._handle = handle([*self._buffers(0), *self.queries.inputs,
+                                          *self.queries.outputs, *self.paths.arrays])  # fmt: skip
+        if trace > 0:  # for this call only
+            return handle([*self._buffers(trace), *made.arrays[SCRATCH_SLOTS:]])
+        return made
+
+    def _buffers(self, trace: int) -> list[npt.NDArray[np.generic]]:
+        return [self.nodes, self.fields, *self.heap, self.stack, self.records, self.heads,
+                self.goal_row, self.active, self.trace_buffer(trace)]  # fmt: skip
 
     def kernel_args(self, *, records: bool, clusters: int = 0, trace: int = 0
                     ) -> tuple[object, ...]:  # fmt: skip

@@ -7,8 +7,10 @@ search, inside the kernel: start == goal, start and goal on different islands
 straight line (optimal). A single query is a batch of one: one code path.
 """
 
+import contextlib
 import math
 import operator
+from collections import Counter
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -31,7 +33,13 @@ from service.engine.errors import (
 from service.engine.goals import GoalSet, Region, cells_goal_set, member_cells
 from service.engine.goals import goal_set as make_goal_set
 from service.engine.grid import GridMap
-from service.engine.kernels.batch import search_batch
+from service.engine.kernels.batch import (
+    CELLS_REFUSED,
+    REFUSED,
+    search_handles,
+    search_many,
+    search_one,
+)
 from service.engine.kernels.codes import (
     ALGORITHM_ASTAR,
     ALGORITHM_JPS,
@@ -203,12 +211,107 @@ def find_path(
         InvalidBudgetError, OutOfBoundsError, NotWalkableError, UnknownAlgorithmError,
         UnsupportedAlgorithmError, InvalidQueryError.
     """
+    if (goal is not None and goals is None and goal_region is None and trace == 0
+            and unreachable == "no_path" and type(agent_size) is int
+            and agent_size == 1):  # fmt: skip
+        # The common query: one cell to one cell. Its options are looked up by value
+        # in a memo of the grid, and it runs without a batch around it.
+        key = (heuristic, diagonal, algorithm, weight, max_expansions, type(max_expansions),
+               tie_break)  # fmt: skip
+        try:
+            lean = grid.plans.get(key)
+        except TypeError:  # an unhashable option: invalid, and reported below
+            lean = None
+        if isinstance(lean, _Lean):
+            answer = _find_one(grid, lean, start, goal, scratch)
+            if answer is not None:
+                return answer
     query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break,
                       algorithm, goals, goal_region, unreachable, agent_size)  # fmt: skip
+    plans = grid.plans
     checked = _check(grid, query, max_goals)
     if trace > 0:
         return _traced(checked, scratch, trace)
-    return _answer_on(checked.grid, [checked], scratch, 0)[0]
+    result = _answer_on(checked.grid, [checked], scratch, 0)[0]
+    # Remembered unless the grid's tables changed meanwhile (a new ``plans``): the
+    # plan may then be another.
+    if (checked.goal_set is None and checked.grid is grid and not checked.nearest
+            and grid.plans is plans):  # fmt: skip
+        _remember_lean(grid, query, checked)
+    return result
+
+
+class _Lean(NamedTuple):
+    """What a single-goal query with given options runs on a grid (``find_path``'s
+    memo in ``GridMap.plans``)."""
+
+    options: npt.NDArray[np.int64]  # ``search_one``'s options
+    weight: float
+    records: bool  # whether it may run ``dial`` (which needs the scratch's records)
+    clusters: int  # the most clusters of a table it reads
+    heuristic_used: Heuristic
+    algorithm: int
+    diagonal: int
+
+
+def _remember_lean(grid: GridMap, query: PathQuery, checked: _Checked) -> None:
+    key = (query.heuristic, query.diagonal, query.algorithm, query.weight,
+           query.max_expansions, type(query.max_expansions), query.tie_break)  # fmt: skip
+    tables = grid.clusters
+    clusters = 0
+    if checked.table != NO_TABLE and tables is not None:
+        clusters = max(tables.four.count, tables.eight.count)
+    options = np.array([checked.diagonal, checked.heuristic, checked.budget, checked.tie_break,
+                        checked.equal_f_stack, checked.buckets, checked.table,
+                        checked.algorithm, checked.landmark], np.int64)  # fmt: skip
+    lean = _Lean(options, checked.weight, checked.buckets > 0, clusters,
+                 checked.heuristic_used, checked.algorithm, checked.diagonal)  # fmt: skip
+    plans = grid.plans
+    if len(plans) >= _MEMO_ENTRIES:
+        plans.clear()
+    with contextlib.suppress(TypeError):  # unhashable yet valid: not remembered
+        plans[key] = lean
+
+
+def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Scratch | None
+              ) -> PathResult | None:  # fmt: skip
+    """``find_path`` of one cell to another, options known valid on this grid, in one
+    kernel call, which also checks the cells; None when a cell is not two integers,
+    off the map or blocked: the full check then says which, in the usual order."""
+    try:
+        sx, sy = start
+        gx, gy = goal
+        sx, sy, gx, gy = (
+            operator.index(sx),
+            operator.index(sy),
+            operator.index(gx),
+            operator.index(gy),
+        )
+    except (TypeError, ValueError):
+        return None
+    if lean.algorithm == ALGORITHM_JPS:
+        grid.prepare_jumps()
+    scratch = scratch or thread_scratch(grid.padded.size)
+    held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
+    while True:
+        kernel = scratch.kernel_handle(records=lean.records, clusters=lean.clusters)
+        done, status, cost, length, expanded, reopened, n, turns = search_one(
+            held.table, kernel.table, lean.options, lean.weight, scratch.take_generations(1),
+            sx, sy, gx, gy,
+        )  # fmt: skip
+        if done == 1:
+            break
+        if done == CELLS_REFUSED:
+            return None
+        paths = scratch.paths
+        paths.grow_cells(0, 0, needed=int(paths.offsets[1]))
+    code = _STATUS[status]
+    paths = scratch.paths
+    return PathResult(code, None if code == "no_path" else cost, paths.cells[:n].copy(),
+                      paths.turns[:turns].copy(), length, expanded, reopened,
+                      lean.heuristic_used, _ALGORITHM_NAMES[lean.algorithm], grid,
+                      lean.diagonal, (gx, gy) if code == "found" else None,
+                      "budget" if code == "partial" else None)  # fmt: skip
 
 
 def find_paths(
@@ -232,6 +335,10 @@ def find_paths(
     Returns, in order, each query's result, or the error :func:`find_path` would
     have raised for it: one bad query never fails the others.
     """
+    lean = _lean_batch(grid, queries, shared_goal_queries)
+    if lean is not None:
+        return _answer_lean(grid, queries, *lean, scratch)
+    plans = grid.plans
     checked: list[_Checked] = []
     answers: list[PathResult | EngineError | None] = []
     # Queries of a batch mostly share options and often a goal: one full check per
@@ -257,8 +364,117 @@ def find_paths(
         results = _answer_on(grid, checked, scratch, shared_goal_queries)
     else:
         results = _answer_per_size(checked, scratch, shared_goal_queries)
+    if grid.plans is plans:  # the tables did not change meanwhile: remember the plans
+        simple = (q for q, a in zip(queries, answers, strict=True) if a is None)
+        for query, done in zip(simple, checked, strict=True):
+            if done.goal_set is None and done.grid is grid and not done.nearest:
+                _remember_lean(grid, query, done)
     found = iter(results)
     return [next(found) if answer is None else answer for answer in answers]
+
+
+def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
+                ) -> tuple[list[_Lean], npt.NDArray[np.int64]] | None:  # fmt: skip
+    """The plans and ``search_many`` rows of a batch whose every query goes from one
+    cell to another with options already known valid on this grid (see ``_Lean``);
+    None when one does not, or when queries may share a goal often enough for a
+    field search (``least``): the full path then answers."""
+    plans = grid.plans
+    leans: list[_Lean] = []
+    slots: dict[int, int] = {}
+    rows = []
+    index = operator.index
+    try:
+        for q in queries:
+            if (q.goal is None or q.goals is not None or q.goal_region is not None
+                    or q.unreachable != "no_path" or type(q.agent_size) is not int
+                    or q.agent_size != 1):  # fmt: skip
+                return None
+            lean = plans.get((q.heuristic, q.diagonal, q.algorithm, q.weight,
+                              q.max_expansions, type(q.max_expansions), q.tie_break))  # fmt: skip
+            if not isinstance(lean, _Lean):
+                return None
+            slot = slots.get(id(lean))
+            if slot is None:
+                slot = slots[id(lean)] = len(leans)
+                leans.append(lean)
+            (sx, sy), (gx, gy) = q.start, q.goal
+            rows.append((slot, index(sx), index(sy), index(gx), index(gy)))
+    except (TypeError, ValueError):
+        return None
+    if 0 < least <= len(rows):
+        goals = Counter((row[0], row[3], row[4]) for row in rows)
+        if max(goals.values()) >= least:
+            return None
+    return leans, np.array(rows, np.int64).reshape(-1, 5)
+
+
+def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean],
+                 rows: npt.NDArray[np.int64], scratch: Scratch | None
+                 ) -> list[PathResult | EngineError]:  # fmt: skip
+    """``find_paths`` of a batch ``_lean_batch`` accepted: one ``search_many`` call
+    (more when the path buffers must grow); a refused query's error from the full
+    check."""
+    count = len(queries)
+    if count == 0:
+        return []
+    if any(lean.algorithm == ALGORITHM_JPS for lean in leans):
+        grid.prepare_jumps()
+    scratch = scratch or thread_scratch(grid.padded.size)
+    _, paths = scratch.for_queries(count)
+    options = np.stack([lean.options for lean in leans])
+    weights = np.array([lean.weight for lean in leans], np.float64)
+    records = any(lean.records for lean in leans)
+    clusters = max(lean.clusters for lean in leans)
+    held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
+    first_generation = scratch.take_generations(count)
+    done = 0
+    while True:
+        kernel = scratch.kernel_handle(records=records, clusters=clusters)
+        done = search_many(held.table, kernel.table, options, weights, rows, done, count,
+                           first_generation)  # fmt: skip
+        if done == count:
+            break
+        paths = scratch.paths
+        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
+                         needed=int(paths.offsets[done + 1]))  # fmt: skip
+        first_generation = scratch.take_generations(count - done) - done
+    arrays, paths = scratch.queries, scratch.paths
+    status, cost, length, expanded, reopened, source = (a[:count].tolist() for a in (
+        arrays.status, arrays.cost, arrays.length, arrays.expanded, arrays.reopened,
+        arrays.source))  # fmt: skip
+    offsets = paths.offsets[: count + 1].tolist()
+    turn_offsets = paths.turn_offsets[: count + 1].tolist()
+    all_cells = paths.cells[: offsets[count]].copy()
+    all_turns = paths.turns[: turn_offsets[count]].copy()
+    plan_of = rows[:, 0].tolist()
+    goal_x = rows[:, 3].tolist()
+    goal_y = rows[:, 4].tolist()
+    results: list[PathResult | EngineError] = []
+    for i in range(count):
+        if source[i] == REFUSED:
+            results.append(_refusal(grid, queries[i]))
+            continue
+        lean = leans[plan_of[i]]
+        code = _STATUS[status[i]]
+        results.append(PathResult(
+            code, None if code == "no_path" else cost[i],
+            all_cells[offsets[i] : offsets[i + 1]],
+            all_turns[turn_offsets[i] : turn_offsets[i + 1]], length[i], expanded[i],
+            reopened[i], lean.heuristic_used, _ALGORITHM_NAMES[lean.algorithm], grid,
+            lean.diagonal, (goal_x[i], goal_y[i]) if code == "found" else None,
+            "budget" if code == "partial" else None,
+        ))  # fmt: skip
+    return results
+
+
+def _refusal(grid: GridMap, query: PathQuery) -> EngineError:
+    """The error the full check gives a query ``search_many`` refused."""
+    try:
+        _check(grid, query)
+    except EngineError as exc:
+        return exc
+    raise AssertionError(f"a refused query passed the full check: {query!r}")
 
 
 def _answer_per_size(checked: list[_Checked], scratch: Scratch | None, least: int
@@ -700,15 +916,15 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, *, 
         arrays.landmark[i] = query.landmark
     tables = grid.clusters
     clusters = max(tables.four.count, tables.eight.count) if tables is not None else 0
-    kernel_args = scratch.kernel_args(records=any(query.buckets for query in checked),
-                                      clusters=clusters, trace=trace)  # fmt: skip
     if any(query.algorithm == ALGORITHM_JPS for query in checked):
         grid.prepare_jumps()
+    held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
+    records = any(query.buckets for query in checked)
     first_generation = scratch.take_generations(count)
     done = 0
     while True:
-        done = search_batch(grid.kernel_view, arrays.inputs, done, count, first_generation,
-                            kernel_args, arrays.outputs, paths.arrays)  # fmt: skip
+        kernel = scratch.kernel_handle(records=records, clusters=clusters, trace=trace)
+        done = search_handles(held.table, done, count, first_generation, kernel.table)
         if done == count:
             break
         paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),

@@ -47,6 +47,9 @@ def warmup() -> None:
     grid = GridMap.from_rows(_WARMUP_ROWS)  # islands
     weighted = GridMap.from_costs([[1, 2, 1], [1, 0, 1], [1, 1, 3]])
     find_path(grid, (0, 0), (3, 1)).smoothed()  # straight line, string pulling
+    for _ in range(2):  # the same options again: the lean single query, and batch
+        find_path(grid, (0, 0), (3, 1))
+    find_paths(grid, [PathQuery((0, 0), (3, 1))])
     find_path(weighted, (0, 0), (2, 2), max_expansions=1)  # A*, reconstruction
     find_path(weighted, (0, 0), (2, 2)).smoothed()  # waypoints, weighted string pulling
     find_path(weighted, (0, 0), (2, 2), diagonal="never", heuristic="manhattan")  # dial

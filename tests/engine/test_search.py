@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from service.engine import (
+    EngineError,
     GridMap,
     InvalidBudgetError,
     InvalidQueryError,
@@ -18,10 +19,22 @@ from service.engine import (
     UnsupportedAlgorithmError,
     find_path,
 )
+from service.engine import search as search_module
 from service.engine.clusters import build_clusters
+from service.engine.edits import build_jump_table
 from service.engine.landmarks import build_landmarks
+from service.engine.scratch import PathBuffers, Scratch
 from service.engine.search import PathQuery, find_paths
-from tests.support import SQRT2, art, close, walk_cost, weighted_art
+from tests.support import (
+    SQRT2,
+    art,
+    close,
+    random_grid,
+    serpentine,
+    walk_cost,
+    walkable_cells,
+    weighted_art,
+)
 
 OPEN_FIELD = """
 S.......
@@ -382,3 +395,92 @@ def test_unsupported_jps_is_reported_after_the_cells_are_checked() -> None:
         find_path(grid, (0, 0), (2, 1), algorithm="jps")
     with pytest.raises(UnsupportedAlgorithmError):
         find_path(grid, (1, 0), (2, 1), algorithm="jps")
+
+
+# The lean paths: a single-goal query whose options a grid has seen run as one kernel
+# call (``_find_one``, ``search_one``), and a batch of them likewise (``search_many``).
+# They must answer exactly as the full path does, errors included.
+
+LEAN_OPTIONS = [
+    {},
+    {"algorithm": "astar"},
+    {"algorithm": "jps"},
+    {"diagonal": "never", "heuristic": "manhattan"},
+    {"diagonal": "always", "weight": 1.5},
+    {"max_expansions": 3},
+    {"heuristic": "zero", "tie_break": False},
+]
+
+
+def _fields(result: PathResult) -> tuple[object, ...]:
+    return (result.status, result.cost, result.length, result.expanded, result.reopened,
+            result.heuristic_used, result.algorithm_used, result.reached, result.partial_reason,
+            result.cells.tolist(), result.waypoints.tolist())  # fmt: skip
+
+
+def _lean_plans(grid: GridMap) -> int:
+    return sum(isinstance(plan, search_module._Lean) for plan in grid.plans.values())
+
+
+@pytest.mark.parametrize("options", LEAN_OPTIONS, ids=lambda o: ",".join(map(str, o.items())))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lean_single_queries_answer_as_the_full_path(options: dict[str, object],
+                                                     weighted: bool) -> None:  # fmt: skip
+    rng = np.random.default_rng(5)
+    costs = random_grid(rng, 30, 20, 0.25, (1, 4) if weighted else None).costs
+    if weighted and options.get("algorithm") == "jps":
+        return  # jps refuses weighted maps (tested elsewhere)
+    warm = GridMap.from_costs(costs)
+    cells = walkable_cells(warm)
+    pairs = [(cells[int(rng.integers(len(cells)))], cells[int(rng.integers(len(cells)))])
+             for _ in range(30)]  # fmt: skip
+    for _ in range(2):  # the second call finds the plan remembered (tables built)
+        find_path(warm, pairs[0][0], pairs[0][1], **options)  # type: ignore[arg-type]
+    assert _lean_plans(warm) == 1
+    for start, goal in pairs:
+        lean = find_path(warm, start, goal, **options)  # type: ignore[arg-type]
+        full = find_path(GridMap.from_costs(costs), start, goal, **options)  # type: ignore[arg-type]
+        assert _fields(lean) == _fields(full), (start, goal)
+
+
+def test_lean_single_queries_give_the_errors_of_the_full_check() -> None:
+    rows = ["....", ".@..", "...."]
+    warm = GridMap.from_rows(rows)
+    for _ in range(2):
+        find_path(warm, (0, 0), (3, 2))
+    assert _lean_plans(warm) == 1
+    bad = [((9, 0), (0, 0)), ((0, 0), (0, 9)), ((4, 0), (0, 0)), ((0, 0), (0, 3)),
+           ((9, 9), (-1, 0)), ((1, 1), (0, 0)), ((0, 0), (1, 1)), ((1, 1), (7, 7)),
+           ((0.0, 0), (1, 0)), ((0, 0), (1,)),
+           ((True, 0), (1, 1)), ("ab", (0, 0))]  # fmt: skip
+    for start, goal in bad:
+        with pytest.raises(EngineError) as lean:
+            find_path(warm, start, goal)  # type: ignore[arg-type]
+        with pytest.raises(EngineError) as full:
+            find_path(GridMap.from_rows(rows), start, goal)  # type: ignore[arg-type]
+        assert (type(lean.value), str(lean.value)) == (type(full.value), str(full.value))
+
+
+def test_lean_single_query_grows_the_path_buffers() -> None:
+    grid, goal, cost = serpentine(201)  # a 20,000-cell path: past the initial buffers
+    scratch = Scratch(grid.padded.size)
+    scratch.paths = PathBuffers(1, 8)
+    for _ in range(2):
+        find_path(grid, (0, 0), (1, 0), scratch=scratch)
+    assert _lean_plans(grid) == 1
+    result = find_path(grid, (0, 0), goal, scratch=scratch)
+    assert (result.status, result.cost, len(result.cells)) == ("found", cost, cost + 1)
+    assert walk_cost(grid, result.cells, "never") == cost
+
+
+def test_lean_plans_are_forgotten_when_the_tables_change() -> None:
+    # auto runs A* on a map without its JPS+ table where A* was measured faster; once
+    # the table is attached the remembered plan must not keep A*.
+    grid = GridMap.from_rows(["......", "..@...", "......"])
+    grid.prefer_astar_for_auto(True)
+    for _ in range(2):
+        assert find_path(grid, (0, 0), (5, 2)).algorithm_used == "astar"
+    assert _lean_plans(grid) == 1
+    grid.attach_jump_table(build_jump_table(grid))
+    grid.prepare_jumps()
+    assert find_path(grid, (0, 0), (5, 2)).algorithm_used == "jps"

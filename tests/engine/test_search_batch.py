@@ -11,6 +11,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from service.config import REPO_ROOT
 from service.engine import (
+    EngineError,
     GridMap,
     NotWalkableError,
     OutOfBoundsError,
@@ -23,6 +24,7 @@ from service.engine import (
     find_path,
     find_paths,
 )
+from service.engine import search as search_module
 from service.engine.scratch import INITIAL_PATH_CELLS, PathBuffers
 from tests.support import art, oracle_graph, random_grid, serpentine, walk_cost, walkable_cells
 
@@ -391,3 +393,68 @@ def test_batch_queries_sharing_a_goal_get_the_errors_of_lone_queries() -> None:
         "NotWalkableError", "NotWalkableError", "OutOfBoundsError", "InvalidWeightError",
         "OutOfBoundsError",
     ]  # fmt: skip
+
+
+def _lean_plans(grid: GridMap) -> int:
+    return sum(isinstance(plan, search_module._Lean) for plan in grid.plans.values())
+
+
+def test_lean_batches_answer_as_single_queries_with_errors_in_their_slots() -> None:
+    # Every option set already seen on the grid: the batch runs as one search_many
+    # call; refused cells get the full check's errors, in their slots.
+    rng = np.random.default_rng(9)
+    grid = random_grid(rng, 40, 30, 0.3, None)
+    cells = walkable_cells(grid)
+    blocked = next((x, y) for y in range(grid.height) for x in range(grid.width)
+                   if not grid.walkable(x, y))  # fmt: skip
+    options = [{}, {"algorithm": "astar"}, {"max_expansions": 4}, {"diagonal": "always"}]
+    for option in options:
+        for _ in range(2):
+            find_paths(grid, [PathQuery(cells[0], cells[1], **option)])  # type: ignore[arg-type]
+    assert _lean_plans(grid) == len(options)
+    queries = [PathQuery(cells[int(rng.integers(len(cells)))], cells[int(rng.integers(len(cells)))],
+                         **options[i % len(options)])  # type: ignore[arg-type]
+               for i in range(40)]  # fmt: skip
+    queries[3] = PathQuery(blocked, cells[0])
+    queries[7] = PathQuery(cells[0], (grid.width, 0))
+    queries[11] = PathQuery((0, -1), blocked)
+    results = find_paths(grid, queries)
+    for query, result in zip(queries, results, strict=True):
+        asked = {"diagonal": query.diagonal, "algorithm": query.algorithm,
+                   "max_expansions": query.max_expansions}  # fmt: skip
+        if isinstance(result, EngineError):
+            with pytest.raises(type(result)) as single_error:
+                find_path(grid, query.start, query.goal, **asked)  # type: ignore[arg-type]
+            assert str(single_error.value) == str(result)
+            continue
+        assert isinstance(result, PathResult)
+        single = find_path(grid, query.start, query.goal, **asked)  # type: ignore[arg-type]
+        _same(result, single)
+        assert (result.algorithm_used, result.reached) == (single.algorithm_used, single.reached)
+    assert [type(results[i]) for i in (3, 7, 11)] == [NotWalkableError, OutOfBoundsError,
+                                                       OutOfBoundsError]  # fmt: skip
+
+
+def test_lean_batch_grows_the_path_buffers_mid_batch() -> None:
+    grid, goal, cost = serpentine(65)
+    scratch = Scratch(grid.padded.size)
+    for _ in range(2):
+        find_paths(grid, [PathQuery((0, 0), (1, 0))], scratch=scratch)
+    assert _lean_plans(grid) == 1
+    scratch.paths = PathBuffers(1, 8)
+    results = find_paths(grid, [PathQuery((0, 0), goal), PathQuery((0, 0), (2, 0))] * 3,
+                         scratch=scratch)  # fmt: skip
+    for i, result in enumerate(results):
+        assert isinstance(result, PathResult)
+        assert result.cost == (cost if i % 2 == 0 else 2.0)
+        assert walk_cost(grid, result.cells, "never") == result.cost
+
+
+def test_batches_sharing_a_goal_still_take_the_field_search() -> None:
+    grid = GridMap.from_rows(["........"] * 6)
+    for _ in range(2):
+        find_paths(grid, [PathQuery((0, 0), (7, 5))])
+    assert _lean_plans(grid) == 1
+    queries = [PathQuery((x, 0), (7, 5)) for x in range(4)]
+    results = find_paths(grid, queries, shared_goal_queries=4)
+    assert {r.algorithm_used for r in results if isinstance(r, PathResult)} == {"field"}

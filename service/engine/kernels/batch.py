@@ -28,6 +28,7 @@ from service.engine.kernels.codes import (
     STATUS_NO_PATH,
 )
 from service.engine.kernels.dial import PARENT, G, dial
+from service.engine.kernels.handles import grid_view, path_view, query_view, scratch_view
 from service.engine.kernels.jps import jps
 from service.engine.kernels.lines import line_cost, line_length, trace_line
 from service.engine.kernels.paths import (
@@ -38,6 +39,9 @@ from service.engine.kernels.paths import (
     write_jump_chain,
     write_turns,
 )
+
+#: ``source`` of a query ``search_many`` refused (a cell off the map or blocked).
+REFUSED = -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -54,7 +58,7 @@ def goal_landmarks(from_table, to_table, goal, active, margin):
     return from_table, to_table, goal_from, goal_to, active, count, margin
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """Answer ``queries[first:count]``; return the index of the first one not answered.
 
@@ -128,7 +132,10 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         reopened[i] = 0
         n = 0
         labels = islands[1] if d == DIAGONAL_ALWAYS else islands[0]
-        if s == t:
+        if s == REFUSED:  # a cell off the map or blocked (``search_many``): no answer
+            status[i] = STATUS_NO_PATH
+            path_cost[i] = np.nan
+        elif s == t:
             if at + 1 > room:
                 offsets[i + 1] = at + 1
                 return i
@@ -205,3 +212,112 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         length[i] = segment_lengths(cells, at, n)
         turn_offsets[i + 1] = turn_offsets[i] + write_turns(cells, at, n, turns, turn_offsets[i])
     return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def search_handles(grid, first, count, gen0, scratch):
+    """``search_batch`` over handles (``kernels.handles``): the grid's, and the
+    scratch's (with the query arrays and path buffers). Two arrays to unbox per
+    call instead of some fifty."""
+    inputs, outputs = query_view(scratch)
+    return search_batch(grid_view(grid), inputs, first, count, gen0, scratch_view(scratch),
+                        outputs, path_view(scratch))  # fmt: skip
+
+
+#: ``options`` of ``search_one``: a query's validated options in the kernel's terms.
+OPTION_DIAGONAL = 0
+OPTION_HEURISTIC = 1
+OPTION_BUDGET = 2
+OPTION_TIE_BREAK = 3
+OPTION_EQUAL_F_STACK = 4
+OPTION_BUCKETS = 5
+OPTION_TABLE = 6
+OPTION_ALGORITHM = 7
+OPTION_LANDMARK = 8
+OPTIONS = 9
+
+#: ``search_one``'s ``done`` when the start or goal is off the map or blocked: the
+#: caller's full check says which.
+CELLS_REFUSED = -1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def search_one(grid, scratch, options, weight, gen, sx, sy, gx, gy):
+    """One query from ``(sx, sy)`` to ``(gx, gy)`` through ``search_batch``, as query
+    0 of the scratch's query arrays; ``options`` (``OPTIONS``,) int64 as named above.
+
+    Returns ``(done, status, cost, length, expanded, reopened, cells, turns)``:
+    ``done`` 1 when answered; 0 when its path did not fit (``offsets[1]`` is the room
+    it needs); ``CELLS_REFUSED`` when a cell is off the map or blocked. Then the
+    query's results, and the counts of its cells and waypoints (at the start of the
+    path buffers).
+    """
+    view = grid_view(grid)
+    cost, width = view[0], view[1]
+    height = cost.size // width
+    if not (0 <= sx < width - 2 and 0 <= sy < height - 2 and 0 <= gx < width - 2
+            and 0 <= gy < height - 2):  # fmt: skip
+        return CELLS_REFUSED, 0, 0.0, 0.0, 0, 0, 0, 0
+    source = (sy + 1) * width + sx + 1
+    target = (gy + 1) * width + gx + 1
+    if not (cost[source] > 0.0 and cost[target] > 0.0):
+        return CELLS_REFUSED, 0, 0.0, 0.0, 0, 0, 0, 0
+    inputs, outputs = query_view(scratch)
+    inputs[0][0] = source
+    inputs[1][0] = target
+    inputs[2][0] = options[OPTION_DIAGONAL]
+    inputs[3][0] = options[OPTION_HEURISTIC]
+    inputs[4][0] = weight
+    inputs[5][0] = options[OPTION_BUDGET]
+    inputs[6][0] = options[OPTION_TIE_BREAK] != 0
+    inputs[7][0] = options[OPTION_EQUAL_F_STACK] != 0
+    inputs[8][0] = options[OPTION_BUCKETS]
+    inputs[9][0] = options[OPTION_TABLE]
+    inputs[10][0] = options[OPTION_ALGORITHM]
+    inputs[11][0] = options[OPTION_LANDMARK]
+    paths = path_view(scratch)
+    done = search_batch(view, inputs, 0, 1, gen, scratch_view(scratch), outputs, paths)
+    status, path_cost, length, expanded, reopened = outputs
+    return (done, status[0], path_cost[0], length[0], expanded[0], reopened[0], paths[1][1],
+            paths[3][1])  # fmt: skip
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def search_many(grid, scratch, options, weights, rows, first, count, gen0):
+    """Queries ``first`` to ``count`` of ``rows`` through ``search_batch`` (as the
+    scratch's query arrays), each a ``(option row, sx, sy, gx, gy)`` int64 row of
+    ``rows``; ``options`` (plans, ``OPTIONS``) int64 and ``weights`` (plans,) float64.
+
+    A query whose start or goal is off the map or blocked is refused: its ``source``
+    is left ``REFUSED`` and it gets no path; the caller's full check says why.
+    Returns as ``search_batch`` does.
+    """
+    view = grid_view(grid)
+    cost, width = view[0], view[1]
+    height = cost.size // width
+    inputs, outputs = query_view(scratch)
+    source, target = inputs[0], inputs[1]
+    for i in range(first, count):
+        plan, sx, sy, gx, gy = rows[i, 0], rows[i, 1], rows[i, 2], rows[i, 3], rows[i, 4]
+        source[i] = REFUSED
+        target[i] = REFUSED
+        if (0 <= sx < width - 2 and 0 <= sy < height - 2 and 0 <= gx < width - 2
+                and 0 <= gy < height - 2):  # fmt: skip
+            s = (sy + 1) * width + sx + 1
+            t = (gy + 1) * width + gx + 1
+            if cost[s] > 0.0 and cost[t] > 0.0:
+                source[i] = s
+                target[i] = t
+        option = options[plan]
+        inputs[2][i] = option[OPTION_DIAGONAL]
+        inputs[3][i] = option[OPTION_HEURISTIC]
+        inputs[4][i] = weights[plan]
+        inputs[5][i] = option[OPTION_BUDGET]
+        inputs[6][i] = option[OPTION_TIE_BREAK] != 0
+        inputs[7][i] = option[OPTION_EQUAL_F_STACK] != 0
+        inputs[8][i] = option[OPTION_BUCKETS]
+        inputs[9][i] = option[OPTION_TABLE]
+        inputs[10][i] = option[OPTION_ALGORITHM]
+        inputs[11][i] = option[OPTION_LANDMARK]
+    return search_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
+                        path_view(scratch))  # fmt: skip

@@ -1,0 +1,39 @@
+"""Handles: the int64 tables of array addresses the search kernels take (see
+``kernels.handles``), built once per grid, scratch, query block and path buffer.
+
+A handle never travels alone: :class:`Handle` pairs it with the arrays it points
+into, and whoever passes ``handle.table`` to a kernel holds the ``Handle`` until the
+kernel returns, so the arrays cannot be freed under it.
+"""
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+
+class Handle(NamedTuple):
+    """An address table and the arrays it points into (kept alive by it)."""
+
+    table: npt.NDArray[np.int64]
+    arrays: tuple[npt.NDArray[np.generic], ...]
+
+
+def handle(arrays: Sequence[npt.NDArray[np.generic]]) -> Handle:
+    """The handle of ``arrays``: row ``i`` is ``(address, rows, columns)`` of
+    ``arrays[i]`` (``columns`` 0 for a vector).
+
+    Raises:
+        ValueError: an array is not C-contiguous or has more than two dimensions
+            (a kernel could not rebuild it from an address and a shape).
+    """
+    table = np.zeros((len(arrays), 3), np.int64)
+    for i, array in enumerate(arrays):
+        if not array.flags.c_contiguous or array.ndim > 2:
+            raise ValueError(f"array {i} of a handle must be C-contiguous with at most "
+                             f"2 dimensions; got shape {array.shape}")  # fmt: skip
+        table[i, 0] = array.__array_interface__["data"][0]
+        table[i, 1] = array.shape[0] if array.ndim else 1
+        table[i, 2] = array.shape[1] if array.ndim == 2 else 0
+    return Handle(table, tuple(arrays))

@@ -1,0 +1,120 @@
+"""Arrays handed to a kernel as one int64 table of their addresses and shapes.
+
+Numba unboxes every array argument of every call, about 70 ns an array: a search
+over a map and its tables takes some fifty arrays, which cost more than a short
+search does (3.7 us of a 4.7 us kernel call). A *handle* is a ``(slots, 3)`` int64
+array, a row ``(address, rows, columns)`` per array (``columns`` 0 for a vector);
+the kernel rebuilds each array from its row with ``carray``, which costs nothing.
+
+Who builds a handle keeps the arrays alive for as long as a kernel may read them:
+a handle is always held together with the tuple of the arrays it points into (see
+``engine.handles``). The arrays must be C-contiguous.
+"""
+
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.numpy_support import carray
+
+ADDRESS = 0
+ROWS = 1
+COLUMNS = 2
+
+
+@intrinsic
+def address_as_pointer(typingctx, address):  # noqa: ARG001
+    """The ``void *`` at an integer address (for ``carray``). (numba's intrinsic
+    protocol passes the typing context and the argument's type.)"""
+    signature = types.voidptr(types.int64)
+
+    def codegen(context, builder, sig, args):  # noqa: ARG001
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return signature, codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def vector(handle, slot, dtype):
+    """The 1-D array of ``dtype`` in row ``slot`` of ``handle``."""
+    address = address_as_pointer(handle[slot, ADDRESS])  # type: ignore[call-arg,var-annotated]
+    return carray(address, (handle[slot, ROWS],), dtype)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def matrix(handle, slot, dtype):
+    """The 2-D (C order) array of ``dtype`` in row ``slot`` of ``handle``."""
+    shape = (handle[slot, ROWS], handle[slot, COLUMNS])
+    address = address_as_pointer(handle[slot, ADDRESS])  # type: ignore[call-arg,var-annotated]
+    return carray(address, shape, dtype)
+
+
+# Slots of the two handles a search takes; ``engine.grid`` and ``engine.scratch``
+# build them in this order. The grid: its cost, island labels, cluster tables, JPS
+# bit rows and JPS+ table, landmark tables, and ``(width, uniform, min_cost)`` as
+# float64. The scratch: nodes as (cells, 2) float64 (g) and the same memory as
+# (cells, 4) int32 (stamp, parent in columns 2 and 3); the heap; stack; records;
+# heads; the cluster row; active landmarks; the trace; then the query arrays (12
+# inputs, 5 outputs: see ``search_batch``) and the 4 path buffers.
+GRID_SLOTS = 19
+SCRATCH_SLOTS = 11
+QUERY_SLOTS = 17
+PATH_SLOTS = 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def grid_view(h):
+    """``search_batch``'s ``grid`` tuple from a grid handle."""
+    scalars = vector(h, 18, np.float64)
+    clusters = (
+        matrix(h, 2, np.int32),
+        (vector(h, 3, np.uint16), vector(h, 4, np.uint16)),
+        vector(h, 5, np.int64),
+        vector(h, 6, np.float32),
+        vector(h, 7, np.bool_),
+    )
+    bits = (matrix(h, 8, np.uint64), matrix(h, 9, np.uint64), matrix(h, 10, np.uint64),
+            matrix(h, 11, np.uint64))  # fmt: skip
+    landmarks = (
+        (matrix(h, 13, np.float32), matrix(h, 14, np.float32)),
+        (matrix(h, 15, np.float32), matrix(h, 16, np.float32)),
+        vector(h, 17, np.float64),
+    )
+    return (vector(h, 0, np.float32), np.int64(scalars[0]), matrix(h, 1, np.int32),
+            scalars[1] != 0.0, scalars[2], clusters, bits, matrix(h, 12, np.int16),
+            landmarks)  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
+def scratch_view(h):
+    """``search_batch``'s ``scratch`` tuple from a scratch handle."""
+    nodes = matrix(h, 0, np.float64)
+    fields = matrix(h, 1, np.int32)
+    heap = (vector(h, 2, np.int32), matrix(h, 3, np.float64), vector(h, 4, np.int32))
+    return (fields[:, 2], nodes[:, 0], fields[:, 3], heap, vector(h, 5, np.int32),
+            matrix(h, 6, np.int32), vector(h, 7, np.int32), vector(h, 8, np.float32),
+            vector(h, 9, np.int64), vector(h, 10, np.int32))  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
+def query_view(h):
+    """``search_batch``'s ``queries`` and ``results`` tuples from a scratch handle."""
+    q = SCRATCH_SLOTS
+    inputs = (vector(h, q, np.int64), vector(h, q + 1, np.int64), vector(h, q + 2, np.int64),
+              vector(h, q + 3, np.int64), vector(h, q + 4, np.float64),
+              vector(h, q + 5, np.int64), vector(h, q + 6, np.bool_),
+              vector(h, q + 7, np.bool_), vector(h, q + 8, np.int64),
+              vector(h, q + 9, np.int64), vector(h, q + 10, np.int64),
+              vector(h, q + 11, np.int64))  # fmt: skip
+    outputs = (vector(h, q + 12, np.int64), vector(h, q + 13, np.float64),
+               vector(h, q + 14, np.float64), vector(h, q + 15, np.int64),
+               vector(h, q + 16, np.int64))  # fmt: skip
+    return inputs, outputs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def path_view(h):
+    """``search_batch``'s ``paths`` tuple from a scratch handle."""
+    p = SCRATCH_SLOTS + QUERY_SLOTS
+    return (matrix(h, p, np.int32), vector(h, p + 1, np.int64), matrix(h, p + 2, np.int32),
+            vector(h, p + 3, np.int64))  # fmt: skip
