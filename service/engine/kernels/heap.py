@@ -130,7 +130,7 @@ def pop(heap, size, tie_break):
 # cache miss each; JPS improves few nodes, so few entries go stale.
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def lazy_sift_up(node, key, i, tie_break):
     """Move slot ``i`` towards the root until its parent comes before it."""
     n, fi, gi = node[i], key[i, 0], key[i, 1]
@@ -147,7 +147,7 @@ def lazy_sift_up(node, key, i, tie_break):
     key[i, 1] = gi
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def lazy_push(node, key, size, cell, fv, gv, tie_break):
     """Insert ``cell`` with priority ``fv`` and cost ``gv``; return the new size."""
     node[size] = cell
@@ -157,7 +157,7 @@ def lazy_push(node, key, size, cell, fv, gv, tie_break):
     return size + 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def lazy_pop(node, key, size, tie_break):
     """Remove the root (read it first); return the new size. Floyd's bottom-up
     deletion, as ``pop``."""

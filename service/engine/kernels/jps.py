@@ -17,16 +17,19 @@ neighbours walkable, the Moving AI rule):
 - A diagonal jump takes a step only when it is legal (both sides walkable), stops
   at the goal or where either straight jump from the cell (along its two
   components) finds a jump point.
-- Successors of a node reached by a straight move: straight on, both sides, and
-  both forward diagonals (pruned to legal ones); by a diagonal: its two
-  components and the diagonal. The start expands every legal direction.
+- Successors of a node reached by a straight move: straight on, and on a side
+  with a forced cell that side and the forward diagonal there; by a diagonal: its
+  two components and the diagonal. The start expands every legal direction.
 
 With the JPS+ table (``jump_distances``, 16 bytes a cell, built in O(cells)) every
-jump is one lookup. Without it, straight jumps read bit rows, 64 cells per step
-(``jump_bits``; the block-based
-scanning of Harabor & Grastien 2014): the first stop in a window is the lowest set
-bit of ``blocked | forced | goal``. Diagonal jumps step cell by cell and start two
-straight jumps from every cell.
+jump is one lookup, and diagonals follow JPS2+ (Harabor & Grastien, "Improving
+Jump Point Search", 2014): the cells where a diagonal turns are not queued, the
+straight jumps from them are made at once (``walk_diagonal``), so only straight
+jump points, the start and the goal are expanded (about half the expansions).
+Without the table, straight jumps read bit rows, 64 cells per step (``jump_bits``;
+the block-based scanning of the same paper): the first stop in a window is the
+lowest set bit of ``blocked | forced | goal``. Diagonal jumps step cell by cell and
+start two straight jumps from every cell; their turning cells are queued.
 
 Costs: ``c`` per straight step and ``sqrt(2) c`` per diagonal, ``c`` the map's
 single cost. ``parent`` links jump points; ``paths`` expands them into cells.
@@ -179,33 +182,37 @@ def jump_distances(cost, width):
 
     Returns (cells, 8) int16, directions as ``DX``/``DY``: ``d > 0`` means the jump
     stops at a jump point ``d`` steps away; ``d <= 0`` means it runs ``-d`` steps and
-    meets a wall. Built from the far end of each line backwards, so every entry is
-    its neighbour's plus one: O(cells) for all eight directions.
+    meets a wall. Every entry is its neighbour's plus one, so two sweeps over the
+    rows fill it in O(cells): top down, each row's east and west entries (which read
+    the row) then its north, north-east and north-west ones (which read the row
+    above, complete by then); bottom up, the southern three likewise. A row's
+    entries stay in cache while its eight are written.
     """
     cells = cost.size
     height = cells // width
     table = np.zeros((cells, 8), np.int16)
-    for k in range(4):  # straight first: the diagonal entries read them
-        dx = DX[k]
-        dy = DY[k]
-        ys = range(height - 1, -1, -1) if dy > 0 else range(height)
-        for y in ys:
-            xs = range(width - 1, -1, -1) if dx > 0 else range(width)
-            for x in xs:
-                n = y * width + x
-                if not open_cell(cost, n):
-                    continue
-                table[n, k] = straight_entry(cost, width, table, n, k)
-    for k in range(4, 8):
-        dx = DX[k]
-        dy = DY[k]
-        ys = range(height - 1, -1, -1) if dy > 0 else range(height)
-        for y in ys:
-            xs = range(width - 1, -1, -1) if dx > 0 else range(width)
-            for x in xs:
-                n = y * width + x
-                if open_cell(cost, n):
-                    table[n, k] = diagonal_entry(cost, width, table, n, k)
+    for y in range(height):
+        row = y * width
+        for x in range(width - 1, -1, -1):
+            if open_cell(cost, row + x):
+                table[row + x, 0] = straight_entry(cost, width, table, row + x, 0)
+        for x in range(width):
+            if open_cell(cost, row + x):
+                table[row + x, 1] = straight_entry(cost, width, table, row + x, 1)
+        for x in range(width):
+            n = row + x
+            if open_cell(cost, n):
+                table[n, 3] = straight_entry(cost, width, table, n, 3)
+                table[n, 5] = diagonal_entry(cost, width, table, n, 5)
+                table[n, 7] = diagonal_entry(cost, width, table, n, 7)
+    for y in range(height - 1, -1, -1):
+        row = y * width
+        for x in range(width):
+            n = row + x
+            if open_cell(cost, n):
+                table[n, 2] = straight_entry(cost, width, table, n, 2)
+                table[n, 4] = diagonal_entry(cost, width, table, n, 4)
+                table[n, 6] = diagonal_entry(cost, width, table, n, 6)
     return table
 
 
@@ -282,12 +289,14 @@ def sign(v):
     return (v > 0) - (v < 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def successor_directions(cost, width, n, px, py, x, y, out, lookup):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def successor_directions(cost, table, width, n, px, py, x, y, out):
     """The pruned directions to jump in from ``n`` (at ``(x, y)``), reached from the
     jump point ``(px, py)`` (``px < 0``: ``n`` is the start). Writes direction
-    indices (into ``DX``/``DY``) into ``out``; returns how many. With ``lookup``
-    (the JPS+ table) a blocked first step is not checked here: its entry is 0.
+    indices (into ``DX``/``DY``) into ``out``; returns how many. With the JPS+
+    ``table`` (else a (0, 8) placeholder) a blocked first step is not checked here
+    (its entry is 0), and open cells are told by the table, whose rows the jumps
+    read anyway, instead of by ``cost``.
 
     After a diagonal move: its two components and the diagonal. After a straight
     move: straight on, and on each side only where the side cell is *forced* (open,
@@ -295,6 +304,7 @@ def successor_directions(cost, width, n, px, py, x, y, out, lookup):
     unforced side cell is reached at least as cheaply from the line behind, so
     jumping towards it only repeats work (the canonical ordering of JPS).
     """
+    lookup = table.shape[0] > 0
     count = 0
     if px < 0:
         for k in range(8):
@@ -310,10 +320,15 @@ def successor_directions(cost, width, n, px, py, x, y, out, lookup):
     across = dx * width + dy  # from n to a side cell: (0, +-1) or (+-1, 0)
     behind = -(dy * width + dx)
     for s in (1, -1):
-        side = n + s * across
-        if open_cell(cost, side) and not open_cell(cost, side + behind):
-            sx = dy * s  # the side cell's offset, as (sx, sy)
-            sy = dx * s
+        sx = dy * s  # the side cell's offset, as (sx, sy)
+        sy = dx * s
+        if lookup:  # entry 0: the first step that way is blocked
+            k = straight_index(sx, sy)
+            forced = table[n, k] != 0 and table[n + behind, k] == 0
+        else:
+            side = n + s * across
+            forced = open_cell(cost, side) and not open_cell(cost, side + behind)
+        if forced:
             count = add_direction(cost, width, n, straight_index(sx, sy), out, count, lookup)
             count = add_direction(
                 cost, width, n, diagonal_index(dx + sx, dy + sy), out, count, lookup
@@ -348,6 +363,65 @@ def direction_open(cost, width, n, k):
     return open_cell(cost, n + DX[k]) and open_cell(cost, n + DY[k] * width)
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, heap, size, heuristic, h_scale,
+          weight, tie_break, landmarks):  # fmt: skip
+    """Queue ``m`` (at ``(mx, my)``) reached from ``n`` at cost ``ng`` unless it already
+    has a cost as low; return the heap's size."""
+    if stamp[m] == gen and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
+        return size
+    g[m] = ng
+    parent[m] = n
+    stamp[m] = gen
+    hm = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
+    lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
+    if lm_count > 0:
+        hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to, lm_active,
+                                    lm_count, lm_margin))  # fmt: skip
+    node_of, key, _ = heap
+    if size == node_of.shape[0]:
+        size = lazy_compact(node_of, key, size, g, tie_break)
+    return lazy_push(node_of, key, size, m, ng + weight * hm, ng, tie_break)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, parent, heap,
+                  size, heuristic, h_scale, weight, tie_break, landmarks):  # fmt: skip
+    """Jump along the diagonal ``k`` from ``n`` (at ``(x, y)``, cost ``gn``) to the wall,
+    queueing what the straight jumps from each of its turning cells reach (JPS2+,
+    Harabor and Grastien 2014). A turning cell (where a straight jump finds a jump
+    point, or the cell level with the goal) gets its cost and parent, so paths run
+    through it, but is not queued: expanding it later would only do this now. The
+    walk stops at a turning cell already reached as cheaply (what follows was done
+    from there). Returns the heap's size."""
+    dx = DX[k]
+    dy = DY[k]
+    across = straight_index(dx, 0)
+    down = straight_index(0, dy)
+    while True:
+        m, steps = table_jump(table, width, n, x, y, k, gx, gy)
+        if m == NOT_FOUND:
+            return size
+        x += steps * dx
+        y += steps * dy
+        gn += h_scale * SQRT2 * steps
+        if m == goal:
+            return relax(m, x, y, gn, n, gx, gy, gen, stamp, g, parent, heap, size, heuristic,
+                         h_scale, weight, tie_break, landmarks)  # fmt: skip
+        if stamp[m] == gen and gn >= g[m] - IMPROVEMENT_EPSILON * g[m]:
+            return size
+        g[m] = gn
+        parent[m] = n
+        stamp[m] = gen
+        for j in (across, down):
+            s, run = table_jump(table, width, m, x, y, j, gx, gy)
+            if s != NOT_FOUND:
+                size = relax(s, x + run * DX[j], y + run * DY[j], gn + h_scale * float(run), m,
+                             gx, gy, gen, stamp, g, parent, heap, size, heuristic, h_scale,
+                             weight, tie_break, landmarks)  # fmt: skip
+        n = m
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
         gen, stamp, g, parent, heap, landmarks, trace):  # fmt: skip
@@ -363,7 +437,6 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     cells with ``paths.write_jump_chain``; ``trace`` records the jump points expanded.
     """
     node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
-    capacity = node_of.shape[0]
     gx = goal % width
     gy = goal // width
     uwidth = np.uint32(width)
@@ -408,8 +481,13 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
         p = parent[n]
         py = np.int64(np.uint32(p) // uwidth) if p != NO_PARENT else -1
         px = p - py * width if p != NO_PARENT else -1
-        for i in range(successor_directions(cost, width, n, px, py, x, y, directions, lookup)):
+        for i in range(successor_directions(cost, table, width, n, px, py, x, y, directions)):
             k = directions[i]
+            if lookup and k >= 4:  # JPS2+: the diagonal's turning cells are not queued
+                size = walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g,
+                                     parent, heap, size, heuristic, h_scale, weight,
+                                     tie_break, landmarks)  # fmt: skip
+                continue
             if lookup:
                 m, steps = table_jump(table, width, n, x, y, k, gx, gy)
             elif k < 4:
@@ -426,18 +504,6 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
                 mx = m - my * width
                 steps = max(abs(mx - x), abs(my - y))
             ng = gn + h_scale * (SQRT2 * steps if k >= 4 else float(steps))
-            fresh = stamp[m] != gen
-            if not fresh and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
-                continue
-            g[m] = ng
-            parent[m] = n
-            hm = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
-            if lm_count > 0:
-                hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to,
-                                            lm_active, lm_count, lm_margin))  # fmt: skip
-            fm = ng + weight * hm
-            stamp[m] = gen
-            if size == capacity:
-                size = lazy_compact(node_of, key, size, g, tie_break)
-            size = lazy_push(node_of, key, size, m, fm, ng, tie_break)
+            size = relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, heap, size,
+                         heuristic, h_scale, weight, tie_break, landmarks)  # fmt: skip
     return STATUS_NO_PATH, start, expanded, 0

@@ -146,6 +146,40 @@ def test_jump_table_entries_match_the_scans() -> None:
                 assert end == NOT_FOUND, (n, k, d)
 
 
+def _reference_entry(open_at: np.ndarray, x: int, y: int, k: int) -> int:
+    """A JPS+ table entry walked cell by cell (``open_at[y, x]``: padded walkable)."""
+    dx, dy = int(DX[k]), int(DY[k])
+    steps = 0
+    while True:
+        if k >= 4 and not (open_at[y, x + dx] and open_at[y + dy, x]):
+            return -steps  # no corner cutting
+        x, y = x + dx, y + dy
+        if not open_at[y, x]:
+            return -steps
+        steps += 1
+        if k < 4:
+            sx, sy = dy, dx  # a side of the line
+            for s in (1, -1):
+                if open_at[y + s * sy, x + s * sx] and not open_at[y + s * sy - dy,
+                                                                   x + s * sx - dx]:  # fmt: skip
+                    return steps
+        elif any(_reference_entry(open_at, x, y, j) > 0 for j in
+                 (0 if dx > 0 else 1, 2 if dy > 0 else 3)):  # fmt: skip
+            return steps
+
+
+@pytest.mark.parametrize(("seed", "density"), [(1, 0.1), (2, 0.3), (3, 0.45)])
+def test_jump_table_equals_entries_walked_cell_by_cell(seed: int, density: float) -> None:
+    grid = random_grid(np.random.default_rng(seed), 23, 17, density, None)
+    table = jump_distances(grid.padded, grid.padded_width)
+    open_at = (grid.padded > 0).reshape(grid.height + 2, grid.width + 2)
+    for y, x in zip(*np.nonzero(open_at), strict=True):
+        n = y * grid.padded_width + x
+        expected = [_reference_entry(open_at, int(x), int(y), k) for k in range(8)]
+        assert table[n].tolist() == expected, (x, y)
+    assert not table[~open_at.ravel()].any()  # blocked cells have no entries
+
+
 def test_jump_bits_mirror_the_walkable_cells() -> None:
     grid = random_grid(np.random.default_rng(4), 100, 67, 0.3, None)
     east, west, south, north = jump_bits(grid.padded, grid.padded_width)
@@ -162,15 +196,23 @@ def test_jump_bits_mirror_the_walkable_cells() -> None:
 
 
 def _successors(rows: list[str], cell: tuple[int, int], parent: tuple[int, int]) -> set[str]:
-    """``successor_directions`` of ``cell`` reached from ``parent``, as compass names."""
+    """``successor_directions`` of ``cell`` reached from ``parent``, as compass names;
+    the same with the JPS+ table (whose blocked first steps, entries 0, are dropped
+    as the jumps drop them) and without."""
     grid = GridMap.from_rows(rows)
     width = grid.padded_width
     (x, y), (px, py) = ((c[0] + 1, c[1] + 1) for c in (cell, parent))
-    out = np.empty(8, np.int64)
-    count = successor_directions(grid.padded, width, y * width + x, px, py, x, y, out, False)
+    n = y * width + x
     names = {(1, 0): "E", (-1, 0): "W", (0, 1): "S", (0, -1): "N", (1, 1): "SE", (1, -1): "NE",
              (-1, 1): "SW", (-1, -1): "NW"}  # fmt: skip
-    return {names[int(DX[k]), int(DY[k])] for k in out[:count]}
+    found = []
+    for table in (np.zeros((0, 8), np.int16), jump_distances(grid.padded, width)):
+        out = np.empty(8, np.int64)
+        count = successor_directions(grid.padded, table, width, n, px, py, x, y, out)
+        kept = [k for k in out[:count] if table.shape[0] == 0 or table[n, k] != 0]
+        found.append({names[int(DX[k]), int(DY[k])] for k in kept})
+    assert found[0] == found[1]
+    return found[0]
 
 
 def test_jps_prunes_unforced_side_jumps() -> None:

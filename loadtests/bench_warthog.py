@@ -1,0 +1,300 @@
+"""gridpath against warthog, the C++ grid planner, on every scenario row of 7 maps.
+
+Usage::
+
+    python -m loadtests.bench_warthog --warthog /path/to/warthog --markdown
+    python -m loadtests.bench_warthog --maps 'dao/den520d' --repeat 1
+
+``--warthog`` is a folder holding the two binaries built outside this repository
+(ShortestPathLab/warthog-core and warthog-jps, cmake Release): ``build-core/warthog``
+and ``build-jps/warthog-jps``. Without it only gridpath's figures are printed.
+
+Per map, ``--repeat`` rounds, interleaved: warthog JPS+ and JPS2+ (their own
+timer, around the search only: nanoseconds per row from their output), then
+gridpath ``find_path`` with the default ``auto`` one row at a time (the whole call:
+validation, search, path and waypoints), then the same rows as batches of 100
+through ``find_paths``. Each figure is the median of the rounds' means. Costs are
+checked against the scenario's optimal length on both sides (warthog's
+``--checkopt``). Build times: gridpath's JPS+ table (``jump_distances``), median of
+``--repeat`` builds; warthog's JPS+ table as the difference between its process
+time with ``jps+`` and with ``jps`` on the map's first row (both load the map and
+answer that row; only ``jps+`` builds the table), median of 5 pairs.
+
+Prints tables and asserts nothing about timing.
+"""
+
+import argparse
+import gc
+import platform
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Final
+
+from loadtests.report import Table, cpu_model, nproc, positive, report
+from service.config import get_settings
+from service.engine import GridMap, PathQuery, PathResult, find_path, find_paths
+from service.engine.kernels.jps import jump_distances
+from service.engine.movingai import Scenario, parse_scenarios
+
+MAPS: Final = ("dao/arena", "dao/lak303d", "dao/den520d", "dao/brc202d", "dao/orz900d",
+               "sc1/AcrosstheCape", "bg512/AR0011SR")  # fmt: skip
+WARTHOG_ALGORITHMS: Final = ("jps+", "jps2+")
+BATCH: Final = 100
+BUILD_PAIRS: Final = 5
+
+
+@dataclass(slots=True)
+class Figures:
+    """One map's medians: mean microseconds per row, expansions per row."""
+
+    key: str
+    rows: int
+    us: dict[str, list[float]] = field(default_factory=dict)
+    expanded: dict[str, float] = field(default_factory=dict)
+    bad: dict[str, int] = field(default_factory=dict)
+    build_ms: dict[str, float] = field(default_factory=dict)
+
+    def median_us(self, name: str) -> float:
+        return statistics.median(self.us[name])
+
+
+def warthog_binary(root: Path, algorithm: str) -> Path:
+    return root / ("build-core/warthog" if algorithm == "astar" else "build-jps/warthog-jps")
+
+
+def run_warthog(root: Path, algorithm: str, scen: Path, map_path: Path
+                ) -> tuple[float, float, int]:  # fmt: skip
+    """Mean us and expansions per row from warthog's own timer; rows not optimal."""
+    out = subprocess.run(
+        [str(warthog_binary(root, algorithm)), "--alg", algorithm, "--scen", str(scen),
+         "--map", str(map_path)],
+        capture_output=True, text=True, check=True, timeout=600,
+    )  # fmt: skip
+    rows = [line.split("\t") for line in out.stdout.splitlines()[1:] if line.strip()]
+    nanos = [int(r[7]) for r in rows]
+    expanded = [int(r[2]) for r in rows]
+    bad = sum(abs(float(r[9]) - float(r[10])) > max(1e-3, 5e-6 * float(r[10])) for r in rows)
+    return statistics.fmean(nanos) / 1000, statistics.fmean(expanded), bad
+
+
+def process_seconds(argv: list[str]) -> float:
+    began = time.perf_counter()
+    subprocess.run(argv, capture_output=True, check=True, timeout=600)
+    return time.perf_counter() - began
+
+
+def warthog_table_ms(root: Path, scen: Path, map_path: Path) -> float:
+    """warthog's JPS+ table build, from process times with and without it."""
+    with tempfile.TemporaryDirectory() as folder:
+        one = Path(folder) / scen.name
+        lines = scen.read_text(encoding="ascii").splitlines()
+        one.write_text("\n".join(lines[:2]) + "\n", encoding="ascii")
+        differences = []
+        for _ in range(BUILD_PAIRS):
+            times = {}
+            for algorithm in ("jps", "jps+"):
+                argv = [str(warthog_binary(root, algorithm)), "--alg", algorithm, "--scen",
+                        str(one), "--map", str(map_path)]  # fmt: skip
+                times[algorithm] = process_seconds(argv)
+            differences.append(times["jps+"] - times["jps"])
+    return max(0.0, statistics.median(differences)) * 1000
+
+
+def optimal(cost: float | None, row: Scenario) -> bool:
+    return cost is not None and abs(cost - row.optimal_length) <= max(
+        1e-3, 5e-6 * row.optimal_length
+    )
+
+
+def run_gridpath(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, float, int]:
+    """Mean us per row through ``find_path``, expansions per row, rows not optimal."""
+    gc.collect()
+    gc.disable()
+    try:
+        began = time.perf_counter_ns()
+        results = [find_path(grid, row.start, row.goal) for row in rows]
+        elapsed = time.perf_counter_ns() - began
+    finally:
+        gc.enable()
+    bad = sum(not optimal(r.cost, row) for r, row in zip(results, rows, strict=True))
+    return elapsed / len(rows) / 1000, statistics.fmean(r.expanded for r in results), bad
+
+
+def run_batches(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
+    """Mean us per row through ``find_paths`` in batches of ``BATCH``; rows not optimal."""
+    queries = [PathQuery(row.start, row.goal) for row in rows]
+    gc.collect()
+    gc.disable()
+    try:
+        began = time.perf_counter_ns()
+        results = [r for i in range(0, len(queries), BATCH)
+                   for r in find_paths(grid, queries[i : i + BATCH])]  # fmt: skip
+        elapsed = time.perf_counter_ns() - began
+    finally:
+        gc.enable()
+    bad = sum(not optimal(r.cost if isinstance(r, PathResult) else None, row)
+              for r, row in zip(results, rows, strict=True))  # fmt: skip
+    return elapsed / len(rows) / 1000, bad
+
+
+def table_build_ms(grid: GridMap, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter_ns()
+        jump_distances(grid.padded, grid.padded_width)
+        times.append((time.perf_counter_ns() - began) / 1e6)
+    return statistics.median(times)
+
+
+def measure(key: str, root: Path, warthog: Path | None, repeat: int) -> Figures:
+    map_path = root / f"{key}.map"
+    scen = root / f"{key}.map.scen"
+    rows = parse_scenarios(scen.read_text(encoding="ascii"))
+    grid = GridMap.from_movingai(map_path.read_text(encoding="ascii"))
+    grid.prepare_jumps(max_table_bytes=get_settings().max_jump_table_bytes)
+    figures = Figures(key, len(rows))
+    for row in rows[:3]:  # compiled, the plans remembered, the buffers grown
+        find_path(grid, row.start, row.goal)
+    find_paths(grid, [PathQuery(row.start, row.goal) for row in rows[:BATCH]])
+    for _ in range(repeat):
+        if warthog is not None:
+            for algorithm in WARTHOG_ALGORITHMS:
+                us, expanded, bad = run_warthog(warthog, algorithm, scen, map_path)
+                figures.us.setdefault(algorithm, []).append(us)
+                figures.expanded[algorithm] = expanded
+                figures.bad[algorithm] = bad
+        us, expanded, bad = run_gridpath(grid, rows)
+        figures.us.setdefault("auto", []).append(us)
+        figures.expanded["auto"] = expanded
+        figures.bad["auto"] = bad
+        us, bad = run_batches(grid, rows)
+        figures.us.setdefault("batch", []).append(us)
+        figures.bad["batch"] = bad
+    figures.build_ms["gridpath"] = table_build_ms(grid, repeat)
+    if warthog is not None:
+        figures.build_ms["warthog"] = warthog_table_ms(warthog, scen, map_path)
+    return figures
+
+
+def ratio(figures: Figures, ours: str, theirs: str) -> str:
+    if theirs not in figures.us:
+        return "-"
+    return f"{figures.median_us(ours) / figures.median_us(theirs):.2f}x"
+
+
+def overall(all_figures: Sequence[Figures], name: str) -> float:
+    """Mean us per row over every row of every map (each map's median round)."""
+    rows = sum(f.rows for f in all_figures)
+    return sum(f.median_us(name) * f.rows for f in all_figures) / rows
+
+
+def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
+    rows = []
+    for f in all_figures:
+        ns = 1000 * f.median_us("auto") / max(f.expanded["auto"], 1e-9)
+        cells = [f.key, f"{f.rows:,}", f"{f.median_us('auto'):,.1f}", f"{f.median_us('batch'):,.1f}",
+                 f"{f.expanded['auto']:,.1f}", f"{ns:,.0f}"]  # fmt: skip
+        if warthog:
+            for algorithm in WARTHOG_ALGORITHMS:
+                cells += [f"{f.median_us(algorithm):,.1f}", f"{f.expanded[algorithm]:,.1f}"]
+            cells += [
+                ratio(f, "auto", "jps+"),
+                ratio(f, "batch", "jps+"),
+                ratio(f, "auto", "jps2+"),
+            ]
+        cells.append("/".join(str(f.bad[name]) for name in f.bad))
+        rows.append(tuple(cells))
+    columns = ["map", "rows", "auto us", "batch us", "auto exp", "auto ns/exp"]
+    if warthog:
+        columns += ["JPS+ us", "JPS+ exp", "JPS2+ us", "JPS2+ exp", "auto/JPS+",
+                    "batch/JPS+", "auto/JPS2+"]  # fmt: skip
+    columns.append("not optimal")
+    if all_figures:
+        total = ["all rows", f"{sum(f.rows for f in all_figures):,}",
+                 f"{overall(all_figures, 'auto'):,.1f}", f"{overall(all_figures, 'batch'):,.1f}",
+                 "", ""]  # fmt: skip
+        if warthog:
+            jps, jps2 = overall(all_figures, "jps+"), overall(all_figures, "jps2+")
+            total += [f"{jps:,.1f}", "", f"{jps2:,.1f}", "",
+                      f"{overall(all_figures, 'auto') / jps:.2f}x",
+                      f"{overall(all_figures, 'batch') / jps:.2f}x",
+                      f"{overall(all_figures, 'auto') / jps2:.2f}x"]  # fmt: skip
+        total.append("")
+        rows.append(tuple(total))
+    return Table(
+        "1. Every scenario row: mean us per row (median of the rounds)",
+        tuple(columns),
+        rows,
+        "auto: gridpath find_path per row, whole call; batch: find_paths, 100 rows a call; "
+        "warthog: its own timer around the search. not optimal: rows off the scenario's "
+        "optimal length, per column (warthog's, then auto's, then batch's).",
+    )
+
+
+def build_table(all_figures: Sequence[Figures]) -> Table:
+    rows = []
+    for f in all_figures:
+        theirs = f.build_ms.get("warthog")
+        rows.append((f.key, f"{f.build_ms['gridpath']:.1f}",
+                     "-" if theirs is None else f"{theirs:.1f}",
+                     "-" if not theirs else f"{f.build_ms['gridpath'] / theirs:.2f}x"))  # fmt: skip
+    return Table(
+        "2. JPS+ table build, ms",
+        ("map", "gridpath", "warthog", "ratio"),
+        rows,
+        "warthog: process time with jps+ minus with jps on one row (median of 5 pairs).",
+    )
+
+
+def header(args: argparse.Namespace, warthog: Path | None) -> str:
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return "\n".join([
+        f"gridpath vs warthog, {now}",
+        f"host {platform.node()}  cpu {cpu_model()}  nproc {nproc()}",
+        f"python {platform.python_version()}  numba {metadata.version('numba')}",
+        f"warthog {warthog or 'not given'}  rounds {args.repeat}",
+    ])  # fmt: skip
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m loadtests.bench_warthog",
+                                     description="gridpath vs warthog on 7 maps.")  # fmt: skip
+    parser.add_argument("--warthog", type=Path, metavar="DIR",
+                        help="folder with build-core/warthog and build-jps/warthog-jps")  # fmt: skip
+    parser.add_argument("--maps", nargs="+", default=list(MAPS), metavar="SET/NAME")
+    parser.add_argument("--repeat", type=positive, default=3, metavar="N")
+    parser.add_argument("--markdown", action="store_true", help="also print markdown tables")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = get_settings().bench_data
+    missing = [key for key in args.maps if not (root / f"{key}.map.scen").is_file()]
+    if missing:
+        print(f"no scenario files for {', '.join(missing)} under {root}; set "
+              "GRIDPATH_BENCH_DATA. Nothing to do.")  # fmt: skip
+        return 0
+    warthog = args.warthog
+    if warthog is not None and not warthog_binary(warthog, "jps+").is_file():
+        print(f"no warthog-jps binary under {warthog}")
+        return 1
+    print(header(args, warthog), end="\n\n", flush=True)
+    all_figures = []
+    for key in args.maps:
+        all_figures.append(measure(key, root, warthog, args.repeat))
+        print(f"  {key}: done", flush=True)
+    report([speed_table(all_figures, warthog is not None), build_table(all_figures)], None,
+           args.markdown)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
