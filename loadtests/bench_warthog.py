@@ -199,8 +199,8 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     rows = []
     for f in all_figures:
         ns = 1000 * f.median_us("auto") / max(f.expanded["auto"], 1e-9)
-        cells = [f.key, f"{f.rows:,}", f"{f.median_us('auto'):,.1f}", f"{f.median_us('batch'):,.1f}",
-                 f"{f.expanded['auto']:,.1f}", f"{ns:,.0f}"]  # fmt: skip
+        cells = [f.key, f"{f.rows:,}", f"{f.median_us('auto'):,.1f}",
+                 f"{f.median_us('batch'):,.1f}", f"{f.expanded['auto']:,.1f}", f"{ns:,.0f}"]  # fmt: skip
         if warthog:
             for algorithm in WARTHOG_ALGORITHMS:
                 cells += [f"{f.median_us(algorithm):,.1f}", f"{f.expanded[algorithm]:,.1f}"]
@@ -267,7 +267,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m loadtests.bench_warthog",
                                      description="gridpath vs warthog on 7 maps.")  # fmt: skip
     parser.add_argument("--warthog", type=Path, metavar="DIR",
-                        help="folder with build-core/warthog and build-jps/warthog-jps")  # fmt: skip
+                        help="holds build-core/warthog and build-jps/warthog-jps")  # fmt: skip
     parser.add_argument("--maps", nargs="+", default=list(MAPS), metavar="SET/NAME")
     parser.add_argument("--repeat", type=positive, default=3, metavar="N")
     parser.add_argument("--markdown", action="store_true", help="also print markdown tables")
