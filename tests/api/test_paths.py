@@ -37,9 +37,10 @@ def test_found_path_in_every_format(client: TestClient, map_id: str) -> None:
 def test_partial_and_no_path_are_answers(client: TestClient) -> None:
     rows = ["....@....", "....@....", ".........", "....@.@@@", "....@.@.."]
     walled = client.post("/v1/maps", json={"rows": rows}).json()["id"]
-    partial = path(client, walled, start=[0, 0], goal=[8, 0], max_expansions=2)
+    # One expansion (the start): JPS2+ reaches the goal from the second.
+    partial = path(client, walled, start=[0, 0], goal=[8, 0], max_expansions=1)
     assert partial["status"] == "partial"
-    assert partial["expanded"] == 2
+    assert partial["expanded"] == 1
     assert partial["path"][0] == [0, 0]  # type: ignore[index]
     no_path = path(client, walled, start=[0, 0], goal=[8, 4])
     assert no_path == {**no_path, "status": "no_path", "cost": None, "path": [], "expanded": 0}
