@@ -278,20 +278,17 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
     """``find_path`` of one cell to another, options known valid on this grid, in one
     kernel call, which also checks the cells; None when a cell is not two integers,
     off the map or blocked: the full check then says which, in the usual order."""
+    index = operator.index
     try:
         sx, sy = start
         gx, gy = goal
-        sx, sy, gx, gy = (
-            operator.index(sx),
-            operator.index(sy),
-            operator.index(gx),
-            operator.index(gy),
-        )
+        sx, sy, gx, gy = index(sx), index(sy), index(gx), index(gy)
     except (TypeError, ValueError):
         return None
-    if lean.algorithm == ALGORITHM_JPS:
-        grid.prepare_jumps()
-    scratch = scratch or thread_scratch(grid.padded.size)
+    # (No ``prepare_jumps`` here: a plan is remembered only when its answer left the
+    # grid's tables as they were, so a JPS plan's bit rows were built before it.)
+    if scratch is None:
+        scratch = thread_scratch(grid.padded.size)
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     while True:
         kernel = scratch.kernel_handle(records=lean.records, clusters=lean.clusters)
