@@ -52,7 +52,8 @@ cluster-test: $(VENV)/.installed-dev
 
 # Engine benchmark against pyastar2d and tcod, the cluster tables (build cost,
 # cluster vs plain heuristics), JPS vs A*, landmarks vs octile and unit sizes vs
-# one-cell units; all print tables
+# one-cell units, gridpath against warthog (WARTHOG_BENCH_ARGS="--warthog DIR", the
+# C++ binaries built outside the repository); all print tables
 # (see docs/benchmarks.md).
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_engine $(BENCH_ARGS)
@@ -61,6 +62,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_landmarks $(LANDMARK_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_units $(UNIT_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_floor
+	$(BIN)/python -m loadtests.bench_warthog --repeat 1 $(WARTHOG_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_auto
 	$(BIN)/python -m loadtests.bench_trace --rounds 1
 

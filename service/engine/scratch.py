@@ -123,7 +123,8 @@ class PathBuffers:
 class Scratch:
     """Search buffers for grids of up to ``capacity`` padded cells.
 
-    44 bytes a cell for ``astar``; the 24-byte records of ``dial`` are allocated the
+    44 bytes a cell for ``astar`` (g, stamp and parent in one 16-byte record, then the
+    heap and the stack); the 24-byte records of ``dial`` are allocated the
     first time a query needs them. Not thread-safe: one per thread (see
     :func:`thread_scratch`), or owned by a caller.
     """
