@@ -200,7 +200,8 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     for f in all_figures:
         ns = 1000 * f.median_us("auto") / max(f.expanded["auto"], 1e-9)
         cells = [f.key, f"{f.rows:,}", f"{f.median_us('auto'):,.1f}",
-                 f"{f.median_us('batch'):,.1f}", f"{f.expanded['auto']:,.1f}", f"{ns:,.0f}"]  # fmt: skip
+                 f"{f.median_us('batch'):,.1f}", f"{f.expanded['auto']:,.1f}",
+                 f"{ns:,.0f}"]  # fmt: skip
         if warthog:
             for algorithm in WARTHOG_ALGORITHMS:
                 cells += [f"{f.median_us(algorithm):,.1f}", f"{f.expanded[algorithm]:,.1f}"]

@@ -199,21 +199,25 @@ def jump_distances(cost, width):
         for x in range(width):
             if open_cell(cost, row + x):
                 table[row + x, 1] = straight_entry(cost, width, table, row + x, 1)
-        for x in range(width):
-            n = row + x
-            if open_cell(cost, n):
-                table[n, 3] = straight_entry(cost, width, table, n, 3)
-                table[n, 5] = diagonal_entry(cost, width, table, n, 5)
-                table[n, 7] = diagonal_entry(cost, width, table, n, 7)
+        fill_vertical(cost, width, table, row, 3)  # north, north-east, north-west
     for y in range(height - 1, -1, -1):
-        row = y * width
-        for x in range(width):
-            n = row + x
-            if open_cell(cost, n):
-                table[n, 2] = straight_entry(cost, width, table, n, 2)
-                table[n, 4] = diagonal_entry(cost, width, table, n, 4)
-                table[n, 6] = diagonal_entry(cost, width, table, n, 6)
+        fill_vertical(cost, width, table, y * width, 2)  # south, south-east, south-west
     return table
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def fill_vertical(cost, width, table, row, k):
+    """A row's entries towards the straight direction ``k`` (north or south) and the
+    two diagonals on that side, from the row on that side (filled before)."""
+    dy = DY[k]
+    for x in range(width):
+        n = row + x
+        if open_cell(cost, n):
+            table[n, k] = straight_entry(cost, width, table, n, k)
+            table[n, diagonal_index(1, dy)] = diagonal_entry(cost, width, table, n,
+                                                             diagonal_index(1, dy))  # fmt: skip
+            table[n, diagonal_index(-1, dy)] = diagonal_entry(cost, width, table, n,
+                                                              diagonal_index(-1, dy))  # fmt: skip
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
