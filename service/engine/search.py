@@ -241,6 +241,11 @@ def find_path(
     return result
 
 
+#: Coordinates the lean single query hands the kernel: below 2**62 and not negative
+#: (anything else is off the map, and the full check says so).
+_KERNEL_INT_BITS: Final = 62
+
+
 class _Lean(NamedTuple):
     """What a single-goal query with given options runs on a grid (``find_path``'s
     memo in ``GridMap.plans``)."""
@@ -284,6 +289,8 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
         gx, gy = goal
         sx, sy, gx, gy = index(sx), index(sy), index(gx), index(gy)
     except (TypeError, ValueError):
+        return None
+    if (sx | sy | gx | gy) >> _KERNEL_INT_BITS:  # negative, or too big for the kernel
         return None
     # (No ``prepare_jumps`` here: a plan is remembered only when its answer left the
     # grid's tables as they were, so a JPS plan's bit rows were built before it.)
@@ -403,7 +410,11 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
         goals = Counter((row[0], row[3], row[4]) for row in rows)
         if max(goals.values()) >= least:
             return None
-    return leans, np.array(rows, np.int64).reshape(-1, 5)
+    try:
+        table = np.array(rows, np.int64).reshape(-1, 5)
+    except OverflowError:  # a coordinate too big for the kernel: off the map, surely
+        return None
+    return leans, table
 
 
 def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean],

@@ -484,3 +484,21 @@ def test_lean_plans_are_forgotten_when_the_tables_change() -> None:
     grid.attach_jump_table(build_jump_table(grid))
     grid.prepare_jumps()
     assert find_path(grid, (0, 0), (5, 2)).algorithm_used == "jps"
+
+
+def test_regression_coordinates_past_int64_are_out_of_bounds_on_the_lean_paths() -> None:
+    # Found by schemathesis: a remembered plan sent the coordinate to the kernel,
+    # whose int64 argument refused it: 500 instead of 400 InvalidValue.
+    grid = GridMap.from_rows(["....", "...."])
+    for _ in range(2):
+        find_path(grid, (0, 0), (1, 1))
+        find_paths(grid, [PathQuery((0, 0), (1, 1))])
+    assert _lean_plans(grid) == 1
+    huge = -20768624824096370688
+    with pytest.raises(OutOfBoundsError, match=r"^start \(x=0, y=-20768624824096370688\) is "):
+        find_path(grid, (0, huge), (0, 0))
+    with pytest.raises(OutOfBoundsError, match=rf"^goal \(x={2**70}, y=0\) is outside the map"):
+        find_path(grid, (0, 0), (2**70, 0))
+    answers = find_paths(grid, [PathQuery((0, 0), (1, 1)), PathQuery((0, huge), (0, 0))])
+    assert isinstance(answers[0], PathResult)
+    assert isinstance(answers[1], OutOfBoundsError)
