@@ -103,7 +103,6 @@ class GridMap:
         "_jump_bits",
         "_jump_table",
         "_kernel_handle",
-        "_kernel_view",
         "_landmarks",
         "_max_cost",
         "_min_cost",
@@ -512,12 +511,6 @@ class GridMap:
         return self._height
 
     @property
-    def kernel_view(self) -> tuple[object, ...]:
-        """``(cost, width, islands, uniform, min_cost, clusters, jump_bits,
-        jump_table, landmarks)`` as ``search_batch`` reads them."""
-        return self._kernel_view
-
-    @property
     def plans(self) -> dict[object, object]:
         """A memo for what queries derive from their options and this grid's tables
         (``search``): emptied whenever a table is attached or built."""
@@ -525,13 +518,14 @@ class GridMap:
 
     @property
     def kernel_handle(self) -> Handle:
-        """``kernel_view`` as a handle (``kernels.handles.grid_view`` reads it): hold
-        it while a kernel runs on its table."""
+        """``(cost, width, islands, uniform, min_cost, clusters, jump_bits,
+        jump_table, landmarks)``, as ``search_batch`` reads them, in a handle
+        (``kernels.handles.grid_view`` rebuilds them): hold it while a kernel runs on
+        its table."""
         return self._kernel_handle
 
     def _refresh_view(self) -> None:
-        self._kernel_view = self._view()
-        self._kernel_handle = _grid_handle(self._kernel_view)
+        self._kernel_handle = _grid_handle(self._view())
         self._plans: dict[object, object] = {}
 
     @property
@@ -653,7 +647,7 @@ class Parts(NamedTuple):
 
 
 def _grid_handle(view: tuple[Any, ...]) -> Handle:
-    """The handle of a ``kernel_view``, slots as ``kernels.handles.grid_view`` reads."""
+    """The handle of ``GridMap._view()``, slots as ``kernels.handles.grid_view`` reads."""
     cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmarks = view
     cluster_of, packed, counts, units, symmetric = clusters
     from_tables, to_tables, margins = landmarks

@@ -160,16 +160,26 @@ class Scratch:
 
     def kernel_handle(self, *, records: bool, clusters: int = 0, trace: int = 0) -> Handle:
         """Every buffer of a search as one handle (``kernels.handles.scratch_view``,
-        ``query_view`` and ``path_view`` read it): ``kernel_args``, then the query
-        arrays, then the path buffers. Remade only when one of them was replaced
-        (grown); a traced call gets one of its own."""
+        ``query_view`` and ``path_view`` read it): node records, heap, stack, records,
+        heads, cluster row, active landmarks and trace, then the query arrays, then the
+        path buffers. Remade only when one of them was replaced (grown); a traced call
+        gets one of its own.
+
+        With ``records`` false the records may be empty: no query may use ``dial``.
+        ``clusters``: the most clusters of a table any query reads (its row grows to it).
+        ``trace``: how many expansions to record (a batch of one query); 0: none.
+        """
         made = self._handle
-        if (made is None or (records and self.records.shape[0] < self.capacity)
-                or self.goal_row.shape[0] < clusters
+        grow_records = records and self.records.shape[0] < self.capacity
+        grow_row = self.goal_row.shape[0] < clusters
+        if (made is None or grow_records or grow_row
                 or made.arrays[-1] is not self.paths.turn_offsets
                 or made.arrays[-2] is not self.paths.turns
                 or made.arrays[-4] is not self.paths.cells):  # fmt: skip
-            self.kernel_args(records=records, clusters=clusters)
+            if grow_records:
+                self.records = np.zeros((self.capacity, RECORD_FIELDS), dtype=np.int32)
+            if grow_row:
+                self.goal_row = np.empty(clusters, dtype=np.float32)
             made = self._handle = handle([*self._buffers(0), *self.queries.inputs,
                                           *self.queries.outputs, *self.paths.arrays])  # fmt: skip
         if trace > 0:  # for this call only
@@ -179,22 +189,6 @@ class Scratch:
     def _buffers(self, trace: int) -> list[npt.NDArray[np.generic]]:
         return [self.nodes, self.fields, *self.heap, self.stack, self.records, self.heads,
                 self.goal_row, self.active, self.trace_buffer(trace)]  # fmt: skip
-
-    def kernel_args(self, *, records: bool, clusters: int = 0, trace: int = 0
-                    ) -> tuple[object, ...]:  # fmt: skip
-        """``(stamp, g, parent, heap, stack, records, heads, goal_row, active, trace)``
-        for ``search_batch``.
-
-        With ``records`` false the records may be empty: no query may use ``dial``.
-        ``clusters``: the most clusters of a table any query reads (its row grows to it).
-        ``trace``: how many expansions to record (a batch of one query); 0: none.
-        """
-        if records and self.records.shape[0] < self.capacity:
-            self.records = np.zeros((self.capacity, RECORD_FIELDS), dtype=np.int32)
-        if self.goal_row.shape[0] < clusters:
-            self.goal_row = np.empty(clusters, dtype=np.float32)
-        return (self.stamp, self.g, self.parent, self.heap, self.stack, self.records,
-                self.heads, self.goal_row, self.active, self.trace_buffer(trace))  # fmt: skip
 
     def trace_buffer(self, capacity: int) -> npt.NDArray[np.int32]:
         """Room to record the first ``capacity`` expansions (empty for 0: no trace)."""

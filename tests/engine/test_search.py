@@ -502,3 +502,24 @@ def test_regression_coordinates_past_int64_are_out_of_bounds_on_the_lean_paths()
     answers = find_paths(grid, [PathQuery((0, 0), (1, 1)), PathQuery((0, huge), (0, 0))])
     assert isinstance(answers[0], PathResult)
     assert isinstance(answers[1], OutOfBoundsError)
+
+
+def test_find_path_looks_plans_up_under_the_lean_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # find_path writes ``_lean_key`` out for speed; were the two to differ, no plan
+    # would ever be found and every query would take the full path, unnoticed.
+    grid = GridMap.from_rows(["....", "...."])
+    grid.prepare_jumps()  # built now: building them later would empty the memo
+    lean_calls = []
+    real = search_module._find_one
+
+    def counted(*args: object) -> object:
+        lean_calls.append(args)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_module, "_find_one", counted)
+    options = {"heuristic": "octile", "max_expansions": 50, "weight": 1.5}
+    for _ in range(3):
+        find_path(grid, (0, 0), (3, 1), **options)  # type: ignore[arg-type]
+    assert len(lean_calls) == 2  # the first call remembered the plan
+    key = search_module._lean_key(*PathQuery((0, 0), (3, 1), **options)[1:])  # type: ignore[arg-type]
+    assert isinstance(grid.plans[key], search_module._Lean)

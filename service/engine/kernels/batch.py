@@ -241,6 +241,39 @@ OPTIONS = 9
 CELLS_REFUSED = -1
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def set_query(view, inputs, i, option, weight, sx, sy, gx, gy):
+    """Write query ``i`` of ``inputs`` from ``(sx, sy)`` to ``(gx, gy)`` with ``option``
+    (an ``OPTIONS`` row) and ``weight``; whether its cells are on the map and walkable.
+    A refused query's ``source`` and ``target`` are ``REFUSED`` (``search_batch``
+    answers it with nothing)."""
+    cost, width = view[0], view[1]
+    height = cost.size // width
+    source, target = inputs[0], inputs[1]
+    source[i] = REFUSED
+    target[i] = REFUSED
+    inputs[2][i] = option[OPTION_DIAGONAL]
+    inputs[3][i] = option[OPTION_HEURISTIC]
+    inputs[4][i] = weight
+    inputs[5][i] = option[OPTION_BUDGET]
+    inputs[6][i] = option[OPTION_TIE_BREAK] != 0
+    inputs[7][i] = option[OPTION_EQUAL_F_STACK] != 0
+    inputs[8][i] = option[OPTION_BUCKETS]
+    inputs[9][i] = option[OPTION_TABLE]
+    inputs[10][i] = option[OPTION_ALGORITHM]
+    inputs[11][i] = option[OPTION_LANDMARK]
+    if not (0 <= sx < width - 2 and 0 <= sy < height - 2 and 0 <= gx < width - 2
+            and 0 <= gy < height - 2):  # fmt: skip
+        return False
+    s = (sy + 1) * width + sx + 1
+    t = (gy + 1) * width + gx + 1
+    if not (cost[s] > 0.0 and cost[t] > 0.0):
+        return False
+    source[i] = s
+    target[i] = t
+    return True
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def search_one(grid, scratch, options, weight, gen, sx, sy, gx, gy):
     """One query from ``(sx, sy)`` to ``(gx, gy)`` through ``search_batch``, as query
@@ -253,28 +286,9 @@ def search_one(grid, scratch, options, weight, gen, sx, sy, gx, gy):
     path buffers).
     """
     view = grid_view(grid)
-    cost, width = view[0], view[1]
-    height = cost.size // width
-    if not (0 <= sx < width - 2 and 0 <= sy < height - 2 and 0 <= gx < width - 2
-            and 0 <= gy < height - 2):  # fmt: skip
-        return CELLS_REFUSED, 0, 0.0, 0.0, 0, 0, 0, 0
-    source = (sy + 1) * width + sx + 1
-    target = (gy + 1) * width + gx + 1
-    if not (cost[source] > 0.0 and cost[target] > 0.0):
-        return CELLS_REFUSED, 0, 0.0, 0.0, 0, 0, 0, 0
     inputs, outputs = query_view(scratch)
-    inputs[0][0] = source
-    inputs[1][0] = target
-    inputs[2][0] = options[OPTION_DIAGONAL]
-    inputs[3][0] = options[OPTION_HEURISTIC]
-    inputs[4][0] = weight
-    inputs[5][0] = options[OPTION_BUDGET]
-    inputs[6][0] = options[OPTION_TIE_BREAK] != 0
-    inputs[7][0] = options[OPTION_EQUAL_F_STACK] != 0
-    inputs[8][0] = options[OPTION_BUCKETS]
-    inputs[9][0] = options[OPTION_TABLE]
-    inputs[10][0] = options[OPTION_ALGORITHM]
-    inputs[11][0] = options[OPTION_LANDMARK]
+    if not set_query(view, inputs, 0, options, weight, sx, sy, gx, gy):
+        return CELLS_REFUSED, 0, 0.0, 0.0, 0, 0, 0, 0
     paths = path_view(scratch)
     done = search_batch(view, inputs, 0, 1, gen, scratch_view(scratch), outputs, paths)
     status, path_cost, length, expanded, reopened = outputs
@@ -293,31 +307,10 @@ def search_many(grid, scratch, options, weights, rows, first, count, gen0):
     Returns as ``search_batch`` does.
     """
     view = grid_view(grid)
-    cost, width = view[0], view[1]
-    height = cost.size // width
     inputs, outputs = query_view(scratch)
-    source, target = inputs[0], inputs[1]
     for i in range(first, count):
-        plan, sx, sy, gx, gy = rows[i, 0], rows[i, 1], rows[i, 2], rows[i, 3], rows[i, 4]
-        source[i] = REFUSED
-        target[i] = REFUSED
-        if (0 <= sx < width - 2 and 0 <= sy < height - 2 and 0 <= gx < width - 2
-                and 0 <= gy < height - 2):  # fmt: skip
-            s = (sy + 1) * width + sx + 1
-            t = (gy + 1) * width + gx + 1
-            if cost[s] > 0.0 and cost[t] > 0.0:
-                source[i] = s
-                target[i] = t
-        option = options[plan]
-        inputs[2][i] = option[OPTION_DIAGONAL]
-        inputs[3][i] = option[OPTION_HEURISTIC]
-        inputs[4][i] = weights[plan]
-        inputs[5][i] = option[OPTION_BUDGET]
-        inputs[6][i] = option[OPTION_TIE_BREAK] != 0
-        inputs[7][i] = option[OPTION_EQUAL_F_STACK] != 0
-        inputs[8][i] = option[OPTION_BUCKETS]
-        inputs[9][i] = option[OPTION_TABLE]
-        inputs[10][i] = option[OPTION_ALGORITHM]
-        inputs[11][i] = option[OPTION_LANDMARK]
+        plan = rows[i, 0]
+        set_query(view, inputs, i, options[plan], weights[plan], rows[i, 1], rows[i, 2],
+                  rows[i, 3], rows[i, 4])  # fmt: skip
     return search_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
                         path_view(scratch))  # fmt: skip
