@@ -377,15 +377,23 @@ def relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, heap, size, heuristic
     g[m] = ng
     parent[m] = n
     stamp[m] = gen
-    hm = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
-    lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
-    if lm_count > 0:
-        hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to, lm_active,
-                                    lm_count, lm_margin))  # fmt: skip
+    hm = estimate(m, mx, my, gx, gy, heuristic, h_scale, landmarks)
     node_of, key, _ = heap
     if size == node_of.shape[0]:
         size = lazy_compact(node_of, key, size, g, tie_break)
     return lazy_push(node_of, key, size, m, ng + weight * hm, ng, tie_break)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def estimate(m, mx, my, gx, gy, heuristic, h_scale, landmarks):
+    """The heuristic of ``m`` (at ``(mx, my)``) to the goal at ``(gx, gy)``: the plain
+    one scaled by ``h_scale``, or the landmarks' bound where that is larger."""
+    h = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
+    lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
+    if lm_count > 0:
+        h = max(h, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to, lm_active,
+                                  lm_count, lm_margin))  # fmt: skip
+    return h
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -446,17 +454,12 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     uwidth = np.uint32(width)
     directions = np.empty(8, np.int64)
     lookup = table.shape[0] > 0
-    lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
     sx = start % width
     sy = start // width
     stamp[start] = gen
     g[start] = 0.0
     parent[start] = NO_PARENT
-    h_start = h_scale * heuristic_distance(heuristic, abs(sx - gx), abs(sy - gy))
-    if lm_count > 0:
-        h_start = max(h_start, landmark_bound(lm_from, lm_to, start, lm_goal_from, lm_goal_to,
-                                              lm_active, lm_count, lm_margin))  # fmt: skip
-    f_start = weight * h_start
+    f_start = weight * estimate(start, sx, sy, gx, gy, heuristic, h_scale, landmarks)
     size = lazy_push(node_of, key, 0, start, f_start, 0.0, tie_break)
     best = start
     best_d = closeness(1, abs(sx - gx), abs(sy - gy))
