@@ -37,11 +37,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
+import numpy as np
+
 from loadtests.report import Table, cpu_model, nproc, positive, report
 from service.config import get_settings
 from service.engine import GridMap, PathQuery, PathResult, find_path, find_paths
+from service.engine.kernels.batch import search_many
 from service.engine.kernels.jps import jump_distances
 from service.engine.movingai import Scenario, parse_scenarios
+from service.engine.scratch import thread_scratch
+from service.engine.search import _lean_batch
 
 MAPS: Final = ("dao/arena", "dao/lak303d", "dao/den520d", "dao/brc202d", "dao/orz900d",
                "sc1/AcrosstheCape", "bg512/AR0011SR")  # fmt: skip
@@ -144,6 +149,37 @@ def run_batches(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
     return elapsed / len(rows) / 1000, bad
 
 
+def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
+    """Mean us per row of one ``search_many`` call over every row, the engine's
+    remembered plans and this thread's buffers (grown by a first, untimed call)."""
+    planned = _lean_batch(grid, [PathQuery(row.start, row.goal) for row in rows], 0)
+    if planned is None:
+        raise RuntimeError(f"{len(rows)} rows: no lean plan (run find_path first)")
+    leans, table = planned
+    options = np.stack([lean.options for lean in leans])
+    weights = np.array([lean.weight for lean in leans], np.float64)
+    scratch = thread_scratch(grid.padded.size)
+    scratch.for_queries(len(rows))
+    held = grid.kernel_handle
+    elapsed = 0
+    for timed in (False, True):
+        done = 0
+        while done < len(rows):
+            kernel = scratch.kernel_handle(records=False)
+            first = scratch.take_generations(len(rows)) - done
+            began = time.perf_counter_ns()
+            done = search_many(held.table, kernel.table, options, weights, table, done,
+                               len(rows), first)  # fmt: skip
+            elapsed = time.perf_counter_ns() - began
+            if done < len(rows):  # grow the path buffers (then time the whole call again)
+                paths = scratch.paths
+                paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
+                                 needed=int(paths.offsets[done + 1]))  # fmt: skip
+                if timed:
+                    done = 0
+    return elapsed / len(rows) / 1000
+
+
 def table_build_ms(grid: GridMap, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -177,6 +213,7 @@ def measure(key: str, root: Path, warthog: Path | None, repeat: int) -> Figures:
         us, bad = run_batches(grid, rows)
         figures.us.setdefault("batch", []).append(us)
         figures.bad["batch"] = bad
+        figures.us.setdefault("kernel", []).append(run_kernel(grid, rows))
     figures.build_ms["gridpath"] = table_build_ms(grid, repeat)
     if warthog is not None:
         figures.build_ms["warthog"] = warthog_table_ms(warthog, scen, map_path)
@@ -200,33 +237,37 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     for f in all_figures:
         ns = 1000 * f.median_us("auto") / max(f.expanded["auto"], 1e-9)
         cells = [f.key, f"{f.rows:,}", f"{f.median_us('auto'):,.1f}",
-                 f"{f.median_us('batch'):,.1f}", f"{f.expanded['auto']:,.1f}",
-                 f"{ns:,.0f}"]  # fmt: skip
+                 f"{f.median_us('batch'):,.1f}", f"{f.median_us('kernel'):,.1f}",
+                 f"{f.expanded['auto']:,.1f}", f"{ns:,.0f}"]  # fmt: skip
         if warthog:
             for algorithm in WARTHOG_ALGORITHMS:
                 cells += [f"{f.median_us(algorithm):,.1f}", f"{f.expanded[algorithm]:,.1f}"]
             cells += [
                 ratio(f, "auto", "jps+"),
                 ratio(f, "batch", "jps+"),
+                ratio(f, "kernel", "jps+"),
                 ratio(f, "auto", "jps2+"),
+                ratio(f, "kernel", "jps2+"),
             ]
         cells.append("/".join(str(f.bad[name]) for name in f.bad))
         rows.append(tuple(cells))
-    columns = ["map", "rows", "auto us", "batch us", "auto exp", "auto ns/exp"]
+    columns = ["map", "rows", "auto us", "batch us", "kernel us", "auto exp", "auto ns/exp"]
     if warthog:
         columns += ["JPS+ us", "JPS+ exp", "JPS2+ us", "JPS2+ exp", "auto/JPS+",
-                    "batch/JPS+", "auto/JPS2+"]  # fmt: skip
+                    "batch/JPS+", "kernel/JPS+", "auto/JPS2+", "kernel/JPS2+"]  # fmt: skip
     columns.append("not optimal")
     if all_figures:
         total = ["all rows", f"{sum(f.rows for f in all_figures):,}",
                  f"{overall(all_figures, 'auto'):,.1f}", f"{overall(all_figures, 'batch'):,.1f}",
-                 "", ""]  # fmt: skip
+                 f"{overall(all_figures, 'kernel'):,.1f}", "", ""]  # fmt: skip
         if warthog:
             jps, jps2 = overall(all_figures, "jps+"), overall(all_figures, "jps2+")
             total += [f"{jps:,.1f}", "", f"{jps2:,.1f}", "",
                       f"{overall(all_figures, 'auto') / jps:.2f}x",
                       f"{overall(all_figures, 'batch') / jps:.2f}x",
-                      f"{overall(all_figures, 'auto') / jps2:.2f}x"]  # fmt: skip
+                      f"{overall(all_figures, 'kernel') / jps:.2f}x",
+                      f"{overall(all_figures, 'auto') / jps2:.2f}x",
+                      f"{overall(all_figures, 'kernel') / jps2:.2f}x"]  # fmt: skip
         total.append("")
         rows.append(tuple(total))
     return Table(
@@ -234,6 +275,7 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
         tuple(columns),
         rows,
         "auto: gridpath find_path per row, whole call; batch: find_paths, 100 rows a call; "
+        "kernel: the search kernel alone, every row in one call (search, cells, waypoints); "
         "warthog: its own timer around the search. not optimal: rows off the scenario's "
         "optimal length, per column (warthog's, then auto's, then batch's).",
     )

@@ -19,8 +19,8 @@ Other inconsistent combinations (weight above 1) run without the stack.
 """
 
 import numpy as np
-from numba import njit
 
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import (
     CLOSED,
     IMPROVEMENT_EPSILON,
@@ -45,7 +45,7 @@ from service.engine.kernels.moves import (
 from service.engine.kernels.trace import record
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def astar(
     cost,
     width,

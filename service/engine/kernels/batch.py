@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.astar import astar
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.clusters import unpack_row
 from service.engine.kernels.codes import (
     ALGORITHM_JPS,
@@ -44,10 +45,12 @@ from service.engine.kernels.paths import (
 REFUSED = -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def goal_landmarks(from_table, to_table, goal, active, margin):
     """The ``landmarks`` argument of ``astar``/``jps`` for a goal: its rows, and the
-    landmarks connected to it both ways (the others bound nothing)."""
+    landmarks connected to it both ways (the others bound nothing). Inlined: it
+    returns arrays, which a ``borrowing`` caller must not take from a counting
+    function."""
     goal_from = from_table[goal]
     goal_to = to_table[goal]
     count = 0
@@ -214,7 +217,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     return count
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def search_handles(grid, first, count, gen0, scratch):
     """``search_batch`` over handles (``kernels.handles``): the grid's, and the
     scratch's (with the query arrays and path buffers). Two arrays to unbox per
@@ -274,7 +277,7 @@ def set_query(view, inputs, i, option, weight, sx, sy, gx, gy):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def search_one(grid, scratch, options, weight, gen, sx, sy, gx, gy):
     """One query from ``(sx, sy)`` to ``(gx, gy)`` through ``search_batch``, as query
     0 of the scratch's query arrays; ``options`` (``OPTIONS``,) int64 as named above.
@@ -296,7 +299,7 @@ def search_one(grid, scratch, options, weight, gen, sx, sy, gx, gy):
             paths[3][1])  # fmt: skip
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def search_many(grid, scratch, options, weights, rows, first, count, gen0):
     """Queries ``first`` to ``count`` of ``rows`` through ``search_batch`` (as the
     scratch's query arrays), each a ``(option row, sx, sy, gx, gy)`` int64 row of

@@ -34,6 +34,7 @@ abstract graph's nodes and arcs), so the caller can hold the build to a memory b
 import numpy as np
 from numba import njit
 
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import SQRT2
 from service.engine.kernels.moves import DX, DY, ORTHOGONAL_MOVES
 
@@ -495,7 +496,7 @@ def round_down(value):
     return single
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def unpack_row(packed, count, unit, symmetric, goal_cluster, out):
     """Decode the bounds from every cluster to ``goal_cluster`` into ``out[:count]``.
 

@@ -20,6 +20,7 @@ to four times faster per expansion than the general kernel in ``astar``.
 import numpy as np
 from numba import njit
 
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import (
     CLOSED,
     HEURISTIC_CHEBYSHEV,
@@ -85,7 +86,7 @@ def unlink(records, heads, cell):
         records[after, PREV] = before
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, records, heads,
          cluster_of, goal_row, trace):  # fmt: skip
     """Search from ``start`` to ``goal`` on a padded flat grid, 4-connected.

@@ -4,7 +4,7 @@ Numba unboxes every array argument of every call, about 70 ns an array: a search
 over a map and its tables takes some fifty arrays, which cost more than a short
 search does (3.7 us of a 4.7 us kernel call). A *handle* is a ``(slots, 3)`` int64
 array, a row ``(address, rows, columns)`` per array (``columns`` 0 for a vector);
-the kernel rebuilds each array from its row with ``carray``, which costs nothing.
+the kernel rebuilds each array from its row (``borrowed_array``), which costs nothing.
 
 Who builds a handle keeps the arrays alive for as long as a kernel may read them:
 a handle is always held together with the tuple of the arrays it points into (see
@@ -15,21 +15,41 @@ import numpy as np
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from numba.np.numpy_support import carray
+from numba.np.arrayobj import make_array, populate_array
 
 ADDRESS = 0
 ROWS = 1
 COLUMNS = 2
 
 
-@intrinsic
-def address_as_pointer(typingctx, address):  # noqa: ARG001
-    """The ``void *`` at an integer address (for ``carray``). (numba's intrinsic
-    protocol passes the typing context and the argument's type.)"""
-    signature = types.voidptr(types.int64)
+@intrinsic(prefer_literal=True)
+def borrowed_array(typingctx, address, rows, columns, dtype):  # noqa: ARG001
+    """The C-order array of ``dtype`` at an integer ``address``: (``rows``,) when
+    ``columns`` is a literal 0, else (``rows``, ``columns``). It owns nothing (no
+    meminfo): it is built in place, so a ``borrowing`` kernel may make it (numba's
+    ``carray`` compiles into a function returning a new array, which such a kernel
+    may not call). (numba's intrinsic protocol passes the typing context and the
+    arguments' types.)"""
+    item = getattr(dtype, "instance_type", None) or dtype.dtype
+    flat = isinstance(columns, types.IntegerLiteral) and columns.literal_value == 0
+    array = types.Array(item, 1 if flat else 2, "C")
+    signature = array(types.int64, types.int64, columns, dtype)
 
     def codegen(context, builder, sig, args):  # noqa: ARG001
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
+        view = make_array(array)(context, builder)
+        size = context.get_abi_sizeof(context.get_data_type(item))
+        itemsize = context.get_constant(types.intp, size)
+        if flat:
+            dims = [args[1]]
+            steps = [itemsize]
+        else:
+            dims = [args[1], args[2]]
+            steps = [builder.mul(args[2], itemsize), itemsize]
+        data = builder.inttoptr(args[0], view.data.type)
+        populate_array(view, data=data, shape=cgutils.pack_array(builder, dims),
+                       strides=cgutils.pack_array(builder, steps), itemsize=itemsize,
+                       meminfo=None)  # fmt: skip
+        return view._getvalue()
 
     return signature, codegen
 
@@ -37,16 +57,14 @@ def address_as_pointer(typingctx, address):  # noqa: ARG001
 @njit(cache=True, nogil=True, inline="always")
 def vector(handle, slot, dtype):
     """The 1-D array of ``dtype`` in row ``slot`` of ``handle``."""
-    address = address_as_pointer(handle[slot, ADDRESS])  # type: ignore[call-arg,var-annotated]
-    return carray(address, (handle[slot, ROWS],), dtype)
+    return borrowed_array(handle[slot, ADDRESS], handle[slot, ROWS], 0, dtype)  # type: ignore[call-arg]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def matrix(handle, slot, dtype):
     """The 2-D (C order) array of ``dtype`` in row ``slot`` of ``handle``."""
-    shape = (handle[slot, ROWS], handle[slot, COLUMNS])
-    address = address_as_pointer(handle[slot, ADDRESS])  # type: ignore[call-arg,var-annotated]
-    return carray(address, shape, dtype)
+    return borrowed_array(handle[slot, ADDRESS], handle[slot, ROWS], handle[slot, COLUMNS],  # type: ignore[call-arg]
+                          dtype)  # fmt: skip
 
 
 # Slots of the two handles a search takes; ``engine.grid`` and ``engine.scratch``

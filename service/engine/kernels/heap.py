@@ -14,6 +14,7 @@ The size lives with the caller and is passed in and returned.
 
 from numba import njit
 
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import CLOSED
 
 
@@ -24,7 +25,7 @@ def _before(fa, ga, fb, gb, tie_break):
     return tie_break and ga > gb
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def sift_up(heap, i, tie_break):
     """Move slot ``i`` towards the root until its parent comes before it."""
     node, key, pos = heap
@@ -44,7 +45,7 @@ def sift_up(heap, i, tie_break):
     pos[n] = i
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def sift_down(heap, i, size, tie_break):
     """Move slot ``i`` towards the leaves until both children come after it."""
     node, key, pos = heap
@@ -69,7 +70,7 @@ def sift_down(heap, i, size, tie_break):
     pos[n] = i
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def push(heap, size, cell, fv, gv, tie_break):
     """Insert ``cell`` with priority ``fv`` and cost ``gv``; return the new size."""
     node, key, _ = heap
@@ -80,7 +81,7 @@ def push(heap, size, cell, fv, gv, tie_break):
     return size + 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def decrease(heap, cell, fv, gv, tie_break):
     """Lower the priority of ``cell``, which must be in the heap."""
     _, key, pos = heap
@@ -90,7 +91,7 @@ def decrease(heap, cell, fv, gv, tie_break):
     sift_up(heap, i, tie_break)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def pop(heap, size, tie_break):
     """Remove the root (read it first from ``heap[0][0]``); return the new size.
 
@@ -183,7 +184,7 @@ def lazy_pop(node, key, size, tie_break):
     return size
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def lazy_compact(node, key, size, g, tie_break):
     """Drop the stale entries (``key`` g no longer ``g[node]``) and restore the heap
     order; return the new size. Called when the heap is full: live entries are one

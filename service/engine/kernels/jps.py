@@ -38,6 +38,7 @@ single cost. ``parent`` links jump points; ``paths`` expands them into cells.
 import numpy as np
 from numba import njit
 
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import (
     IMPROVEMENT_EPSILON,
     NO_PARENT,
@@ -101,7 +102,7 @@ def lowest_bit(bits):
     return int(np.log2(np.float64(isolated)))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def scan(lines, line, p, goal_p):
     """Scan ``line`` from position ``p`` on, 64 cells at a time; the position of the
     first jump point (the goal, or a cell with a forced neighbour), or NOT_FOUND at
@@ -130,7 +131,7 @@ def open_cell(cost, n):
     return cost[n] > 0.0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def jump_straight(bits, width, n, dx, dy, goal):
     """Jump from ``n`` along ``(dx, dy)`` (one of them 0); the jump point or NOT_FOUND.
 
@@ -157,7 +158,7 @@ def jump_straight(bits, width, n, dx, dy, goal):
     return NOT_FOUND if q == NOT_FOUND else (height - 1 - q) * width + x
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def jump_diagonal(cost, bits, width, n, dx, dy, goal):
     """Jump from ``n`` along the diagonal ``(dx, dy)``; the jump point or NOT_FOUND."""
     while True:
@@ -294,13 +295,13 @@ def sign(v):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def successor_directions(cost, table, width, n, px, py, x, y, out):
+def successor_directions(cost, table, width, n, px, py, x, y):
     """The pruned directions to jump in from ``n`` (at ``(x, y)``), reached from the
-    jump point ``(px, py)`` (``px < 0``: ``n`` is the start). Writes direction
-    indices (into ``DX``/``DY``) into ``out``; returns how many. With the JPS+
-    ``table`` (else a (0, 8) placeholder) a blocked first step is not checked here
-    (its entry is 0), and open cells are told by the table, whose rows the jumps
-    read anyway, instead of by ``cost``.
+    jump point ``(px, py)`` (``px < 0``: ``n`` is the start), as a bit set: bit ``k``
+    for direction ``k`` of ``DX``/``DY`` (no buffer to allocate or pass). With the
+    JPS+ ``table`` (else a (0, 8) placeholder) a blocked first step is not checked
+    here (its entry is 0), and open cells are told by the table, whose rows the
+    jumps read anyway, instead of by ``cost``.
 
     After a diagonal move: its two components and the diagonal. After a straight
     move: straight on, and on each side only where the side cell is *forced* (open,
@@ -309,18 +310,18 @@ def successor_directions(cost, table, width, n, px, py, x, y, out):
     jumping towards it only repeats work (the canonical ordering of JPS).
     """
     lookup = table.shape[0] > 0
-    count = 0
     if px < 0:
+        found = 0
         for k in range(8):
-            count = add_direction(cost, width, n, k, out, count, lookup)
-        return count
+            found |= direction_bit(cost, width, n, k, lookup)
+        return found
     dx = sign(x - px)
     dy = sign(y - py)
     if dx != 0 and dy != 0:
-        count = add_direction(cost, width, n, straight_index(dx, 0), out, count, lookup)
-        count = add_direction(cost, width, n, straight_index(0, dy), out, count, lookup)
-        return add_direction(cost, width, n, diagonal_index(dx, dy), out, count, lookup)
-    count = add_direction(cost, width, n, straight_index(dx, dy), out, count, lookup)
+        return (direction_bit(cost, width, n, straight_index(dx, 0), lookup)
+                | direction_bit(cost, width, n, straight_index(0, dy), lookup)
+                | direction_bit(cost, width, n, diagonal_index(dx, dy), lookup))  # fmt: skip
+    found = direction_bit(cost, width, n, straight_index(dx, dy), lookup)
     across = dx * width + dy  # from n to a side cell: (0, +-1) or (+-1, 0)
     behind = -(dy * width + dx)
     for s in (1, -1):
@@ -333,21 +334,18 @@ def successor_directions(cost, table, width, n, px, py, x, y, out):
             side = n + s * across
             forced = open_cell(cost, side) and not open_cell(cost, side + behind)
         if forced:
-            count = add_direction(cost, width, n, straight_index(sx, sy), out, count, lookup)
-            count = add_direction(
-                cost, width, n, diagonal_index(dx + sx, dy + sy), out, count, lookup
-            )
-    return count
+            found |= direction_bit(cost, width, n, straight_index(sx, sy), lookup)
+            found |= direction_bit(cost, width, n, diagonal_index(dx + sx, dy + sy), lookup)
+    return found
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def add_direction(cost, width, n, k, out, count, lookup):
-    """Append ``k`` to ``out[:count]`` when its first step is legal (or ``lookup``:
-    the table says); the new count."""
+def direction_bit(cost, width, n, k, lookup):
+    """Bit ``k`` when the first step from ``n`` in direction ``k`` is legal (or
+    ``lookup``: the table says), else 0."""
     if lookup or direction_open(cost, width, n, k):
-        out[count] = k
-        count += 1
-    return count
+        return 1 << k
+    return 0
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -434,7 +432,7 @@ def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, par
         n = m
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
         gen, stamp, g, parent, heap, landmarks, trace):  # fmt: skip
     """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
@@ -452,7 +450,6 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     gx = goal % width
     gy = goal // width
     uwidth = np.uint32(width)
-    directions = np.empty(8, np.int64)
     lookup = table.shape[0] > 0
     sx = start % width
     sy = start // width
@@ -488,8 +485,10 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
         p = parent[n]
         py = np.int64(np.uint32(p) // uwidth) if p != NO_PARENT else -1
         px = p - py * width if p != NO_PARENT else -1
-        for i in range(successor_directions(cost, table, width, n, px, py, x, y, directions)):
-            k = directions[i]
+        directions = successor_directions(cost, table, width, n, px, py, x, y)
+        for k in range(8):
+            if not (directions >> k) & 1:
+                continue
             if lookup and k >= 4:  # JPS2+: the diagonal's turning cells are not queued
                 size = walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g,
                                      parent, heap, size, heuristic, h_scale, weight,

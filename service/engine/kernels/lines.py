@@ -3,11 +3,12 @@
 import numpy as np
 from numba import njit
 
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import DIAGONAL_ALWAYS, DIAGONAL_NEVER, SQRT2
 from service.engine.kernels.moves import corner_allows
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def line_length(x0, y0, x1, y1, diagonal):
     """Cells on the straight grid line between two cells, both ends included."""
     dx = abs(x1 - x0)
@@ -15,7 +16,7 @@ def line_length(x0, y0, x1, y1, diagonal):
     return dx + dy + 1 if diagonal == DIAGONAL_NEVER else max(dx, dy) + 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def trace_line(cost, width, x0, y0, x1, y1, diagonal, out, at):
     """Write the straight grid line from ``(x0, y0)`` to ``(x1, y1)`` into ``out[at:]``.
 
@@ -77,7 +78,7 @@ def trace_line(cost, width, x0, y0, x1, y1, diagonal, out, at):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def line_cost(x0, y0, x1, y1, diagonal, unit_cost):
     """Cost of the straight line on a map where every cell costs ``unit_cost``:
     octile distance (Manhattan when 4-connected) times the cost."""
@@ -89,7 +90,7 @@ def line_cost(x0, y0, x1, y1, diagonal, unit_cost):
     return unit_cost * ((max(dx, dy) - lo) + SQRT2 * lo)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def segment_clear(cost, width, x0, y0, x1, y1, diagonal, max_cost):
     """Whether the straight segment between two cell centres is walkable.
 

@@ -3,10 +3,11 @@
 import numpy as np
 from numba import njit
 
+from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import NO_PARENT
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def chain_length(parent, end):
     """Cells on the ``parent`` chain from ``end`` back to the start, both included."""
     n = 1
@@ -17,7 +18,7 @@ def chain_length(parent, end):
     return n
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def write_chain(parent, width, end, n, out, at):
     """Write the ``n`` cells of the chain ending at ``end`` into ``out[at:at + n]``,
     start first, as unpadded ``(x, y)``."""
@@ -37,7 +38,7 @@ def is_turn(cells, i):
     )
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def write_turns(cells, at, n, out, wat):
     """Write the waypoints of ``cells[at:at + n]`` (start, every turn, end) into
     ``out[wat:]``; return how many. ``out`` needs room for ``n``."""
@@ -90,7 +91,7 @@ def turning_points(cells):
     return out[:k]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def polyline_length(points):
     """Euclidean length of a polyline of (k, 2) integer points, in cells.
 
@@ -101,7 +102,7 @@ def polyline_length(points):
     return segment_lengths(points, 0, points.shape[0])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def segment_lengths(points, at, n):
     """:func:`polyline_length` of ``points[at:at + n]``."""
     total = 0.0
@@ -112,7 +113,7 @@ def segment_lengths(points, at, n):
     return total
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def jump_chain_length(parent, width, end):
     """Cells on the path through the jump points linked by ``parent`` from ``end``
     back to the start (consecutive jump points lie on one straight or diagonal line)."""
@@ -125,7 +126,7 @@ def jump_chain_length(parent, width, end):
     return n
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing
 def write_jump_chain(parent, width, end, n, out, at):
     """Write the ``n`` cells (``jump_chain_length``) of the jump-point chain ending at
     ``end`` into ``out[at:at + n]``, start first, as unpadded ``(x, y)``: every cell

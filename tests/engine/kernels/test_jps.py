@@ -207,9 +207,9 @@ def _successors(rows: list[str], cell: tuple[int, int], parent: tuple[int, int])
              (-1, 1): "SW", (-1, -1): "NW"}  # fmt: skip
     found = []
     for table in (np.zeros((0, 8), np.int16), jump_distances(grid.padded, width)):
-        out = np.empty(8, np.int64)
-        count = successor_directions(grid.padded, table, width, n, px, py, x, y, out)
-        kept = [k for k in out[:count] if table.shape[0] == 0 or table[n, k] != 0]
+        directions = successor_directions(grid.padded, table, width, n, px, py, x, y)
+        kept = [k for k in range(8) if (directions >> k) & 1
+                and (table.shape[0] == 0 or table[n, k] != 0)]  # fmt: skip
         found.append({names[int(DX[k]), int(DY[k])] for k in kept})
     assert found[0] == found[1]
     return found[0]
