@@ -132,13 +132,55 @@ def resolve_items(items: list[Any], defaults: PathOptions | None, settings: Sett
                   ) -> list[Query | dict[str, str]]:  # fmt: skip
     """Validate a batch's raw items; a bad item becomes its error body in its slot.
 
-    The items are validated together; only if one of them is bad are they validated
-    again one by one, to tell which."""
-    try:
-        requests = _REQUESTS.validate_python(items)
-    except ValidationError:
-        return [resolve_item(item, defaults, settings) for item in items]
-    return [_resolved(request, defaults, settings) for request in requests]
+    An item of just ``start`` and ``goal``, each two integers (a game's common
+    query), takes the batch's options resolved once (``_cell_to_cell``), which is
+    what pydantic and :func:`resolve` would make of it, at a tenth of their cost.
+    The others are validated together; only if one of them is bad are they
+    validated again one by one, to tell which."""
+    common = _cell_to_cell(defaults, settings)
+    resolved: list[Query | dict[str, str] | None] = [None] * len(items)
+    others = []
+    if isinstance(common, Query):  # (``_replace`` would cost twice the whole loop)
+        options, answer_format, trace = common.spec[2:], common.format, common.trace
+    for i, item in enumerate(items):
+        cells = _start_and_goal(item)
+        if cells is None:
+            others.append(i)
+        elif isinstance(common, Query):
+            resolved[i] = Query(PathQuery._make((*cells, *options)), answer_format, trace)
+        else:
+            resolved[i] = common
+    if others:
+        rest = [items[i] for i in others]
+        try:
+            answers = [_resolved(r, defaults, settings) for r in _REQUESTS.validate_python(rest)]
+        except ValidationError:
+            answers = [resolve_item(item, defaults, settings) for item in rest]
+        for i, answer in zip(others, answers, strict=True):
+            resolved[i] = answer
+    return [r for r in resolved if r is not None]
+
+
+def _cell_to_cell(defaults: PathOptions | None, settings: Settings) -> Query | dict[str, str]:
+    """What an item of only ``start`` and ``goal`` resolves to under ``defaults``, its
+    cells aside (``resolve`` reads nothing else of it): its query, or its error."""
+    return _resolved(PathRequest(start=(0, 0), goal=(0, 0)), defaults, settings)
+
+
+def _start_and_goal(item: object) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The cells of an item that is exactly ``{"start": [x, y], "goal": [x, y]}`` with
+    integer coordinates (as the schema's strict integers: no bools, floats or
+    strings); None for any other item."""
+    if type(item) is not dict or len(item) != 2:
+        return None
+    start, goal = item.get("start"), item.get("goal")
+    if not (type(start) is list and type(goal) is list and len(start) == 2 and len(goal) == 2):
+        return None
+    sx, sy = start
+    gx, gy = goal
+    if not (type(sx) is int and type(sy) is int and type(gx) is int and type(gy) is int):
+        return None
+    return (sx, sy), (gx, gy)
 
 
 def resolve_item(item: Any, defaults: PathOptions | None, settings: Settings
