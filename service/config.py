@@ -179,6 +179,16 @@ class Settings(BaseSettings):
         ge=1,
         description="Threads running searches (the kernels release the GIL).",
     )
+    gc_threshold: int = Field(
+        default=10_000,
+        ge=0,
+        description=(
+            "New container objects between two runs of Python's cycle collector on its "
+            "youngest generation (the interpreter's default is 700; 0 keeps it). A batch "
+            "answer makes a few dozen objects a query: at 700 the collector ran every few "
+            "queries, and batches of short queries over HTTP served 25% to 40% fewer."
+        ),
+    )
     inline_expansions: int = Field(
         default=1000,
         ge=0,

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -49,9 +50,13 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
             raise
         app.state.runtime = runtime
         warming = asyncio.create_task(runtime.warm_up())
+        collector = gc.get_threshold()
+        if settings.gc_threshold > 0:
+            gc.set_threshold(settings.gc_threshold, *collector[1:])
         try:
             yield
         finally:
+            gc.set_threshold(*collector)
             warming.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await warming  # lets it stop a compiling child process first
