@@ -320,11 +320,10 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
         scratch = thread_scratch(grid.padded.size)
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     while True:
-        kernel = scratch.kernel_handle(records=lean.records, clusters=lean.clusters)
+        kernel, generation = scratch.single_query(lean.records, lean.clusters)
         done, status, cost, length, expanded, reopened, n, turns = search_one(
-            held.table, kernel.table, lean.options, lean.weight, scratch.take_generations(1),
-            sx, sy, gx, gy,
-        )  # fmt: skip
+            held.table, kernel.table, lean.options, lean.weight, generation, sx, sy, gx, gy
+        )
         if done == 1:
             break
         if done == CELLS_REFUSED:
@@ -333,8 +332,12 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
         paths.grow_cells(0, 0, needed=int(paths.offsets[1]))
     code = _STATUS[status]
     paths = scratch.paths
-    return PathResult(code, None if code == "no_path" else cost, paths.cells[:n].copy(),
-                      paths.turns[:turns].copy(), length, expanded, reopened,
+    cells = paths.cells[:n].copy()
+    # As many waypoints as cells: every cell is one (a path of one or two cells, say),
+    # so the waypoints are the cells, and one copy serves both (results are read-only).
+    waypoints = cells if turns == n else paths.turns[:turns].copy()
+    return PathResult(code, None if code == "no_path" else cost, cells, waypoints,
+                      length, expanded, reopened,
                       lean.heuristic_used, _ALGORITHM_NAMES[lean.algorithm], grid,
                       lean.diagonal, (gx, gy) if code == "found" else None,
                       "budget" if code == "partial" else None)  # fmt: skip

@@ -67,3 +67,18 @@ def test_concurrent_queries_in_threads_are_correct() -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_single_query_takes_a_fresh_generation_and_the_current_buffers() -> None:
+    scratch = Scratch(100)
+    first, generation = scratch.single_query(False, 0)
+    again, following = scratch.single_query(False, 0)
+    assert (again, following) == (first, generation + 1)
+    scratch.paths.grow_cells(0, 0, needed=10_000)  # a long path grew the path buffers
+    grown, later = scratch.single_query(False, 0)
+    assert grown is not first
+    assert grown.arrays[-4] is scratch.paths.cells
+    assert later == following + 1
+    scratch.generation = np.iinfo(np.int32).max  # the stamps wrap: cleared, from 1 again
+    assert scratch.single_query(False, 0)[1] == 1
+    assert not scratch.stamp.any()
