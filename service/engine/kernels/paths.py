@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.borrowing import borrowing
-from service.engine.kernels.codes import NO_PARENT
+from service.engine.kernels.codes import NO_PARENT, SQRT2
 
 
 @borrowing
@@ -110,6 +110,18 @@ def segment_lengths(points, at, n):
         dx = float(points[i, 0] - points[i - 1, 0])
         dy = float(points[i, 1] - points[i - 1, 1])
         total += np.sqrt(dx * dx + dy * dy)
+    return total
+
+
+@borrowing
+def step_lengths(cells, at, n):
+    """:func:`segment_lengths` of the cells ``cells[at:at + n]`` of a path, whose
+    steps join adjacent cells: 1 or sqrt(2) each, added in the same order, so the
+    same float, without a square root per cell."""
+    total = 0.0
+    for i in range(at + 1, at + n):
+        diagonal = cells[i, 0] != cells[i - 1, 0] and cells[i, 1] != cells[i - 1, 1]
+        total += SQRT2 if diagonal else 1.0
     return total
 
 
