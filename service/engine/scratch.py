@@ -173,10 +173,10 @@ class Scratch:
         made = self._handle
         grow_records = records and self.records.shape[0] < self.capacity
         grow_row = self.goal_row.shape[0] < clusters
+        # ``paths.arrays`` is a new tuple whenever a path buffer or the query arrays
+        # were replaced (``grow_cells``, ``for_queries``).
         if (made is None or grow_records or grow_row
-                or made.arrays[-1] is not self.paths.turn_offsets
-                or made.arrays[-2] is not self.paths.turns
-                or made.arrays[-4] is not self.paths.cells):  # fmt: skip
+                or self.paths.arrays is not self._handle_paths):  # fmt: skip
             if grow_records:
                 self.records = np.zeros((self.capacity, RECORD_FIELDS), dtype=np.int32)
             if grow_row:

@@ -57,7 +57,7 @@ from service.engine.kernels.codes import (
 )
 from service.engine.kernels.fields import settle_starts, write_chain_paths
 from service.engine.kernels.goals import goal_on_island, goal_set_search, nearest_cells
-from service.engine.kernels.paths import chain_length, segment_lengths, write_chain, write_turns
+from service.engine.kernels.paths import chain_length, step_lengths, write_chain, write_turns
 from service.engine.options import (
     ADMISSIBLE,
     ALGORITHMS,
@@ -450,7 +450,7 @@ def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean]
     if any(lean.algorithm == ALGORITHM_JPS for lean in leans):
         grid.prepare_jumps()
     scratch = scratch or thread_scratch(grid.padded.size)
-    _, paths = scratch.for_queries(count)
+    scratch.for_queries(count)
     options = np.stack([lean.options for lean in leans])
     weights = np.array([lean.weight for lean in leans], np.float64)
     records = any(lean.records for lean in leans)
@@ -464,10 +464,7 @@ def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean]
                            first_generation)  # fmt: skip
         if done == count:
             break
-        paths = scratch.paths
-        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
-                         needed=int(paths.offsets[done + 1]))  # fmt: skip
-        first_generation = scratch.take_generations(count - done) - done
+        first_generation = _grow_paths(scratch, done, count)
     arrays, paths = scratch.queries, scratch.paths
     status, cost, length, expanded, reopened, source = (a[:count].tolist() for a in (
         arrays.status, arrays.cost, arrays.length, arrays.expanded, arrays.reopened,
@@ -619,7 +616,7 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None, *,
         cost=float(scratch.g[end]),
         cells=cells,
         waypoints=turns[: write_turns(cells, 0, n, turns, 0)],
-        length=float(segment_lengths(cells, 0, n)),
+        length=float(step_lengths(cells, 0, n)),
         expanded=int(expanded),
         reopened=int(reopened),
         heuristic_used=query.heuristic_used,
@@ -955,15 +952,24 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, *, 
         done = search_handles(held.table, done, count, first_generation, kernel.table)
         if done == count:
             break
-        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
-                         needed=int(paths.offsets[done + 1]))  # fmt: skip
-        # Query ``done`` was searched, but its path did not fit: its stamps are in the
-        # scratch now. Re-run under the generation it had, it would take its own cells
-        # for already seen ones (``no_path`` after one expansion): every query from it
-        # on gets a fresh generation instead.
-        first_generation = scratch.take_generations(count - done) - done
+        first_generation = _grow_paths(scratch, done, count)
     expanded, reopened = (a[:count].tolist() for a in (arrays.expanded, arrays.reopened))
     return _results(grid, checked, arrays, paths, expanded=expanded, reopened=reopened)
+
+
+def _grow_paths(scratch: Scratch, done: int, count: int) -> int:
+    """Make room in the path buffers for query ``done``, whose path did not fit,
+    keeping what the queries before it wrote; return the first generation of the
+    queries from ``done`` to ``count`` (query ``i`` takes it plus ``i``).
+
+    Query ``done`` was searched, but its path did not fit: its stamps are in the
+    scratch now. Re-run under the generation it had, it would take its own cells for
+    already seen ones (``no_path`` after one expansion): every query from it on gets
+    a fresh generation instead."""
+    paths = scratch.paths
+    paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
+                     needed=int(paths.offsets[done + 1]))  # fmt: skip
+    return scratch.take_generations(count - done) - done
 
 
 def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths: PathBuffers,
