@@ -11,7 +11,10 @@ rounds of ``ROUNDS`` calls each:
   prebuilt), and an empty numba function given the same arguments: what unboxing
   the arguments costs;
 - ``find_paths`` with the 100 shortest scenario rows, per query, and the same rows
-  one ``find_path`` each.
+  one ``find_path`` each;
+- ``find_paths_between`` (the columnar batch, no object per answer) with the
+  trivial queries and with the shortest rows, per query, and the search kernel
+  alone on those rows (``search_many``, one call): the search itself.
 
 Issue 13's targets: a trivial query at most 3 us through ``find_path``; a batch of
 100 short queries at most 2 us of overhead per query beyond the search itself.
@@ -24,14 +27,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+import numpy as np
 from numba import njit
 
 from service.config import get_settings
-from service.engine import GridMap, find_path, find_paths, warmup
-from service.engine.kernels.batch import search_handles
+from service.engine import GridMap, find_path, find_paths, find_paths_between, warmup
+from service.engine.kernels.batch import search_handles, search_many
 from service.engine.movingai import parse_scenarios
 from service.engine.scratch import thread_scratch
-from service.engine.search import PathQuery
+from service.engine.search import PathQuery, _lean_batch
 
 MAP: Final = "dao/den520d.map"
 ROUNDS: Final = 2000
@@ -84,6 +88,24 @@ def main(argv: list[str] | None = None) -> None:
     def empty() -> object:
         return _empty(grid_handle.table, 0, 1, 0, kernel_handle.table)
 
+    find_paths(grid, short)  # the plan remembered
+    planned = _lean_batch(grid, short, 0)
+    if planned is None:
+        raise RuntimeError("the shortest rows have no lean plan")
+    leans, table = planned
+    options = np.stack([lean.options for lean in leans])
+    weights = np.array([lean.weight for lean in leans], np.float64)
+    scratch.for_queries(BATCH)
+    rows_handle = scratch.kernel_handle(records=False)
+
+    def kernel_rows() -> object:
+        first = scratch.take_generations(BATCH)
+        return search_many(grid_handle.table, rows_handle.table, options, weights, table, 0,
+                           BATCH, first)  # fmt: skip
+
+    same_cells = np.array([(*start, *start)] * BATCH, np.int64)
+    short_cells = np.array([(*r.start, *r.goal) for r in rows], np.int64)
+
     def one_each() -> None:
         for r in rows:
             find_path(grid, r.start, r.goal)
@@ -107,6 +129,18 @@ def main(argv: list[str] | None = None) -> None:
         )
         / BATCH,
         "find_path, the same rows, per query": per_call_us(one_each, batch_rounds, args.repeat)
+        / BATCH,
+        "find_paths_between, 100 x start == goal, per query": per_call_us(
+            lambda: find_paths_between(grid, same_cells), batch_rounds, args.repeat
+        )
+        / BATCH,
+        "find_paths_between, the 100 shortest rows, per query": per_call_us(
+            lambda: find_paths_between(grid, short_cells), batch_rounds, args.repeat
+        )
+        / BATCH,
+        "search_many alone, the same rows, per query": per_call_us(
+            kernel_rows, batch_rounds, args.repeat
+        )
         / BATCH,
     }
     print(f"| {Path(MAP).stem}: call | us |\n|---|---|")

@@ -20,6 +20,10 @@ checked against the scenario's optimal length on both sides (warthog's
 time with ``jps+`` and with ``jps`` on the map's first row (both load the map and
 answer that row; only ``jps+`` builds the table), median of 5 pairs.
 
+Also timed: the same rows as arrays of 100 through ``find_paths_between`` (the
+columnar batch: the whole call, no object per answer), and every row in one call of
+the search kernel alone (``search_many``, the scope of warthog's timer).
+
 Prints tables and asserts nothing about timing.
 """
 
@@ -41,7 +45,14 @@ import numpy as np
 
 from loadtests.report import Table, cpu_model, nproc, positive, report
 from service.config import get_settings
-from service.engine import GridMap, PathQuery, PathResult, find_path, find_paths
+from service.engine import (
+    GridMap,
+    PathQuery,
+    PathResult,
+    find_path,
+    find_paths,
+    find_paths_between,
+)
 from service.engine.kernels.batch import search_many
 from service.engine.kernels.jps import jump_distances
 from service.engine.movingai import Scenario, parse_scenarios
@@ -149,6 +160,25 @@ def run_batches(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
     return elapsed / len(rows) / 1000, bad
 
 
+def run_between(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
+    """Mean us per row through ``find_paths_between`` on arrays of ``BATCH`` rows; rows
+    not optimal."""
+    cells = np.array([(*row.start, *row.goal) for row in rows], np.int64)
+    gc.collect()
+    gc.disable()
+    try:
+        began = time.perf_counter_ns()
+        batches = [find_paths_between(grid, cells[i : i + BATCH])
+                   for i in range(0, len(rows), BATCH)]  # fmt: skip
+        elapsed = time.perf_counter_ns() - began
+    finally:
+        gc.enable()
+    costs = np.concatenate([batch.cost for batch in batches]).tolist()
+    bad = sum(not optimal(None if np.isnan(c) else c, row)
+              for c, row in zip(costs, rows, strict=True))  # fmt: skip
+    return elapsed / len(rows) / 1000, bad
+
+
 def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
     """Mean us per row of one ``search_many`` call over every row, the engine's
     remembered plans and this thread's buffers (grown by a first, untimed call)."""
@@ -213,6 +243,9 @@ def measure(key: str, root: Path, warthog: Path | None, repeat: int) -> Figures:
         us, bad = run_batches(grid, rows)
         figures.us.setdefault("batch", []).append(us)
         figures.bad["batch"] = bad
+        us, bad = run_between(grid, rows)
+        figures.us.setdefault("between", []).append(us)
+        figures.bad["between"] = bad
         figures.us.setdefault("kernel", []).append(run_kernel(grid, rows))
     figures.build_ms["gridpath"] = table_build_ms(grid, repeat)
     if warthog is not None:
@@ -237,7 +270,8 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     for f in all_figures:
         ns = 1000 * f.median_us("auto") / max(f.expanded["auto"], 1e-9)
         cells = [f.key, f"{f.rows:,}", f"{f.median_us('auto'):,.1f}",
-                 f"{f.median_us('batch'):,.1f}", f"{f.median_us('kernel'):,.1f}",
+                 f"{f.median_us('batch'):,.1f}", f"{f.median_us('between'):,.1f}",
+                 f"{f.median_us('kernel'):,.1f}",
                  f"{f.expanded['auto']:,.1f}", f"{ns:,.0f}"]  # fmt: skip
         if warthog:
             for algorithm in WARTHOG_ALGORITHMS:
@@ -245,26 +279,31 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
             cells += [
                 ratio(f, "auto", "jps+"),
                 ratio(f, "batch", "jps+"),
+                ratio(f, "between", "jps+"),
                 ratio(f, "kernel", "jps+"),
                 ratio(f, "auto", "jps2+"),
                 ratio(f, "kernel", "jps2+"),
             ]
         cells.append("/".join(str(f.bad[name]) for name in f.bad))
         rows.append(tuple(cells))
-    columns = ["map", "rows", "auto us", "batch us", "kernel us", "auto exp", "auto ns/exp"]
+    columns = ["map", "rows", "auto us", "batch us", "between us", "kernel us", "auto exp",
+               "auto ns/exp"]  # fmt: skip
     if warthog:
         columns += ["JPS+ us", "JPS+ exp", "JPS2+ us", "JPS2+ exp", "auto/JPS+",
-                    "batch/JPS+", "kernel/JPS+", "auto/JPS2+", "kernel/JPS2+"]  # fmt: skip
+                    "batch/JPS+", "between/JPS+", "kernel/JPS+", "auto/JPS2+",
+                    "kernel/JPS2+"]  # fmt: skip
     columns.append("not optimal")
     if all_figures:
         total = ["all rows", f"{sum(f.rows for f in all_figures):,}",
                  f"{overall(all_figures, 'auto'):,.1f}", f"{overall(all_figures, 'batch'):,.1f}",
+                 f"{overall(all_figures, 'between'):,.1f}",
                  f"{overall(all_figures, 'kernel'):,.1f}", "", ""]  # fmt: skip
         if warthog:
             jps, jps2 = overall(all_figures, "jps+"), overall(all_figures, "jps2+")
             total += [f"{jps:,.1f}", "", f"{jps2:,.1f}", "",
                       f"{overall(all_figures, 'auto') / jps:.2f}x",
                       f"{overall(all_figures, 'batch') / jps:.2f}x",
+                      f"{overall(all_figures, 'between') / jps:.2f}x",
                       f"{overall(all_figures, 'kernel') / jps:.2f}x",
                       f"{overall(all_figures, 'auto') / jps2:.2f}x",
                       f"{overall(all_figures, 'kernel') / jps2:.2f}x"]  # fmt: skip
@@ -275,9 +314,10 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
         tuple(columns),
         rows,
         "auto: gridpath find_path per row, whole call; batch: find_paths, 100 rows a call; "
+        "between: find_paths_between, arrays of 100 rows; "
         "kernel: the search kernel alone, every row in one call (search, cells, waypoints); "
         "warthog: its own timer around the search. not optimal: rows off the scenario's "
-        "optimal length, per column (warthog's, then auto's, then batch's).",
+        "optimal length, per column (warthog's, then auto's, batch's and between's).",
     )
 
 

@@ -7,7 +7,7 @@ expansions, map cache hits/misses/evictions, maps loaded and stored.
 import bisect
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from service.store import CacheStats
@@ -30,6 +30,14 @@ class Histogram:
         self.counts[bisect.bisect_left(self.bounds, value)] += 1
         self.total += value
         self.count += 1
+
+    def observe_all(self, values: Sequence[float]) -> None:
+        """``observe`` each of ``values`` (a batch's, in one call)."""
+        counts, bounds, bucket = self.counts, self.bounds, bisect.bisect_left
+        for value in values:
+            counts[bucket(bounds, value)] += 1
+        self.total += sum(values)
+        self.count += len(values)
 
     def lines(self, name: str, labels: str) -> list[str]:
         sep = "," if labels else ""
@@ -62,12 +70,12 @@ class Metrics:
                 histogram = self._latency[route] = Histogram(LATENCY_BUCKETS)
             histogram.observe(seconds)
 
-    def searches(self, outcomes: Sequence[tuple[str, int]]) -> None:
-        """Record path answers as ``(status, expanded)`` pairs."""
+    def searches(self, statuses: Mapping[str, int], expanded: Sequence[int]) -> None:
+        """Record path answers: how many of each status, and each one's expansions."""
         with self._lock:
-            for status, expanded in outcomes:
-                self._queries[status] += 1
-                self._expansions.observe(expanded)
+            for status, count in statuses.items():
+                self._queries[status] += count
+            self._expansions.observe_all(expanded)
 
     def render(self, cache: CacheStats, maps_stored: int) -> str:
         with self._lock:

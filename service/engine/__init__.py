@@ -50,9 +50,17 @@ from service.engine.options import (
     Status,
     Unreachable,
 )
-from service.engine.result import PathResult, SearchTrace, SmoothedPath
+from service.engine.result import (
+    REFUSED_ROW,
+    STATUS_NAMES,
+    BatchPlan,
+    PathBatch,
+    PathResult,
+    SearchTrace,
+    SmoothedPath,
+)
 from service.engine.scratch import Scratch
-from service.engine.search import PathQuery, find_path, find_paths
+from service.engine.search import PathQuery, find_path, find_paths, find_paths_between
 from service.engine.warmup import kernels_warm, warmup
 
 __all__ = [
@@ -64,8 +72,11 @@ __all__ = [
     "DIAGONALS",
     "HEURISTICS",
     "MAX_AGENT_SIZE",
+    "REFUSED_ROW",
+    "STATUS_NAMES",
     "Algorithm",
     "AlgorithmUsed",
+    "BatchPlan",
     "CircleRegion",
     "ClusterTable",
     "ClusterTables",
@@ -87,6 +98,7 @@ __all__ = [
     "NotWalkableError",
     "OutOfBoundsError",
     "PartialReason",
+    "PathBatch",
     "PathQuery",
     "PathResult",
     "RectRegion",
@@ -106,6 +118,7 @@ __all__ = [
     "build_landmarks",
     "find_path",
     "find_paths",
+    "find_paths_between",
     "kernels_warm",
     "warmup",
 ]

@@ -1,10 +1,13 @@
-"""``PathResult``: what a search returns, and its smoothed any-angle form."""
+"""``PathResult``: what a search returns, and its smoothed any-angle form; ``PathBatch``:
+many answers column by column."""
 
 from dataclasses import dataclass, field
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.errors import EngineError
 from service.engine.grid import GridMap
 from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
@@ -105,3 +108,99 @@ class PathResult:
         )
         points = self.cells[kept]
         return SmoothedPath(points=points, length=float(polyline_length(points)))
+
+
+#: ``PathBatch.status`` of a row refused before its search (its error in ``errors``).
+REFUSED_ROW: Final = -1
+#: Status names by ``PathBatch.status`` code (the kernels' codes).
+STATUS_NAMES: Final[tuple[Status, Status, Status]] = ("found", "partial", "no_path")
+_NO_PATH: Final = 2
+
+
+class BatchPlan(NamedTuple):
+    """What answered some rows of a ``PathBatch``: ``PathResult``'s fields of that name."""
+
+    heuristic_used: Heuristic
+    algorithm_used: AlgorithmUsed
+    diagonal_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class PathBatch:
+    """Answers to ``n`` queries from one cell to another, column by column: what
+    ``find_paths_between`` returns. No object is made per answer until one is asked
+    for (``result``), so a caller that serialises the columns pays for none.
+
+    Row ``i`` answers the i-th start and goal asked. Treat it as read-only.
+
+    Attributes:
+        goals: (n, 2) int64 ``(x, y)``: each row's goal, as asked.
+        status: (n,) int8: ``STATUS_NAMES`` index (0 found, 1 partial, 2 no_path), or
+            ``REFUSED_ROW``: a cell off the map or blocked, the error in ``errors``.
+        cost: (n,) float64: ``PathResult.cost`` (grid cost); NaN for no_path and
+            refused rows.
+        length: (n,) float64: geometric length in cells; 0 for no_path.
+        expanded, reopened: (n,) int64: ``PathResult``'s counts.
+        plan: (n,) int64: the row's index in ``plans``.
+        plans: what answered each row (heuristic and algorithm used, diagonal code).
+        cells: (m, 2) int32 ``(x, y)``: every row's path, one after the other; row
+            ``i``'s is ``cells[offsets[i]:offsets[i + 1]]``, start to end inclusive.
+        offsets: (n + 1,) int64.
+        waypoints: (k, 2) int32: every row's waypoints (``PathResult.waypoints``);
+            row ``i``'s is ``waypoints[waypoint_offsets[i]:waypoint_offsets[i + 1]]``.
+        waypoint_offsets: (n + 1,) int64.
+        errors: the error of each refused row, by row.
+        grid: the map searched (for ``PathResult.smoothed``).
+    """
+
+    goals: npt.NDArray[np.int64]
+    status: npt.NDArray[np.int8]
+    cost: npt.NDArray[np.float64]
+    length: npt.NDArray[np.float64]
+    expanded: npt.NDArray[np.int64]
+    reopened: npt.NDArray[np.int64]
+    plan: npt.NDArray[np.int64]
+    plans: tuple[BatchPlan, ...]
+    cells: npt.NDArray[np.int32]
+    offsets: npt.NDArray[np.int64]
+    waypoints: npt.NDArray[np.int32]
+    waypoint_offsets: npt.NDArray[np.int64]
+    errors: dict[int, EngineError]
+    grid: GridMap = field(repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return int(self.status.shape[0])
+
+    def result(self, row: int) -> PathResult | EngineError:
+        """Row ``row``'s answer as ``find_paths`` gives it: a result or an error."""
+        return self.results(row, row + 1)[0]
+
+    def results(self, first: int = 0, end: int | None = None) -> list[PathResult | EngineError]:
+        """Rows ``first`` to ``end`` (default: the last) as ``find_paths`` gives them.
+
+        The results view this batch's ``cells`` and ``waypoints``."""
+        end = len(self) if end is None else end
+        # One conversion per column, not one numpy scalar per field.
+        columns = (self.status, self.cost, self.length, self.expanded, self.reopened, self.plan)
+        status, cost, length, expanded, reopened, plan = (c[first:end].tolist() for c in columns)
+        offsets = self.offsets[first : end + 1].tolist()
+        turn_offsets = self.waypoint_offsets[first : end + 1].tolist()
+        goals = self.goals[first:end].tolist()
+        cells, turns, plans, grid = self.cells, self.waypoints, self.plans, self.grid
+        results: list[PathResult | EngineError] = []
+        for i in range(end - first):
+            code = status[i]
+            if code == REFUSED_ROW:
+                results.append(self.errors[first + i])
+                continue
+            name = STATUS_NAMES[code]
+            used = plans[plan[i]]
+            results.append(PathResult(
+                name, None if code == _NO_PATH else cost[i],
+                cells[offsets[i] : offsets[i + 1]],
+                turns[turn_offsets[i] : turn_offsets[i + 1]], length[i], expanded[i],
+                reopened[i], used.heuristic_used, used.algorithm_used, grid,
+                used.diagonal_code, (goals[i][0], goals[i][1]) if code == 0 else None,
+                "budget" if name == "partial" else None,
+            ))  # fmt: skip
+        return results

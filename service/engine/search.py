@@ -11,7 +11,7 @@ import contextlib
 import math
 import operator
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -78,7 +78,7 @@ from service.engine.options import (
     Unreachable,
     option_code,
 )
-from service.engine.result import PathResult, SearchTrace
+from service.engine.result import REFUSED_ROW, BatchPlan, PathBatch, PathResult, SearchTrace
 from service.engine.scratch import (
     MAX_BUCKETS,
     MAX_INTEGER_COST,
@@ -402,6 +402,144 @@ def find_paths(
     return [next(found) if answer is None else answer for answer in answers]
 
 
+def find_paths_between(
+    grid: GridMap,
+    cells: npt.ArrayLike,
+    *,
+    heuristic: Heuristic | str = DEFAULT_HEURISTIC,
+    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
+    weight: float = 1.0,
+    max_expansions: int | None = None,
+    tie_break: bool = True,
+    algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+    scratch: Scratch | None = None,
+    shared_goal_queries: int = 0,
+) -> PathBatch:
+    """Answer many queries from one cell to another under the same options, column
+    by column: a game tick's units, with no object made per answer (see ``PathBatch``).
+
+    Args:
+        grid: the map.
+        cells: (n, 4) integers: each query's start x, start y, goal x, goal y.
+        heuristic, diagonal, weight, max_expansions, tie_break, algorithm: as for
+            :func:`find_path`, for every row.
+        scratch, shared_goal_queries: as for :func:`find_paths`.
+
+    Returns:
+        Row ``i`` answers ``find_path(grid, (sx, sy), (gx, gy), **options)`` of row
+        ``i``; a row :func:`find_path` would raise for (a cell off the map or
+        blocked, or any invalid option) has ``REFUSED_ROW`` and its error in
+        ``errors``. ``batch.results()`` gives what :func:`find_paths` would.
+
+    Raises:
+        InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
+    """
+    rows = _cell_rows(cells)
+
+    def query_of(row: int) -> PathQuery:
+        sx, sy, gx, gy = rows[row].tolist()
+        return PathQuery((sx, sy), (gx, gy), heuristic, diagonal, weight, max_expansions,
+                         tie_break, algorithm)  # fmt: skip
+
+    # ``_lean_key`` of these options.
+    key = (heuristic, diagonal, algorithm, weight, max_expansions, type(max_expansions),
+           tie_break)  # fmt: skip
+    try:
+        lean = grid.plans.get(key)
+    except TypeError:  # an unhashable option: invalid, and reported below
+        lean = None
+    count = rows.shape[0]
+    if isinstance(lean, _Lean) and count and not _goals_shared(rows, shared_goal_queries):
+        table = np.empty((count, 5), np.int64)
+        table[:, 0] = 0  # every row runs plan 0, ``lean``
+        table[:, 1:] = rows
+        return _search_lean(grid, [lean], table, scratch, query_of)
+    # Options not yet seen on this grid (``find_paths`` checks and remembers them), or
+    # a goal shared often enough for a field search: the general way.
+    queries = [query_of(row) for row in range(count)]
+    found = find_paths(grid, queries, scratch=scratch, shared_goal_queries=shared_goal_queries)
+    return _batch_of(grid, rows, found)
+
+
+def _cell_rows(cells: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """``cells`` as an (n, 4) int64 array; InvalidQueryError unless it is (n, 4)
+    integers."""
+    rows = np.asarray(cells)
+    if rows.ndim != 2 or rows.shape[1] != 4:
+        raise InvalidQueryError(f"cells must have shape (n, 4), not {rows.shape}")
+    if rows.dtype.kind not in "iu":
+        raise InvalidQueryError(f"cells must be integers, not {rows.dtype}")
+    if rows.dtype == np.uint64 and rows.size and rows.max() > np.iinfo(np.int64).max:
+        raise InvalidQueryError("cells must be integers below 2**63")
+    return rows.astype(np.int64, copy=False)
+
+
+def _goals_shared(rows: npt.NDArray[np.int64], least: int) -> bool:
+    """Whether at least ``least`` (> 0) rows share a goal: enough for a field search."""
+    if not 0 < least <= rows.shape[0]:
+        return False
+    goals = Counter(map(tuple, rows[:, 2:4].tolist()))
+    return max(goals.values()) >= least
+
+
+_STATUS_CODES: Final[dict[Status, int]] = {name: code for code, name in _STATUS.items()}
+
+
+def _batch_of(grid: GridMap, rows: npt.NDArray[np.int64],
+              found: Sequence[PathResult | EngineError]) -> PathBatch:  # fmt: skip
+    """The columns of ``find_paths``'s answers to ``rows`` (see ``find_paths_between``)."""
+    count = len(found)
+    status = np.full(count, REFUSED_ROW, np.int8)
+    cost = np.full(count, math.nan)
+    length = np.zeros(count)
+    expanded = np.zeros(count, np.int64)
+    reopened = np.zeros(count, np.int64)
+    plan = np.zeros(count, np.int64)
+    plans: dict[BatchPlan, int] = {}
+    errors: dict[int, EngineError] = {}
+    no_cells = np.zeros((0, 2), np.int32)
+    cells, turns = [no_cells], [no_cells]
+    for row, answer in enumerate(found):
+        if isinstance(answer, EngineError):
+            errors[row] = answer
+            continue
+        status[row] = _STATUS_CODES[answer.status]
+        if answer.cost is not None:
+            cost[row] = answer.cost
+        length[row], expanded[row], reopened[row] = (answer.length, answer.expanded,
+                                                     answer.reopened)  # fmt: skip
+        used = BatchPlan(answer.heuristic_used, answer.algorithm_used, answer.diagonal_code)
+        plan[row] = plans.setdefault(used, len(plans))
+        cells.append(answer.cells)
+        turns.append(answer.waypoints)
+    return PathBatch(
+        goals=rows[:, 2:4].copy(),
+        status=status,
+        cost=cost,
+        length=length,
+        expanded=expanded,
+        reopened=reopened,
+        plan=plan,
+        plans=tuple(plans),
+        cells=np.concatenate(cells),
+        offsets=_offsets(cells[1:], count, errors),
+        waypoints=np.concatenate(turns),
+        waypoint_offsets=_offsets(turns[1:], count, errors),
+        errors=errors,
+        grid=grid,
+    )
+
+
+def _offsets(pieces: list[npt.NDArray[np.int32]], count: int, errors: dict[int, EngineError]
+             ) -> npt.NDArray[np.int64]:  # fmt: skip
+    """(count + 1,) offsets of rows whose pieces (rows in ``errors`` have none) are
+    laid one after the other."""
+    sizes = np.zeros(count, np.int64)
+    answered = [row for row in range(count) if row not in errors]
+    sizes[answered] = [piece.shape[0] for piece in pieces]
+    return np.concatenate(([0], np.cumsum(sizes)))
+
+
 def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
                 ) -> tuple[list[_Lean], npt.NDArray[np.int64]] | None:  # fmt: skip
     """The plans and ``search_many`` rows of a batch whose every query goes from one
@@ -441,12 +579,19 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
 def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean],
                  rows: npt.NDArray[np.int64], scratch: Scratch | None
                  ) -> list[PathResult | EngineError]:  # fmt: skip
-    """``find_paths`` of a batch ``_lean_batch`` accepted: one ``search_many`` call
-    (more when the path buffers must grow); a refused query's error from the full
-    check."""
-    count = len(queries)
-    if count == 0:
+    """``find_paths`` of a batch ``_lean_batch`` accepted (see ``_search_lean``)."""
+    if not queries:
         return []
+    return _search_lean(grid, leans, rows, scratch, queries.__getitem__).results()
+
+
+def _search_lean(grid: GridMap, leans: Sequence[_Lean], rows: npt.NDArray[np.int64],
+                 scratch: Scratch | None, query_of: Callable[[int], PathQuery]
+                 ) -> PathBatch:  # fmt: skip
+    """Answer ``rows`` (n, 5) int64 (plan index in ``leans``, start x, start y, goal x,
+    goal y) in one ``search_many`` call (more when the path buffers must grow), column
+    by column; a refused row's error is the full check's of ``query_of(row)``."""
+    count = rows.shape[0]
     if any(lean.algorithm == ALGORITHM_JPS for lean in leans):
         grid.prepare_jumps()
     scratch = scratch or thread_scratch(grid.padded.size)
@@ -466,32 +611,31 @@ def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean]
             break
         first_generation = _grow_paths(scratch, done, count)
     arrays, paths = scratch.queries, scratch.paths
-    status, cost, length, expanded, reopened, source = (a[:count].tolist() for a in (
-        arrays.status, arrays.cost, arrays.length, arrays.expanded, arrays.reopened,
-        arrays.source))  # fmt: skip
-    offsets = paths.offsets[: count + 1].tolist()
-    turn_offsets = paths.turn_offsets[: count + 1].tolist()
-    all_cells = paths.cells[: offsets[count]].copy()
-    all_turns = paths.turns[: turn_offsets[count]].copy()
-    plan_of = rows[:, 0].tolist()
-    goal_x = rows[:, 3].tolist()
-    goal_y = rows[:, 4].tolist()
-    results: list[PathResult | EngineError] = []
-    for i in range(count):
-        if source[i] == REFUSED:
-            results.append(_refusal(grid, queries[i]))
-            continue
-        lean = leans[plan_of[i]]
-        code = _STATUS[status[i]]
-        results.append(PathResult(
-            code, None if code == "no_path" else cost[i],
-            all_cells[offsets[i] : offsets[i + 1]],
-            all_turns[turn_offsets[i] : turn_offsets[i + 1]], length[i], expanded[i],
-            reopened[i], lean.heuristic_used, _ALGORITHM_NAMES[lean.algorithm], grid,
-            lean.diagonal, (goal_x[i], goal_y[i]) if code == "found" else None,
-            "budget" if code == "partial" else None,
-        ))  # fmt: skip
-    return results
+    status = arrays.status[:count].astype(np.int8)
+    refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
+    status[refused] = REFUSED_ROW
+    cost = arrays.cost[:count].copy()
+    cost[(status == REFUSED_ROW) | (status == STATUS_NO_PATH)] = math.nan
+    offsets = paths.offsets[: count + 1].copy()
+    turn_offsets = paths.turn_offsets[: count + 1].copy()
+    used = (BatchPlan(lean.heuristic_used, _ALGORITHM_NAMES[lean.algorithm], lean.diagonal)
+            for lean in leans)  # fmt: skip
+    return PathBatch(
+        goals=rows[:, 3:5].copy(),
+        status=status,
+        cost=cost,
+        length=arrays.length[:count].copy(),
+        expanded=arrays.expanded[:count].copy(),
+        reopened=arrays.reopened[:count].copy(),
+        plan=rows[:, 0].copy(),
+        plans=tuple(used),
+        cells=paths.cells[: offsets[count]].copy(),
+        offsets=offsets,
+        waypoints=paths.turns[: turn_offsets[count]].copy(),
+        waypoint_offsets=turn_offsets,
+        errors={row: _refusal(grid, query_of(row)) for row in refused},
+        grid=grid,
+    )
 
 
 def _refusal(grid: GridMap, query: PathQuery) -> EngineError:

@@ -1,10 +1,19 @@
 """``api.pathing``: batch items validated together, and each bad one in its slot."""
 
+import orjson
 import pytest
 
-from service.api.pathing import Query, resolve_item, resolve_items
+from service.api.pathing import (
+    Query,
+    cell_batch,
+    resolve_item,
+    resolve_items,
+    run_batch,
+    run_cells,
+)
 from service.api.schemas import PathOptions
 from service.config import Settings
+from service.engine import GridMap
 
 SETTINGS = Settings(max_agent_size=8)
 GOOD = {"start": [0, 0], "goal": [3, 0]}
@@ -69,3 +78,76 @@ def test_start_and_goal_items_share_the_error_of_bad_defaults() -> None:
     assert isinstance(items[0], dict)
     assert items[0]["code"] == "InvalidValue"
     assert isinstance(items[1], Query)
+
+
+# -- batches of start and goal only (``cell_batch``, ``run_cells``) ---------------------
+
+ROOM = ["......@...", ".@@@..@...", "......@...", "..........", "@@@@@@@@@@", "...@......"]
+
+
+@pytest.mark.parametrize("items", [
+    [],
+    [GOOD, {"start": [0, 0], "goal": [3, 0], "format": "cells"}],
+    [GOOD, {"start": [True, 0], "goal": [3, 0]}],
+    [GOOD, {"start": [0, 2**70], "goal": [3, 0]}],
+], ids=["empty", "an-option", "a-bool", "past-int64"])  # fmt: skip
+def test_a_batch_with_any_other_item_is_not_a_cell_batch(items: list[object]) -> None:
+    assert cell_batch(items, None, SETTINGS) is None
+
+
+@pytest.mark.parametrize("defaults", [
+    PathOptions(max_expansions=SETTINGS.max_expansions + 1),  # an error for every item
+    PathOptions(agent_size=2),
+    PathOptions(unreachable="nearest"),
+], ids=["bad", "agent-size", "nearest"])  # fmt: skip
+def test_defaults_beyond_one_cell_to_another_are_not_a_cell_batch(defaults: PathOptions) -> None:
+    assert cell_batch([GOOD], defaults, SETTINGS) is None
+
+
+def test_a_cell_batch_holds_the_cells_and_the_resolved_query() -> None:
+    batch = cell_batch([GOOD, {"goal": [5, 6], "start": [7, 8]}], OPTIONS, SETTINGS)
+    assert batch is not None
+    assert batch.cells.tolist() == [[0, 0, 3, 0], [7, 8, 5, 6]]
+    resolved = _validated(GOOD, OPTIONS)
+    assert isinstance(resolved, Query)
+    assert batch.query.spec[2:] == resolved.spec[2:]  # the options; the cells are the array's
+    assert batch.query[1:] == resolved[1:]
+
+
+CELL_ITEMS = [
+    {"start": [0, 0], "goal": [9, 0]},  # found around the wall (partial on a small budget)
+    {"start": [0, 0], "goal": [0, 0]},  # start == goal
+    {"start": [0, 0], "goal": [2, 1]},  # blocked goal
+    {"start": [0, 0], "goal": [10, 0]},  # off the map
+    {"start": [-1, 0], "goal": [0, 0]},
+    {"start": [0, 0], "goal": [0, 5]},  # no path
+    {"start": [0, 5], "goal": [2, 5]},
+]
+
+
+@pytest.mark.parametrize("defaults", [
+    None,
+    PathOptions(format="cells"),
+    PathOptions(format="smoothed", algorithm="astar"),
+    PathOptions(max_expansions=3),  # partial answers
+    PathOptions(weight=0.5),  # the engine's to refuse: every item gets the error
+], ids=["waypoints", "cells", "smoothed", "partial", "bad-weight"])  # fmt: skip
+def test_cell_batches_answer_as_the_long_way_byte_for_byte(defaults: PathOptions | None) -> None:
+    grid = GridMap.from_rows(ROOM)
+    batch = cell_batch(CELL_ITEMS, defaults, SETTINGS)
+    assert batch is not None
+    items = resolve_items(CELL_ITEMS, defaults, SETTINGS)
+    for _ in range(2):  # options new to the map, then known (the lean route)
+        fast = run_cells(grid, batch)
+        slow = run_batch(grid, items, max_goals=SETTINGS.max_goals)
+        assert [_json(a) for a in fast] == [_json(a) for a in slow]
+    assert [a.get("status", a.get("code")) for a in fast] == (
+        ["InvalidValue"] * len(CELL_ITEMS) if defaults and defaults.weight else
+        ["partial" if defaults and defaults.max_expansions else "found", "found", "NotWalkable",
+         "InvalidValue", "InvalidValue", "no_path", "found"])  # fmt: skip
+
+
+def _json(answer: dict[str, object]) -> bytes:
+    """An answer as served, without its timing."""
+    return orjson.dumps({k: v for k, v in answer.items() if k != "elapsed_us"},
+                        option=orjson.OPT_SERIALIZE_NUMPY)  # fmt: skip

@@ -1,6 +1,7 @@
 """``/v1/maps/{map_id}/path`` and ``/paths``: single and batch path queries."""
 
 import time
+from collections import Counter
 from typing import Any
 
 import orjson
@@ -14,10 +15,12 @@ from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import (
     Query,
     answer,
+    cell_batch,
     resolve,
     resolve_items,
     run,
     run_batch,
+    run_cells,
     search,
     simple,
 )
@@ -56,9 +59,10 @@ def _respond(payload: Any) -> Response:
 
 def _note(request: Request, runtime: Runtime, answers: list[dict[str, Any]]) -> None:
     """Record expansions for the access log and metrics."""
-    outcomes = [(a["status"], a["expanded"]) for a in answers if "status" in a]
-    request.state.expansions = sum(expanded for _, expanded in outcomes)
-    runtime.metrics.searches(outcomes)
+    answered = [a for a in answers if "status" in a]  # not the error bodies
+    expanded = [a["expanded"] for a in answered]
+    request.state.expansions = sum(expanded)
+    runtime.metrics.searches(Counter([a["status"] for a in answered]), expanded)
 
 
 def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] | None:
@@ -145,10 +149,13 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
     except ValidationError as exc:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     settings = runtime.settings
-    items = resolve_items(body.queries, body.defaults, settings)
+    cells = cell_batch(body.queries, body.defaults, settings)
+    items = resolve_items(body.queries, body.defaults, settings) if cells is None else []
     if body.min_revision is not None:
         runtime.catch_up(map_id, body.min_revision)  # BehindError: waited for on the loop
     with runtime.cache.acquire(map_id) as grid:
+        if cells is not None:  # a game tick's batch: every item just a start and a goal
+            return run_cells(grid, cells, shared_goal_queries=settings.shared_goal_queries)
         return run_batch(grid, items, max_goals=settings.max_goals,
                          shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
 

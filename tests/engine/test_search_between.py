@@ -1,0 +1,195 @@
+"""find_paths_between: many cell-to-cell queries under one option set, column by column."""
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from service.engine import (
+    REFUSED_ROW,
+    STATUS_NAMES,
+    EngineError,
+    GridMap,
+    InvalidQueryError,
+    NotWalkableError,
+    OutOfBoundsError,
+    PathBatch,
+    PathQuery,
+    PathResult,
+    Scratch,
+    UnknownHeuristicError,
+    find_paths,
+    find_paths_between,
+)
+from service.engine import search as search_module
+from service.engine.scratch import PathBuffers
+from tests.support import close, oracle_distances, random_grid, serpentine, walkable_cells
+
+OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"algorithm": "astar"},
+    {"max_expansions": 4},
+    {"diagonal": "always", "heuristic": "zero"},
+    {"diagonal": "never", "weight": 1.5, "tie_break": False},
+]
+
+
+def _rows(grid: GridMap, rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` random walkable start/goal rows, then a blocked start, a goal off the
+    map, a negative start and start == goal."""
+    cells = walkable_cells(grid)
+    picked = rng.integers(len(cells), size=(count, 2))
+    rows = [(*cells[a], *cells[b]) for a, b in picked.tolist()]
+    blocked = next((x, y) for y in range(grid.height) for x in range(grid.width)
+                   if not grid.walkable(x, y))  # fmt: skip
+    rows += [(*blocked, *cells[0]), (*cells[0], grid.width, 0), (0, -1, *cells[1]),
+             (*cells[2], *cells[2])]  # fmt: skip
+    return np.array(rows, np.int64)
+
+
+def _queries(rows: np.ndarray, options: dict[str, Any]) -> list[PathQuery]:
+    return [PathQuery((sx, sy), (gx, gy), **options) for sx, sy, gx, gy in rows.tolist()]
+
+
+def _same(a: PathResult | EngineError, b: PathResult | EngineError) -> None:
+    if isinstance(b, EngineError):
+        assert (type(a), str(a)) == (type(b), str(b))
+        return
+    assert isinstance(a, PathResult)
+    assert (a.status, a.cost, a.length, a.expanded, a.reopened) == (
+        b.status, b.cost, b.length, b.expanded, b.reopened)  # fmt: skip
+    assert (a.heuristic_used, a.algorithm_used, a.reached, a.partial_reason) == (
+        b.heuristic_used, b.algorithm_used, b.reached, b.partial_reason)  # fmt: skip
+    assert (a.grid, a.diagonal_code) == (b.grid, b.diagonal_code)
+    assert a.cells.tolist() == b.cells.tolist()
+    assert a.waypoints.tolist() == b.waypoints.tolist()
+
+
+def _refuse_find_paths(*_args: object, **_kwargs: object) -> None:
+    raise AssertionError("the lean route was expected, not find_paths")
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+@pytest.mark.parametrize("costs", [None, (1, 4)], ids=["uniform", "weighted"])
+def test_rows_answer_as_find_paths_would_first_and_once_the_plan_is_known(
+    options: dict[str, Any], costs: tuple[int, int] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(13)
+    grid = random_grid(rng, 40, 30, 0.3, costs)
+    rows = _rows(grid, rng, 60)
+    first = find_paths_between(grid, rows, **options)  # no plan yet: through find_paths
+    expected = find_paths(grid, _queries(rows, options))
+    monkeypatch.setattr(search_module, "find_paths", _refuse_find_paths)
+    again = find_paths_between(grid, rows, **options)  # the plan is known: one kernel call
+    for batch in (first, again):
+        assert len(batch) == len(rows)
+        for got, want in zip(batch.results(), expected, strict=True):
+            _same(got, want)
+
+
+def test_columns_hold_each_rows_answer_and_optimal_costs() -> None:
+    rng = np.random.default_rng(21)
+    grid = random_grid(rng, 30, 20, 0.25, (1, 5))
+    rows = _rows(grid, rng, 40)
+    find_paths_between(grid, rows, algorithm="astar")
+    batch = find_paths_between(grid, rows, algorithm="astar")
+    assert batch.status.dtype == np.int8
+    assert batch.cells.dtype == batch.waypoints.dtype == np.int32
+    assert batch.offsets.shape == batch.waypoint_offsets.shape == (len(rows) + 1,)
+    for i, (sx, sy, gx, gy) in enumerate(rows.tolist()):
+        if i >= 40:  # the refused rows (but start == goal)
+            continue
+        cells = batch.cells[batch.offsets[i] : batch.offsets[i + 1]]
+        best = oracle_distances(grid, (sx, sy), "no_corner_cutting")[gy, gx]
+        if math.isinf(best):
+            assert STATUS_NAMES[batch.status[i]] == "no_path"
+            assert math.isnan(batch.cost[i])
+            assert cells.shape == (0, 2)
+            continue
+        assert STATUS_NAMES[batch.status[i]] == "found"
+        assert close(float(batch.cost[i]), float(best))
+        assert cells[0].tolist() == [sx, sy]
+        assert cells[-1].tolist() == batch.goals[i].tolist() == [gx, gy]
+    assert batch.status[40:43].tolist() == [REFUSED_ROW] * 3
+    refused = [type(batch.errors[i]) for i in (40, 41, 42)]
+    assert refused == [NotWalkableError, OutOfBoundsError, OutOfBoundsError]
+    assert math.isnan(batch.cost[41])
+    assert STATUS_NAMES[batch.status[43]] == "found"
+    assert batch.cost[43] == 0.0
+
+
+def test_invalid_options_refuse_every_row_with_find_paths_error() -> None:
+    grid = GridMap.from_rows(["....", "...."])
+    batch = find_paths_between(grid, [[0, 0, 3, 1], [1, 1, 2, 0]], heuristic="nope")
+    assert batch.status.tolist() == [REFUSED_ROW, REFUSED_ROW]
+    assert all(isinstance(e, UnknownHeuristicError) for e in batch.results())
+
+
+@pytest.mark.parametrize(("cells", "message"), [
+    ([0, 0, 1, 1], "cells must have shape (n, 4), not (4,)"),
+    ([[0, 0, 1]], "cells must have shape (n, 4), not (1, 3)"),
+    ([[0.0, 0.0, 1.0, 1.0]], "cells must be integers, not float64"),
+    ([[True, False, True, True]], "cells must be integers, not bool"),
+    (np.array([[2**63, 0, 1, 1]], np.uint64), "cells must be integers below 2**63"),
+])  # fmt: skip
+def test_cells_not_an_n_by_4_integer_array_are_refused(cells: object, message: str) -> None:
+    grid = GridMap.from_rows(["...."])
+    with pytest.raises(InvalidQueryError) as error:
+        find_paths_between(grid, cells)  # type: ignore[arg-type]
+    assert str(error.value) == message
+
+
+def test_no_rows_answer_an_empty_batch() -> None:
+    grid = GridMap.from_rows(["...."])
+    for _ in range(2):
+        batch = find_paths_between(grid, np.zeros((0, 4), np.int64))
+        assert (len(batch), batch.results(), batch.offsets.tolist()) == (0, [], [0])
+
+
+def test_rows_sharing_a_goal_take_the_field_search() -> None:
+    grid = GridMap.from_rows(["........"] * 6)
+    rows = np.array([(x, 0, 7, 5) for x in range(4)], np.int64)
+    find_paths_between(grid, rows[:1])
+    batch = find_paths_between(grid, rows, shared_goal_queries=4)
+    assert [p.algorithm_used for p in batch.plans] == ["field"]
+    assert batch.plans[0].heuristic_used == "zero"
+    lean = find_paths_between(grid, rows, shared_goal_queries=5)
+    assert [p.algorithm_used for p in lean.plans] == ["jps"]
+    assert batch.cost.tolist() == lean.cost.tolist()
+
+
+def test_lean_rows_grow_the_path_buffers_mid_batch() -> None:
+    grid, goal, cost = serpentine(65)
+    scratch = Scratch(grid.padded.size)
+    find_paths_between(grid, [[0, 0, 1, 0]], scratch=scratch)
+    scratch.paths = PathBuffers(1, 8)
+    rows = np.array([(0, 0, *goal), (0, 0, 2, 0)] * 3, np.int64)
+    batch = find_paths_between(grid, rows, scratch=scratch)
+    assert batch.cost.tolist() == [cost, 2.0] * 3
+    for i, result in enumerate(batch.results()):
+        assert isinstance(result, PathResult)
+        assert result.cells[-1].tolist() == rows[i, 2:].tolist()
+
+
+def test_a_batch_is_a_copy_the_next_batch_does_not_overwrite() -> None:
+    grid = GridMap.from_rows(["........"] * 3)
+    rows = np.array([(0, 0, 7, 2), (7, 0, 0, 2)], np.int64)
+    find_paths_between(grid, rows)
+    batch = find_paths_between(grid, rows)
+    kept = (batch.cells.copy(), batch.waypoints.copy(), batch.cost.copy())
+    find_paths_between(grid, rows[::-1].copy())
+    assert batch.cells.tolist() == kept[0].tolist()
+    assert batch.waypoints.tolist() == kept[1].tolist()
+    assert batch.cost.tolist() == kept[2].tolist()
+
+
+def test_one_row_of_a_batch_is_its_result() -> None:
+    grid = GridMap.from_rows(["....", ".@@.", "...."])
+    rows = np.array([(0, 0, 3, 2), (1, 1, 0, 0), (0, 2, 3, 0)], np.int64)
+    find_paths_between(grid, rows)
+    batch: PathBatch = find_paths_between(grid, rows)
+    whole = batch.results()
+    for i in range(len(rows)):
+        _same(batch.result(i), whole[i])
+    assert [type(r) for r in batch.results(1, 3)] == [NotWalkableError, PathResult]
