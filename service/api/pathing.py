@@ -358,16 +358,17 @@ def _answers(found: PathBatch, answer_format: PathFormat, elapsed_ns: int
         points, offsets = found.cells.tolist(), found.offsets.tolist()
     else:
         points, offsets = found.waypoints.tolist(), found.waypoint_offsets.tolist()
-    columns = (found.status, found.cost, found.length, found.expanded, found.plan, found.goals)
-    status, cost, length, expanded, plan, goals = (column.tolist() for column in columns)
+    columns = (found.status, found.cost, found.length, found.expanded)
+    status, cost, length, expanded = (column.tolist() for column in columns)
     plans, elapsed_us, revision = found.plans, elapsed_ns // 1000, found.grid.revision
+    plan = found.plan.tolist() if len(plans) > 1 else None
     answers: list[dict[str, Any]] = []
     for i, code in enumerate(status):
         if code == REFUSED_ROW:
             error = found.errors[i]
             answers.append(error_body(engine_error_code(error), str(error)))
             continue
-        used = plans[plan[i]]
+        used = plans[0] if plan is None else plans[plan[i]]
         answers.append(
             {  # ``answer``'s keys, in its order
                 "status": STATUS_NAMES[code],
@@ -380,7 +381,8 @@ def _answers(found: PathBatch, answer_format: PathFormat, elapsed_ns: int
                 "algorithm_used": used.algorithm_used,
                 "elapsed_us": elapsed_us,
                 "revision": revision,
-                "reached": goals[i] if code == _FOUND else None,
+                # A found path ends at its goal, and so do its waypoints.
+                "reached": points[offsets[i + 1] - 1] if code == _FOUND else None,
                 "partial_reason": "budget" if code == _PARTIAL else None,
             }
         )

@@ -475,11 +475,16 @@ def _cell_rows(cells: npt.ArrayLike) -> npt.NDArray[np.int64]:
 
 
 def _goals_shared(rows: npt.NDArray[np.int64], least: int) -> bool:
-    """Whether at least ``least`` (> 0) rows share a goal: enough for a field search."""
-    if not 0 < least <= rows.shape[0]:
+    """Whether at least ``least`` (> 0) rows share a goal: enough for a field search.
+
+    Goals are compared by one int64 key each, sorted: equal goals have equal keys,
+    and the rare unequal goals whose keys wrap to the same value (coordinates past
+    2**32) only send the batch the general way, which is as correct."""
+    count = rows.shape[0]
+    if not 0 < least <= count:
         return False
-    goals = Counter(map(tuple, rows[:, 2:4].tolist()))
-    return max(goals.values()) >= least
+    keys = np.sort((rows[:, 2] << 32) + rows[:, 3])
+    return bool(np.any(keys[least - 1 :] == keys[: count - least + 1]))
 
 
 _STATUS_CODES: Final[dict[Status, int]] = {name: code for code, name in _STATUS.items()}

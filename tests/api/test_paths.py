@@ -157,6 +157,27 @@ def test_batch_limit_and_shape(make_client: ClientFactory) -> None:
     assert bad.json()["code"] == "InvalidQuery"
 
 
+def test_a_batch_body_is_checked_around_its_items_as_the_schema_says(
+    client: TestClient, map_id: str
+) -> None:
+    # The items are kept as parsed when all are objects; the rest is still the schema's.
+    query = {"start": [0, 0], "goal": [3, 0]}
+    url = f"/v1/maps/{map_id}/paths"
+    for body, where in [
+        ({"queries": [query, 7]}, "queries.1"),
+        ({"queries": [query], "extra": 1}, "extra"),
+        ({"queries": [query], "defaults": {"weight": "heavy"}}, "defaults.weight"),
+        ({"queries": [query], "min_revision": -1}, "min_revision"),
+        ({"defaults": {}}, "queries"),
+    ]:
+        bad = client.post(url, json=body)
+        assert bad.status_code == 422, body
+        assert bad.json()["code"] == "InvalidQuery"
+        assert where in bad.json()["message"], (body, bad.json())
+    ok = client.post(url, json={"queries": [query], "defaults": {"format": "cells"}})
+    assert ok.json()["results"][0]["path"] == [[0, 0], [1, 0], [2, 0], [3, 0]]
+
+
 def test_algorithm_option_and_algorithm_used(client: TestClient, map_id: str) -> None:
     astar = path(client, map_id, start=[0, 0], goal=[4, 3], format="cells", algorithm="astar")
     assert astar["algorithm_used"] == "astar"

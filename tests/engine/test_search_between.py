@@ -193,3 +193,12 @@ def test_one_row_of_a_batch_is_its_result() -> None:
     for i in range(len(rows)):
         _same(batch.result(i), whole[i])
     assert [type(r) for r in batch.results(1, 3)] == [NotWalkableError, PathResult]
+
+
+def test_goals_are_shared_when_enough_rows_name_one() -> None:
+    rows = np.array([(0, 0, 5, 5), (1, 0, 5, 6), (2, 0, 5, 5), (3, 0, 6, 5), (4, 0, 5, 5)])
+    shared = search_module._goals_shared
+    assert [shared(rows, least) for least in (0, 1, 2, 3, 4, 6)] == [
+        False, True, True, True, False, False]  # fmt: skip
+    wrapped = np.array([(0, 0, 1, 0), (0, 0, 0, 2**32)])  # keys equal by wrapping: shared,
+    assert shared(wrapped, 2)  # which only sends the batch the general way

@@ -128,6 +128,19 @@ async def find_one(request: Request) -> Response:
     return _respond(payload)
 
 
+def _batch_request(data: Any, queries: Any) -> BatchRequest:
+    """``BatchRequest.model_validate(data)``, ``queries`` being ``data["queries"]``.
+
+    Of the items the schema checks only that each is an object, and pydantic would
+    copy every one to check it: when they all are, the rest of the body is validated
+    without them and the parsed items are kept as they are."""
+    if type(queries) is list and all(type(query) is dict for query in queries):
+        body = BatchRequest.model_validate(data | {"queries": []})
+        body.queries = queries
+        return body
+    return BatchRequest.model_validate(data)
+
+
 def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
     """Parse, validate and answer a whole batch: all of it on one search thread.
 
@@ -145,7 +158,7 @@ def _batch(runtime: Runtime, map_id: str, raw: bytes) -> list[dict[str, Any]]:
             f"batch of {len(queries)} queries exceeds the limit of {limit} (GRIDPATH_MAX_BATCH)",
         )
     try:
-        body = BatchRequest.model_validate(data)
+        body = _batch_request(data, queries)
     except ValidationError as exc:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
     settings = runtime.settings
