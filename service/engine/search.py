@@ -619,8 +619,7 @@ def _search_lean(grid: GridMap, leans: Sequence[_Lean], rows: npt.NDArray[np.int
     status = arrays.status[:count].astype(np.int8)
     refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
     status[refused] = REFUSED_ROW
-    cost = arrays.cost[:count].copy()
-    cost[(status == REFUSED_ROW) | (status == STATUS_NO_PATH)] = math.nan
+    cost = arrays.cost[:count].copy()  # NaN where no path, or refused: the kernel's
     offsets = paths.offsets[: count + 1].copy()
     turn_offsets = paths.turn_offsets[: count + 1].copy()
     used = (BatchPlan(lean.heuristic_used, _ALGORITHM_NAMES[lean.algorithm], lean.diagonal)
