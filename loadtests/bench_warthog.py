@@ -24,8 +24,9 @@ Also timed: the same rows as arrays of 100 through ``find_paths_between`` (the
 columnar batch: the whole call, no object per answer), and every row in one call of
 the search kernel alone (``search_many``, the scope of warthog's timer).
 
-Each timed run starts after one untimed call of its kind (the collector runs
-just before it and leaves the caches cold; see ``quiet_collector``).
+Each timed run starts after one untimed call of its kind, with the collector off
+and no full collection just before (which leaves the caches cold; see
+``quiet_collector``).
 
 Prints tables and asserts nothing about timing.
 """
@@ -133,14 +134,15 @@ def optimal(cost: float | None, row: Scenario) -> bool:
 
 
 def quiet_collector() -> None:
-    """Collect, then keep the collector off while timing (``gc.enable`` after).
+    """Keep the collector off while timing (``gc.enable`` after), without a full
+    collection first.
 
     A full collection walks every object the process holds and leaves the CPU's
-    caches cold: the next numba call took about 25 us more, the next numpy
-    operation 40 to 80 us (measured), some 300 us over a batch's first call, 2 us a
-    row on arena's 160. Each timed run starts after an untimed call for that reason:
-    a server does not collect before every call."""
-    gc.collect()
+    caches cold: the next numba call took about 25 us more, the next numpy operation
+    40 to 80 us (measured), some 300 us over a batch's first call, 2 us a row on
+    arena's 160. A server does not collect before every call (the threshold is
+    ``GRIDPATH_GC_THRESHOLD``), nor does warthog's loop. Each timed run also starts
+    after an untimed call of its kind."""
     gc.disable()
 
 
