@@ -141,7 +141,8 @@ class PathBatch:
             refused rows.
         length: (n,) float64: geometric length in cells; 0 for no_path.
         expanded, reopened: (n,) int64: ``PathResult``'s counts.
-        plan: (n,) int64: the row's index in ``plans``.
+        plan: (n,) int64: the row's index in ``plans`` (meaningless for a refused
+            row, which no plan answered).
         plans: what answered each row (heuristic and algorithm used, diagonal code).
         cells: (m, 2) int32 ``(x, y)``: every row's path, one after the other; row
             ``i``'s is ``cells[offsets[i]:offsets[i + 1]]``, start to end inclusive.
