@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from service.engine.errors import EngineError
 from service.engine.grid import GridMap
+from service.engine.kernels.codes import STATUS_FOUND, STATUS_NO_PATH, STATUS_PARTIAL
 from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
 from service.engine.options import AlgorithmUsed, Heuristic, PartialReason, Status
@@ -113,8 +114,12 @@ class PathResult:
 #: ``PathBatch.status`` of a row refused before its search (its error in ``errors``).
 REFUSED_ROW: Final = -1
 #: Status names by ``PathBatch.status`` code (the kernels' codes).
-STATUS_NAMES: Final[tuple[Status, Status, Status]] = ("found", "partial", "no_path")
-_NO_PATH: Final = 2
+_NAMES: Final[dict[int, Status]] = {
+    STATUS_FOUND: "found",
+    STATUS_PARTIAL: "partial",
+    STATUS_NO_PATH: "no_path",
+}
+STATUS_NAMES: Final[tuple[Status, ...]] = tuple(_NAMES[code] for code in range(len(_NAMES)))
 
 
 class BatchPlan(NamedTuple):
@@ -197,11 +202,12 @@ class PathBatch:
             name = STATUS_NAMES[code]
             used = plans[plan[i]]
             results.append(PathResult(
-                name, None if code == _NO_PATH else cost[i],
+                name, None if code == STATUS_NO_PATH else cost[i],
                 cells[offsets[i] : offsets[i + 1]],
                 turns[turn_offsets[i] : turn_offsets[i + 1]], length[i], expanded[i],
                 reopened[i], used.heuristic_used, used.algorithm_used, grid,
-                used.diagonal_code, (goals[i][0], goals[i][1]) if code == 0 else None,
-                "budget" if name == "partial" else None,
+                used.diagonal_code,
+                (goals[i][0], goals[i][1]) if code == STATUS_FOUND else None,
+                "budget" if code == STATUS_PARTIAL else None,
             ))  # fmt: skip
         return results

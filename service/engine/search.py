@@ -10,7 +10,6 @@ straight line (optimal). A single query is a batch of one: one code path.
 import contextlib
 import math
 import operator
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
@@ -78,7 +77,14 @@ from service.engine.options import (
     Unreachable,
     option_code,
 )
-from service.engine.result import REFUSED_ROW, BatchPlan, PathBatch, PathResult, SearchTrace
+from service.engine.result import (
+    REFUSED_ROW,
+    STATUS_NAMES,
+    BatchPlan,
+    PathBatch,
+    PathResult,
+    SearchTrace,
+)
 from service.engine.scratch import (
     MAX_BUCKETS,
     MAX_INTEGER_COST,
@@ -107,11 +113,8 @@ _POLICY_NAMES: Final[dict[int, str]] = {code: name for name, code in DIAGONALS.i
 #: The code of ``auto`` in ``ALGORITHMS`` (resolved per query).
 ALGORITHM_AUTO: Final = ALGORITHMS["auto"]
 
-_STATUS: Final[dict[int, Status]] = {
-    STATUS_FOUND: "found",
-    STATUS_PARTIAL: "partial",
-    STATUS_NO_PATH: "no_path",
-}
+#: Status names by kernel code.
+_STATUS: Final[dict[int, Status]] = dict(enumerate(STATUS_NAMES))
 
 Point = Sequence[int] | npt.NDArray[np.integer]
 
@@ -441,15 +444,15 @@ def find_paths_between(
         return PathQuery((sx, sy), (gx, gy), heuristic, diagonal, weight, max_expansions,
                          tie_break, algorithm)  # fmt: skip
 
-    # ``_lean_key`` of these options.
-    key = (heuristic, diagonal, algorithm, weight, max_expansions, type(max_expansions),
-           tie_break)  # fmt: skip
+    # The plans memo's key of these options (any goal will do: it is not part of it).
+    key = _lean_key((0, 0), heuristic, diagonal, weight, max_expansions, tie_break,
+                    algorithm, None, None, "no_path", 1)  # fmt: skip
     try:
         lean = grid.plans.get(key)
     except TypeError:  # an unhashable option: invalid, and reported below
         lean = None
     count = rows.shape[0]
-    if isinstance(lean, _Lean) and count and not _goals_shared(rows, shared_goal_queries):
+    if isinstance(lean, _Lean) and count and not _goals_shared(rows[:, 2:4], shared_goal_queries):
         table = np.empty((count, 5), np.int64)
         table[:, 0] = 0  # every row runs plan 0, ``lean``
         table[:, 1:] = rows
@@ -474,17 +477,16 @@ def _cell_rows(cells: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return rows.astype(np.int64, copy=False)
 
 
-def _goals_shared(rows: npt.NDArray[np.int64], least: int) -> bool:
-    """Whether at least ``least`` (> 0) rows share a goal: enough for a field search.
-
-    Goals are compared by one int64 key each, sorted: equal goals have equal keys,
-    and the rare unequal goals whose keys wrap to the same value (coordinates past
-    2**32) only send the batch the general way, which is as correct."""
-    count = rows.shape[0]
+def _goals_shared(keys: npt.NDArray[np.int64], least: int) -> bool:
+    """Whether at least ``least`` (> 0) rows of ``keys`` (n, k) are equal: enough
+    queries sharing a goal (the goal's two columns, and its plan's where plans
+    differ) for a field search. Rows are sorted, so equal rows lie side by side."""
+    count = keys.shape[0]
     if not 0 < least <= count:
         return False
-    keys = np.sort((rows[:, 2] << 32) + rows[:, 3])
-    return bool(np.any(keys[least - 1 :] == keys[: count - least + 1]))
+    ordered = keys[np.lexsort(keys.T)]
+    same = ordered[least - 1 :] == ordered[: count - least + 1]
+    return bool(np.any(np.all(same, axis=1)))
 
 
 _STATUS_CODES: Final[dict[Status, int]] = {name: code for code, name in _STATUS.items()}
@@ -570,13 +572,11 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
             rows.append((slot, index(sx), index(sy), index(gx), index(gy)))
     except (TypeError, ValueError):
         return None
-    if 0 < least <= len(rows):
-        goals = Counter((row[0], row[3], row[4]) for row in rows)
-        if max(goals.values()) >= least:
-            return None
     try:
         table = np.array(rows, np.int64).reshape(-1, 5)
     except OverflowError:  # a coordinate too big for the kernel: off the map, surely
+        return None
+    if _goals_shared(table[:, [0, 3, 4]], least):  # a goal and its plan
         return None
     return leans, table
 

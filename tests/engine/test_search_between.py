@@ -198,7 +198,9 @@ def test_one_row_of_a_batch_is_its_result() -> None:
 def test_goals_are_shared_when_enough_rows_name_one() -> None:
     rows = np.array([(0, 0, 5, 5), (1, 0, 5, 6), (2, 0, 5, 5), (3, 0, 6, 5), (4, 0, 5, 5)])
     shared = search_module._goals_shared
-    assert [shared(rows, least) for least in (0, 1, 2, 3, 4, 6)] == [
+    assert [shared(rows[:, 2:4], least) for least in (0, 1, 2, 3, 4, 6)] == [
         False, True, True, True, False, False]  # fmt: skip
-    wrapped = np.array([(0, 0, 1, 0), (0, 0, 0, 2**32)])  # keys equal by wrapping: shared,
-    assert shared(wrapped, 2)  # which only sends the batch the general way
+    by_plan = np.array([(0, 5, 5), (1, 5, 5), (0, 5, 5)])  # a goal shared within plan 0 only
+    assert (shared(by_plan, 2), shared(by_plan, 3)) == (True, False)
+    far = np.array([(1, 0), (0, 2**32)])  # equal if packed into one int64 key: not shared
+    assert not shared(far, 2)
