@@ -202,5 +202,5 @@ def test_goals_are_shared_when_enough_rows_name_one() -> None:
         False, True, True, True, False, False]  # fmt: skip
     by_plan = np.array([(0, 5, 5), (1, 5, 5), (0, 5, 5)])  # a goal shared within plan 0 only
     assert (shared(by_plan, 2), shared(by_plan, 3)) == (True, False)
-    far = np.array([(1, 0), (0, 2**32)])  # equal if packed into one int64 key: not shared
+    far = np.array([(1, 0), (0, 2**32)])  # one column past 2**21 apart: not shared
     assert not shared(far, 2)
