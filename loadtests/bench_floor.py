@@ -35,7 +35,7 @@ from service.engine import GridMap, find_path, find_paths, find_paths_between, w
 from service.engine.kernels.batch import search_handles, search_many
 from service.engine.movingai import parse_scenarios
 from service.engine.scratch import thread_scratch
-from service.engine.search import PathQuery, _lean_batch
+from service.engine.search import PathQuery, _lean_batch, _plans_of
 
 MAP: Final = "dao/den520d.map"
 ROUNDS: Final = 2000
@@ -93,8 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     if planned is None:
         raise RuntimeError("the shortest rows have no lean plan")
     leans, table = planned
-    options = np.stack([lean.options for lean in leans])
-    weights = np.array([lean.weight for lean in leans], np.float64)
+    options, weights = _plans_of(leans)[:2]
     scratch.for_queries(BATCH)
     rows_handle = scratch.kernel_handle(records=False)
 

@@ -61,7 +61,7 @@ from service.engine.kernels.batch import search_many
 from service.engine.kernels.jps import jump_distances
 from service.engine.movingai import Scenario, parse_scenarios
 from service.engine.scratch import thread_scratch
-from service.engine.search import _lean_batch
+from service.engine.search import _lean_batch, _plans_of
 
 MAPS: Final = ("dao/arena", "dao/lak303d", "dao/den520d", "dao/brc202d", "dao/orz900d",
                "sc1/AcrosstheCape", "bg512/AR0011SR")  # fmt: skip
@@ -203,8 +203,7 @@ def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
     if planned is None:
         raise RuntimeError(f"{len(rows)} rows: no lean plan (run find_path first)")
     leans, table = planned
-    options = np.stack([lean.options for lean in leans])
-    weights = np.array([lean.weight for lean in leans], np.float64)
+    options, weights = _plans_of(leans)[:2]
     scratch = thread_scratch(grid.padded.size)
     scratch.for_queries(len(rows))
     held = grid.kernel_handle
@@ -215,8 +214,8 @@ def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
             kernel = scratch.kernel_handle(records=False)
             first = scratch.take_generations(len(rows)) - done
             began = time.perf_counter_ns()
-            done = search_many(held.table, kernel.table, options, weights, table, done,
-                               len(rows), first)  # fmt: skip
+            done, _ = search_many(held.table, kernel.table, options, weights, table, done,
+                                  len(rows), first)  # fmt: skip
             elapsed = time.perf_counter_ns() - began
             if done < len(rows):  # grow the path buffers (then time the whole call again)
                 paths = scratch.paths

@@ -249,6 +249,17 @@ def find_path(
 _KERNEL_INT_BITS: Final = 62
 
 
+class _Plans(NamedTuple):
+    """What ``search_many`` is handed for a batch's plans, and what answered."""
+
+    options: npt.NDArray[np.int64]  # (plans, OPTIONS)
+    weights: npt.NDArray[np.float64]  # (plans,)
+    records: bool  # whether one may run ``dial`` (which needs the scratch's records)
+    clusters: int  # the most clusters of a table one reads
+    jps: bool  # whether one runs JPS (which needs the grid's jump tables)
+    used: tuple[BatchPlan, ...]  # ``PathBatch.plans``
+
+
 class _Lean(NamedTuple):
     """What a single-goal query with given options runs on a grid (``find_path``'s
     memo in ``GridMap.plans``)."""
@@ -260,6 +271,21 @@ class _Lean(NamedTuple):
     heuristic_used: Heuristic
     algorithm: int
     diagonal: int
+    alone: _Plans  # a batch's plans when this is its only one, made once (2-3 us)
+
+
+def _plans_of(leans: Sequence[_Lean]) -> _Plans:
+    """The plans ``search_many`` runs a batch of ``leans`` on (row ``i``: ``leans[i]``)."""
+    if len(leans) == 1:
+        return leans[0].alone
+    return _Plans(
+        np.stack([lean.options for lean in leans]),
+        np.array([lean.weight for lean in leans], np.float64),
+        any(lean.records for lean in leans),
+        max(lean.clusters for lean in leans),
+        any(lean.alone.jps for lean in leans),
+        tuple(lean.alone.used[0] for lean in leans),
+    )
 
 
 def _lean_key(goal: Point | None, heuristic: object, diagonal: object, weight: object,
@@ -288,8 +314,13 @@ def _remember_lean(grid: GridMap, plans: dict[object, object], key: tuple[object
     options = np.array([checked.diagonal, checked.heuristic, checked.budget, checked.tie_break,
                         checked.equal_f_stack, checked.buckets, checked.table,
                         checked.algorithm, checked.landmark], np.int64)  # fmt: skip
-    lean = _Lean(options, checked.weight, checked.buckets > 0, clusters,
-                 checked.heuristic_used, checked.algorithm, checked.diagonal)  # fmt: skip
+    records = checked.buckets > 0
+    used = BatchPlan(checked.heuristic_used, _ALGORITHM_NAMES[checked.algorithm],
+                     checked.diagonal)  # fmt: skip
+    alone = _Plans(options[np.newaxis], np.array([checked.weight]), records, clusters,
+                   checked.algorithm == ALGORITHM_JPS, (used,))  # fmt: skip
+    lean = _Lean(options, checked.weight, records, clusters, checked.heuristic_used,
+                 checked.algorithm, checked.diagonal, alone)  # fmt: skip
     if len(plans) >= _MEMO_ENTRIES:
         plans.clear()
     with contextlib.suppress(TypeError):  # unhashable yet valid: not remembered
@@ -603,44 +634,46 @@ def _search_lean(grid: GridMap, leans: Sequence[_Lean], rows: npt.NDArray[np.int
                  ) -> PathBatch:  # fmt: skip
     """Answer ``rows`` (n, 5) int64 (plan index in ``leans``, start x, start y, goal x,
     goal y) in one ``search_many`` call (more when the path buffers must grow), column
-    by column; a refused row's error is the full check's of ``query_of(row)``."""
+    by column; a refused row's error is the full check's of ``query_of(row)``. ``rows``
+    is the caller's to give away: the batch's ``goals`` and ``plan`` view it."""
     count = rows.shape[0]
-    if any(lean.algorithm == ALGORITHM_JPS for lean in leans):
+    plans = _plans_of(leans)
+    if plans.jps:
         grid.prepare_jumps()
     scratch = scratch or thread_scratch(grid.padded.size)
     scratch.for_queries(count)
-    options = np.stack([lean.options for lean in leans])
-    weights = np.array([lean.weight for lean in leans], np.float64)
-    records = any(lean.records for lean in leans)
-    clusters = max(lean.clusters for lean in leans)
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     first_generation = scratch.take_generations(count)
     done = 0
+    refused_rows = -1
     while True:
-        kernel = scratch.kernel_handle(records=records, clusters=clusters)
-        done = search_many(held.table, kernel.table, options, weights, rows, done, count,
-                           first_generation)  # fmt: skip
+        kernel = scratch.kernel_handle(records=plans.records, clusters=plans.clusters)
+        done, refused_here = search_many(held.table, kernel.table, plans.options,
+                                         plans.weights, rows, done, count,
+                                         first_generation)  # fmt: skip
+        if refused_rows < 0:  # the first call checks every row; a later one, fewer
+            refused_rows = refused_here
         if done == count:
             break
         first_generation = _grow_paths(scratch, done, count)
     arrays, paths = scratch.queries, scratch.paths
     status = arrays.status[:count].astype(np.int8)
-    refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
-    status[refused] = REFUSED_ROW
+    refused: list[int] = []
+    if refused_rows:
+        refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
+        status[refused] = REFUSED_ROW
     cost = arrays.cost[:count].copy()  # NaN where no path, or refused: the kernel's
     offsets = paths.offsets[: count + 1].copy()
     turn_offsets = paths.turn_offsets[: count + 1].copy()
-    used = (BatchPlan(lean.heuristic_used, _ALGORITHM_NAMES[lean.algorithm], lean.diagonal)
-            for lean in leans)  # fmt: skip
     return PathBatch(
-        goals=rows[:, 3:5].copy(),
+        goals=rows[:, 3:5],
         status=status,
         cost=cost,
         length=arrays.length[:count].copy(),
         expanded=arrays.expanded[:count].copy(),
         reopened=arrays.reopened[:count].copy(),
-        plan=rows[:, 0].copy(),
-        plans=tuple(used),
+        plan=rows[:, 0],
+        plans=plans.used,
         cells=paths.cells[: offsets[count]].copy(),
         offsets=offsets,
         waypoints=paths.turns[: turn_offsets[count]].copy(),

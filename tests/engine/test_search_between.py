@@ -159,10 +159,18 @@ def test_rows_sharing_a_goal_take_the_field_search() -> None:
     assert batch.cost.tolist() == lean.cost.tolist()
 
 
-def test_lean_rows_grow_the_path_buffers_mid_batch() -> None:
+def _lean_route_only(grid: GridMap, scratch: Scratch, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remember ``grid``'s default plan (the first call on a grid builds its tables,
+    which forgets the plans, so two calls), then refuse the general route."""
+    for _ in range(2):
+        find_paths_between(grid, [[0, 0, 0, 0]], scratch=scratch)
+    monkeypatch.setattr(search_module, "find_paths", _refuse_find_paths)
+
+
+def test_lean_rows_grow_the_path_buffers_mid_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     grid, goal, cost = serpentine(65)
     scratch = Scratch(grid.padded.size)
-    find_paths_between(grid, [[0, 0, 1, 0]], scratch=scratch)
+    _lean_route_only(grid, scratch, monkeypatch)
     scratch.paths = PathBuffers(1, 8)
     rows = np.array([(0, 0, *goal), (0, 0, 2, 0)] * 3, np.int64)
     batch = find_paths_between(grid, rows, scratch=scratch)
@@ -170,6 +178,38 @@ def test_lean_rows_grow_the_path_buffers_mid_batch() -> None:
     for i, result in enumerate(batch.results()):
         assert isinstance(result, PathResult)
         assert result.cells[-1].tolist() == rows[i, 2:].tolist()
+
+
+def test_rows_refused_before_and_after_the_path_buffers_grow_keep_their_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The kernel counts refused rows on its first call only, which sets every row:
+    # a later call (after growth) sets fewer, and must not hide the earlier ones.
+    grid, goal, cost = serpentine(65)
+    scratch = Scratch(grid.padded.size)
+    _lean_route_only(grid, scratch, monkeypatch)
+    scratch.for_queries(3)
+    scratch.paths = PathBuffers(3, 8)
+    off = grid.width
+    for rows in ([(off, 0, 0, 0), (0, 0, *goal), (0, 0, 2, 0)],
+                 [(0, 0, 2, 0), (0, 0, *goal), (0, 0, off, 0)]):  # fmt: skip
+        batch = find_paths_between(grid, np.array(rows, np.int64), scratch=scratch)
+        refused = [i for i, row in enumerate(rows) if off in row]
+        assert [i for i, s in enumerate(batch.status.tolist()) if s == REFUSED_ROW] == refused
+        assert sorted(batch.errors) == refused
+        assert all(isinstance(e, OutOfBoundsError) for e in batch.errors.values())
+        assert batch.cost[1] == cost
+        scratch.paths = PathBuffers(3, 8)
+
+
+def test_a_batch_keeps_its_goals_when_the_callers_array_changes() -> None:
+    grid = GridMap.from_rows(["........"] * 3)
+    rows = np.array([(0, 0, 7, 2), (7, 0, 0, 2)], np.int64)
+    find_paths_between(grid, rows)
+    batch = find_paths_between(grid, rows)
+    rows[:] = 1
+    assert batch.goals.tolist() == [[7, 2], [0, 2]]
+    assert batch.plan.tolist() == [0, 0]
 
 
 def test_a_batch_is_a_copy_the_next_batch_does_not_overwrite() -> None:

@@ -307,13 +307,18 @@ def search_many(grid, scratch, options, weights, rows, first, count, gen0):
 
     A query whose start or goal is off the map or blocked is refused: its ``source``
     is left ``REFUSED`` and it gets no path; the caller's full check says why.
-    Returns as ``search_batch`` does.
+    Returns ``(done, refused)``: what ``search_batch`` returns, and how many of
+    queries ``first`` to ``count`` were refused (so that a caller finds none without
+    a pass of its own over ``source``).
     """
     view = grid_view(grid)
     inputs, outputs = query_view(scratch)
+    refused = 0
     for i in range(first, count):
         plan = rows[i, 0]
-        set_query(view, inputs, i, options[plan], weights[plan], rows[i, 1], rows[i, 2],
-                  rows[i, 3], rows[i, 4])  # fmt: skip
-    return search_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
+        if not set_query(view, inputs, i, options[plan], weights[plan], rows[i, 1],
+                         rows[i, 2], rows[i, 3], rows[i, 4]):  # fmt: skip
+            refused += 1
+    done = search_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
                         path_view(scratch))  # fmt: skip
+    return done, refused
