@@ -22,7 +22,6 @@ count the rows where they do not.
 """
 
 import argparse
-import gc
 import platform
 import statistics
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from loadtests.report import (
     positive,
     report,
 )
+from loadtests.timing import collector_off
 from service.config import get_settings
 from service.engine import ClusterTables, GridMap, build_clusters, find_path
 from service.engine.movingai import Scenario, parse_scenarios
@@ -85,14 +85,10 @@ def run_map(entry: MapFile, queries: int) -> MapRun:
         find_path(grid, scenarios[-1].start, scenarios[-1].goal, diagonal=diagonal,
                   heuristic=heuristic, algorithm="astar")  # fmt: skip
     samples: dict[str, list[Sample]] = {name: [] for name, _, _ in SEARCHES}
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():  # (see ``timing.collector_off``)
         for scenario in scenarios:
             for name, diagonal, heuristic in SEARCHES:
                 samples[name].append(timed(grid, scenario, diagonal, heuristic))
-    finally:
-        gc.enable()
     return MapRun(entry, grid, tables, samples)
 
 

@@ -26,7 +26,6 @@ Sections:
 
 import argparse
 import fnmatch
-import gc
 import json
 import os
 import platform
@@ -54,6 +53,7 @@ from loadtests.report import (
     positive,
     report,
 )
+from loadtests.timing import collector_off
 from service.config import REPO_ROOT, get_settings
 from service.engine import GridMap, PathResult, find_path
 from service.engine.movingai import Scenario, parse_scenarios
@@ -259,14 +259,10 @@ def run_map(entry: MapFile, queries: int, repeat: int) -> MapRun:
     for runner in runners:
         runner.solve(scenarios[-1])
     samples: dict[str, list[Sample]] = {runner.name: [] for runner in runners}
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():  # (see ``timing.collector_off``)
         for scenario in scenarios:
             for runner in runners:
                 samples[runner.name].append(runner.sample(scenario, repeat))
-    finally:
-        gc.enable()
     return MapRun(entry, grid, scenarios, samples)
 
 

@@ -14,7 +14,6 @@ costs are checked against the scenario's optimal length.
 """
 
 import argparse
-import gc
 import platform
 import statistics
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from loadtests.report import (
     positive,
     report,
 )
+from loadtests.timing import collector_off
 from service.config import get_settings
 from service.engine import GridMap, find_path
 from service.engine.movingai import Scenario, parse_scenarios
@@ -69,9 +69,7 @@ def run_rows(grid: GridMap, entry: MapFile, label: str, rows: list[Scenario]) ->
     for _, algorithm in SEARCHES:
         find_path(grid, rows[-1].start, rows[-1].goal, algorithm=algorithm)
     samples: dict[str, list[Sample]] = {name: [] for name, _ in SEARCHES}
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():  # (see ``timing.collector_off``)
         for row in rows:
             for name, algorithm in SEARCHES:
                 begin = perf_counter_ns()
@@ -80,8 +78,6 @@ def run_rows(grid: GridMap, entry: MapFile, label: str, rows: list[Scenario]) ->
                 cost = result.cost if result.status == "found" else None
                 samples[name].append(Sample(elapsed, result.expanded, cost,
                                             result.algorithm_used))  # fmt: skip
-    finally:
-        gc.enable()
     return RowSet(entry, label, rows, samples)
 
 

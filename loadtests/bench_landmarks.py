@@ -14,7 +14,6 @@ the heuristic is measured, not JPS), interleaved; costs must be identical.
 """
 
 import argparse
-import gc
 import platform
 import statistics
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from loadtests.report import (
     positive,
     report,
 )
+from loadtests.timing import collector_off
 from service.config import get_settings
 from service.engine import GridMap, LandmarkTables, build_landmarks, find_path
 from service.engine.movingai import parse_scenarios
@@ -89,9 +89,7 @@ def run(name: str, grid: GridMap, pairs: list[Pair]) -> Run:
     ns: dict[str, list[int]] = {h: [] for h in HEURISTICS}
     expanded: dict[str, list[int]] = {h: [] for h in HEURISTICS}
     mismatches = 0
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():  # (see ``timing.collector_off``)
         for start, goal in pairs:
             costs = []
             for heuristic in HEURISTICS:
@@ -105,8 +103,6 @@ def run(name: str, grid: GridMap, pairs: list[Pair]) -> Run:
                 a is not None and b is not None and abs(a - b) > 1e-6 * max(1.0, a)
             ):
                 mismatches += 1
-    finally:
-        gc.enable()
     return Run(name, tables, ns, expanded, mismatches)
 
 

@@ -9,7 +9,8 @@ Usage::
 (ShortestPathLab/warthog-core and warthog-jps, cmake Release): ``build-core/warthog``
 and ``build-jps/warthog-jps``. Without it only gridpath's figures are printed.
 
-Per map, ``--repeat`` rounds, interleaved: warthog JPS+ and JPS2+ (their own
+Per map, ``--repeat`` rounds (more for a small map: enough for ``--min-rows`` rows in
+all), interleaved: warthog JPS+ and JPS2+ (their own
 timer, around the search only: nanoseconds per row from their output), then
 gridpath ``find_path`` with the default ``auto`` one row at a time (the whole call:
 validation, search, path and waypoints), then the same rows as batches of 100
@@ -26,13 +27,12 @@ the search kernel alone (``search_many``, the scope of warthog's timer).
 
 Each timed run starts after one untimed call of its kind, with the collector off
 and no full collection just before (which leaves the caches cold; see
-``quiet_collector``).
+``loadtests.timing.collector_off``).
 
 Prints tables and asserts nothing about timing.
 """
 
 import argparse
-import gc
 import platform
 import statistics
 import subprocess
@@ -48,6 +48,7 @@ from typing import Final
 import numpy as np
 
 from loadtests.report import Table, cpu_model, nproc, positive, report
+from loadtests.timing import collector_off
 from service.config import get_settings
 from service.engine import (
     GridMap,
@@ -68,6 +69,9 @@ MAPS: Final = ("dao/arena", "dao/lak303d", "dao/den520d", "dao/brc202d", "dao/or
 WARTHOG_ALGORITHMS: Final = ("jps+", "jps2+")
 BATCH: Final = 100
 BUILD_PAIRS: Final = 5
+#: Rows a map's rounds add up to at least (``--min-rows``): arena's 160 rows take
+#: warthog 80 us a round, and one interrupt moved a 3-round median by 30%.
+MIN_ROWS: Final = 4000
 
 
 @dataclass(slots=True)
@@ -76,6 +80,7 @@ class Figures:
 
     key: str
     rows: int
+    rounds: int
     us: dict[str, list[float]] = field(default_factory=dict)
     expanded: dict[str, float] = field(default_factory=dict)
     bad: dict[str, int] = field(default_factory=dict)
@@ -133,29 +138,13 @@ def optimal(cost: float | None, row: Scenario) -> bool:
     )
 
 
-def quiet_collector() -> None:
-    """Keep the collector off while timing (``gc.enable`` after), without a full
-    collection first.
-
-    A full collection walks every object the process holds and leaves the CPU's
-    caches cold: the next numba call took about 25 us more, the next numpy operation
-    40 to 80 us (measured), some 300 us over a batch's first call, 2 us a row on
-    arena's 160. A server does not collect before every call (the threshold is
-    ``GRIDPATH_GC_THRESHOLD``), nor does warthog's loop. Each timed run also starts
-    after an untimed call of its kind."""
-    gc.disable()
-
-
 def run_gridpath(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, float, int]:
     """Mean us per row through ``find_path``, expansions per row, rows not optimal."""
-    quiet_collector()
-    try:
-        find_path(grid, rows[0].start, rows[0].goal)  # (see ``quiet_collector``)
+    with collector_off():
+        find_path(grid, rows[0].start, rows[0].goal)  # (see ``timing.collector_off``)
         began = time.perf_counter_ns()
         results = [find_path(grid, row.start, row.goal) for row in rows]
         elapsed = time.perf_counter_ns() - began
-    finally:
-        gc.enable()
     bad = sum(not optimal(r.cost, row) for r, row in zip(results, rows, strict=True))
     return elapsed / len(rows) / 1000, statistics.fmean(r.expanded for r in results), bad
 
@@ -163,15 +152,12 @@ def run_gridpath(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, float,
 def run_batches(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
     """Mean us per row through ``find_paths`` in batches of ``BATCH``; rows not optimal."""
     queries = [PathQuery(row.start, row.goal) for row in rows]
-    quiet_collector()
-    try:
-        find_paths(grid, queries[:BATCH])  # (see ``quiet_collector``)
+    with collector_off():
+        find_paths(grid, queries[:BATCH])  # (see ``timing.collector_off``)
         began = time.perf_counter_ns()
         results = [r for i in range(0, len(queries), BATCH)
                    for r in find_paths(grid, queries[i : i + BATCH])]  # fmt: skip
         elapsed = time.perf_counter_ns() - began
-    finally:
-        gc.enable()
     bad = sum(not optimal(r.cost if isinstance(r, PathResult) else None, row)
               for r, row in zip(results, rows, strict=True))  # fmt: skip
     return elapsed / len(rows) / 1000, bad
@@ -181,15 +167,12 @@ def run_between(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
     """Mean us per row through ``find_paths_between`` on arrays of ``BATCH`` rows; rows
     not optimal."""
     cells = np.array([(*row.start, *row.goal) for row in rows], np.int64)
-    quiet_collector()
-    try:
-        find_paths_between(grid, cells[:BATCH])  # (see ``quiet_collector``)
+    with collector_off():
+        find_paths_between(grid, cells[:BATCH])  # (see ``timing.collector_off``)
         began = time.perf_counter_ns()
         batches = [find_paths_between(grid, cells[i : i + BATCH])
                    for i in range(0, len(rows), BATCH)]  # fmt: skip
         elapsed = time.perf_counter_ns() - began
-    finally:
-        gc.enable()
     costs = np.concatenate([batch.cost for batch in batches]).tolist()
     bad = sum(not optimal(None if np.isnan(c) else c, row)
               for c, row in zip(costs, rows, strict=True))  # fmt: skip
@@ -235,17 +218,23 @@ def table_build_ms(grid: GridMap, repeat: int) -> float:
     return statistics.median(times)
 
 
-def measure(key: str, root: Path, warthog: Path | None, repeat: int) -> Figures:
+def rounds_for(rows: int, repeat: int, min_rows: int) -> int:
+    """At least ``repeat`` rounds, and enough for ``min_rows`` rows in all."""
+    return max(repeat, -(-min_rows // max(rows, 1)))
+
+
+def measure(key: str, root: Path, warthog: Path | None, repeat: int, min_rows: int
+            ) -> Figures:  # fmt: skip
     map_path = root / f"{key}.map"
     scen = root / f"{key}.map.scen"
     rows = parse_scenarios(scen.read_text(encoding="ascii"))
     grid = GridMap.from_movingai(map_path.read_text(encoding="ascii"))
     grid.prepare_jumps(max_table_bytes=get_settings().max_jump_table_bytes)
-    figures = Figures(key, len(rows))
+    figures = Figures(key, len(rows), rounds_for(len(rows), repeat, min_rows))
     for row in rows[:3]:  # compiled, the plans remembered, the buffers grown
         find_path(grid, row.start, row.goal)
     find_paths(grid, [PathQuery(row.start, row.goal) for row in rows[:BATCH]])
-    for _ in range(repeat):
+    for _ in range(figures.rounds):
         if warthog is not None:
             for algorithm in WARTHOG_ALGORITHMS:
                 us, expanded, bad = run_warthog(warthog, algorithm, scen, map_path)
@@ -284,14 +273,16 @@ def overall(all_figures: Sequence[Figures], name: str) -> float:
 def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     rows = []
     for f in all_figures:
-        ns = 1000 * f.median_us("auto") / max(f.expanded["auto"], 1e-9)
-        cells = [f.key, f"{f.rows:,}", f"{f.median_us('auto'):,.1f}",
+        ns = 1000 * f.median_us("kernel") / max(f.expanded["auto"], 1e-9)
+        cells = [f.key, f"{f.rows:,}", str(f.rounds), f"{f.median_us('auto'):,.1f}",
                  f"{f.median_us('batch'):,.1f}", f"{f.median_us('between'):,.1f}",
                  f"{f.median_us('kernel'):,.1f}",
                  f"{f.expanded['auto']:,.1f}", f"{ns:,.0f}"]  # fmt: skip
         if warthog:
             for algorithm in WARTHOG_ALGORITHMS:
-                cells += [f"{f.median_us(algorithm):,.1f}", f"{f.expanded[algorithm]:,.1f}"]
+                us, expanded = f.median_us(algorithm), f.expanded[algorithm]
+                ns_each = 1000 * us / max(expanded, 1e-9)
+                cells += [f"{us:,.1f}", f"{expanded:,.1f}", f"{ns_each:,.0f}"]
             cells += [
                 ratio(f, "auto", "jps+"),
                 ratio(f, "batch", "jps+"),
@@ -302,21 +293,22 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
             ]
         cells.append("/".join(str(f.bad[name]) for name in f.bad))
         rows.append(tuple(cells))
-    columns = ["map", "rows", "auto us", "batch us", "between us", "kernel us", "auto exp",
-               "auto ns/exp"]  # fmt: skip
+    columns = ["map", "rows", "rounds", "auto us", "batch us", "between us", "kernel us",
+               "auto exp", "kernel ns/exp"]  # fmt: skip
     if warthog:
-        columns += ["JPS+ us", "JPS+ exp", "JPS2+ us", "JPS2+ exp", "auto/JPS+",
+        columns += ["JPS+ us", "JPS+ exp", "JPS+ ns/exp", "JPS2+ us", "JPS2+ exp",
+                    "JPS2+ ns/exp", "auto/JPS+",
                     "batch/JPS+", "between/JPS+", "kernel/JPS+", "auto/JPS2+",
                     "kernel/JPS2+"]  # fmt: skip
     columns.append("not optimal")
     if all_figures:
-        total = ["all rows", f"{sum(f.rows for f in all_figures):,}",
+        total = ["all rows", f"{sum(f.rows for f in all_figures):,}", "",
                  f"{overall(all_figures, 'auto'):,.1f}", f"{overall(all_figures, 'batch'):,.1f}",
                  f"{overall(all_figures, 'between'):,.1f}",
                  f"{overall(all_figures, 'kernel'):,.1f}", "", ""]  # fmt: skip
         if warthog:
             jps, jps2 = overall(all_figures, "jps+"), overall(all_figures, "jps2+")
-            total += [f"{jps:,.1f}", "", f"{jps2:,.1f}", "",
+            total += [f"{jps:,.1f}", "", "", f"{jps2:,.1f}", "", "",
                       f"{overall(all_figures, 'auto') / jps:.2f}x",
                       f"{overall(all_figures, 'batch') / jps:.2f}x",
                       f"{overall(all_figures, 'between') / jps:.2f}x",
@@ -332,7 +324,9 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
         "auto: gridpath find_path per row, whole call; batch: find_paths, 100 rows a call; "
         "between: find_paths_between, arrays of 100 rows; "
         "kernel: the search kernel alone, every row in one call (search, cells, waypoints); "
-        "warthog: its own timer around the search. not optimal: rows off the scenario's "
+        "warthog: its own timer around the search. rounds: per map, at least --repeat, and "
+        "enough for --min-rows rows. ns/exp: kernel us (for gridpath) per expansion. "
+        "not optimal: rows off the scenario's "
         "optimal length, per column (warthog's, then auto's, batch's and between's).",
     )
 
@@ -358,7 +352,7 @@ def header(args: argparse.Namespace, warthog: Path | None) -> str:
         f"gridpath vs warthog, {now}",
         f"host {platform.node()}  cpu {cpu_model()}  nproc {nproc()}",
         f"python {platform.python_version()}  numba {metadata.version('numba')}",
-        f"warthog {warthog or 'not given'}  rounds {args.repeat}",
+        f"warthog {warthog or 'not given'}  rounds {args.repeat}  min rows {args.min_rows}",
     ])  # fmt: skip
 
 
@@ -369,6 +363,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="holds build-core/warthog and build-jps/warthog-jps")  # fmt: skip
     parser.add_argument("--maps", nargs="+", default=list(MAPS), metavar="SET/NAME")
     parser.add_argument("--repeat", type=positive, default=3, metavar="N")
+    parser.add_argument("--min-rows", type=positive, default=MIN_ROWS, metavar="N",
+                        help="more rounds for a small map, to N rows in all")  # fmt: skip
     parser.add_argument("--markdown", action="store_true", help="also print markdown tables")
     return parser.parse_args(argv)
 
@@ -388,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(header(args, warthog), end="\n\n", flush=True)
     all_figures = []
     for key in args.maps:
-        all_figures.append(measure(key, root, warthog, args.repeat))
+        all_figures.append(measure(key, root, warthog, args.repeat, args.min_rows))
         print(f"  {key}: done", flush=True)
     report([speed_table(all_figures, warthog is not None), build_table(all_figures)], None,
            args.markdown)  # fmt: skip
