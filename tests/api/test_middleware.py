@@ -54,6 +54,30 @@ def test_one_access_log_line_per_request(
     assert line["latency_ms"] > 0
 
 
+@pytest.mark.parametrize("option", [{}, {"algorithm": "astar"}], ids=["cell-batch", "long-way"])
+def test_a_batch_logs_and_counts_its_answers_expansions(
+    make_client: ClientFactory, caplog: pytest.LogCaptureFixture, option: dict[str, str]
+) -> None:
+    # The answers are tallied on the search thread, recorded on the event loop. A batch
+    # of bare starts and goals runs as columns (``cell_batch``); one option, the long way.
+    client = make_client()
+    rows = ["....", ".@@.", ".@..", "...."]
+    map_id = client.post("/v1/maps", json={"rows": rows}).json()["id"]
+    queries = [{"start": [0, 0], "goal": [2, 2]}, {"start": [0, 0], "goal": [1, 1]},
+               {"start": [0, 0], "goal": [3, 3], **option}]  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="gridpath.access"):
+        answer = client.post(f"/v1/maps/{map_id}/paths", json={"queries": queries})
+    results = answer.json()["results"]
+    assert [r.get("status", r.get("code")) for r in results] == ["found", "NotWalkable", "found"]
+    assert results[0]["expanded"] + results[2]["expanded"] > 0
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "gridpath.access"]
+    assert [line["expansions"] for line in lines] == [results[0]["expanded"]
+                                                      + results[2]["expanded"]]  # fmt: skip
+    text = client.get("/metrics").text
+    assert 'gridpath_path_queries_total{status="found"} 2' in text
+    assert "gridpath_expansions_count{} 2" in text
+
+
 # -- per-route limits, deadlines, disconnects, unexpected errors ---------------------------
 
 

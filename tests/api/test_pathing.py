@@ -14,6 +14,7 @@ from service.api.pathing import (
 from service.api.schemas import PathOptions
 from service.config import Settings
 from service.engine import GridMap
+from service.engine import search as search_module
 
 SETTINGS = Settings(max_agent_size=8)
 GOOD = {"start": [0, 0], "goal": [3, 0]}
@@ -132,19 +133,29 @@ CELL_ITEMS = [
     PathOptions(max_expansions=3),  # partial answers
     PathOptions(weight=0.5),  # the engine's to refuse: every item gets the error
 ], ids=["waypoints", "cells", "smoothed", "partial", "bad-weight"])  # fmt: skip
-def test_cell_batches_answer_as_the_long_way_byte_for_byte(defaults: PathOptions | None) -> None:
+def test_cell_batches_answer_as_the_long_way_byte_for_byte(
+    defaults: PathOptions | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     grid = GridMap.from_rows(ROOM)
     batch = cell_batch(CELL_ITEMS, defaults, SETTINGS)
     assert batch is not None
     items = resolve_items(CELL_ITEMS, defaults, SETTINGS)
-    for _ in range(2):  # options new to the map, then known (the lean route)
-        fast = run_cells(grid, batch)
+    valid = not (defaults and defaults.weight)  # an invalid option has no plan to remember
+    for known in (False, False, True):  # options new to the map, then known
+        with monkeypatch.context() as patch:
+            if known and valid:  # the lean route: no fallback to find_paths
+                patch.setattr(search_module, "find_paths", _refuse_find_paths)
+            fast = run_cells(grid, batch)
         slow = run_batch(grid, items, max_goals=SETTINGS.max_goals)
         assert [_json(a) for a in fast] == [_json(a) for a in slow]
     assert [a.get("status", a.get("code")) for a in fast] == (
         ["InvalidValue"] * len(CELL_ITEMS) if defaults and defaults.weight else
         ["partial" if defaults and defaults.max_expansions else "found", "found", "NotWalkable",
          "InvalidValue", "InvalidValue", "no_path", "found"])  # fmt: skip
+
+
+def _refuse_find_paths(*_args: object, **_kwargs: object) -> None:
+    raise AssertionError("the lean route was expected, not find_paths")
 
 
 def _json(answer: dict[str, object]) -> bytes:

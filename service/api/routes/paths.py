@@ -2,7 +2,7 @@
 
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from fastapi import APIRouter, Request
@@ -57,12 +57,36 @@ def _respond(payload: Any) -> Response:
     return Response(orjson.dumps(payload, option=_JSON_NUMPY), media_type="application/json")
 
 
-def _note(request: Request, runtime: Runtime, answers: list[dict[str, Any]]) -> None:
-    """Record expansions for the access log and metrics."""
+class _Tally(NamedTuple):
+    """What answers add to the access log and the metrics (``_note``)."""
+
+    statuses: Counter[str]
+    expanded: list[int]
+
+
+def _tally(answers: list[dict[str, Any]]) -> _Tally:
     answered = [a for a in answers if "status" in a]  # not the error bodies
-    expanded = [a["expanded"] for a in answered]
-    request.state.expansions = sum(expanded)
-    runtime.metrics.searches(Counter([a["status"] for a in answered]), expanded)
+    return _Tally(Counter([a["status"] for a in answered]), [a["expanded"] for a in answered])
+
+
+def _note(request: Request, runtime: Runtime, tally: _Tally) -> None:
+    """Record expansions for the access log and metrics (on the event loop, which
+    owns them)."""
+    request.state.expansions = sum(tally.expanded)
+    runtime.metrics.searches(tally.statuses, tally.expanded)
+
+
+class _Answered(NamedTuple):
+    """A batch's response body and its ``_tally``, both made on the search thread:
+    the event loop, which every request goes through, only sends them."""
+
+    body: bytes
+    tally: _Tally
+
+
+def _answered(runtime: Runtime, map_id: str, raw: bytes) -> _Answered:
+    results = _batch(runtime, map_id, raw)
+    return _Answered(orjson.dumps({"results": results}, option=_JSON_NUMPY), _tally(results))
 
 
 def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] | None:
@@ -124,7 +148,7 @@ async def find_one(request: Request) -> Response:
     payload = _try_inline(runtime, record.id, query)
     if payload is None:
         payload = await runtime.run(_run_cached, runtime, record.id, query)
-    _note(request, runtime, [payload])
+    _note(request, runtime, _tally([payload]))
     return _respond(payload)
 
 
@@ -196,6 +220,6 @@ async def find_many(request: Request) -> Response:
     if not runtime.ready:
         await runtime.until_ready()
     raw = await request.body()
-    results = await runtime.at_revision(lambda: runtime.run(_batch, runtime, record.id, raw))
-    _note(request, runtime, results)
-    return _respond({"results": results})
+    answered = await runtime.at_revision(lambda: runtime.run(_answered, runtime, record.id, raw))
+    _note(request, runtime, answered.tally)
+    return Response(answered.body, media_type="application/json")
