@@ -197,6 +197,16 @@ class Settings(BaseSettings):
             "search threads; short paths skip the thread hop, long ones never block the loop."
         ),
     )
+    inline_batch_bytes: int = Field(
+        default=16 * 1024,
+        ge=0,
+        description=(
+            "Largest batch body (/paths) that may be answered on the event loop: a batch of "
+            "bare starts and goals on a cached map, its queries sharing one query's "
+            "inline_expansions. Larger batches, and those that need more, go to the search "
+            "threads. 0 disables."
+        ),
+    )
 
     max_goals: int = Field(
         default=1024,

@@ -37,6 +37,7 @@ from service.engine import (
     find_path,
     find_paths,
     find_paths_between,
+    find_paths_between_within,
 )
 
 _NO_DEFAULTS = PathOptions()
@@ -324,20 +325,33 @@ def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0
               ) -> list[dict[str, Any]]:  # fmt: skip
     """``run_batch`` of a ``cell_batch``: one engine call, answers built from its
     columns (the same JSON as ``answer``'s, tested)."""
-    spec = batch.query.spec
     began = time.perf_counter_ns()
-    found = find_paths_between(
-        grid,
-        batch.cells,
-        heuristic=spec.heuristic,
-        diagonal=spec.diagonal,
-        weight=spec.weight,
-        max_expansions=spec.max_expansions,
-        tie_break=spec.tie_break,
-        algorithm=spec.algorithm,
-        shared_goal_queries=shared_goal_queries,
-    )
-    each = (time.perf_counter_ns() - began) // max(1, len(found))
+    found = find_paths_between(grid, batch.cells, **_cell_options(batch, shared_goal_queries))
+    return _cell_answers(found, batch, time.perf_counter_ns() - began)
+
+
+def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int,
+                     shared_goal_queries: int = 0) -> list[dict[str, Any]] | None:  # fmt: skip
+    """``run_cells`` at most ``expansions`` a query, building nothing (for the event
+    loop: see ``find_paths_between_within``); None when it cannot answer so."""
+    began = time.perf_counter_ns()
+    found = find_paths_between_within(grid, batch.cells, expansions=expansions,
+                                      **_cell_options(batch, shared_goal_queries))  # fmt: skip
+    if found is None:
+        return None
+    return _cell_answers(found, batch, time.perf_counter_ns() - began)
+
+
+def _cell_options(batch: CellBatch, shared_goal_queries: int) -> dict[str, Any]:
+    """The engine's keyword arguments for a ``cell_batch``'s options."""
+    spec = batch.query.spec
+    return {"heuristic": spec.heuristic, "diagonal": spec.diagonal, "weight": spec.weight,
+            "max_expansions": spec.max_expansions, "tie_break": spec.tie_break,
+            "algorithm": spec.algorithm, "shared_goal_queries": shared_goal_queries}  # fmt: skip
+
+
+def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:
+    each = elapsed_ns // max(1, len(found))
     if batch.query.format == "smoothed":  # each path string-pulled: through its result
         return [_answer_or_error(result, batch.query, each) for result in found.results()]
     return _answers(found, batch.query.format, each)

@@ -60,7 +60,13 @@ from service.engine.result import (
     SmoothedPath,
 )
 from service.engine.scratch import Scratch
-from service.engine.search import PathQuery, find_path, find_paths, find_paths_between
+from service.engine.search import (
+    PathQuery,
+    find_path,
+    find_paths,
+    find_paths_between,
+    find_paths_between_within,
+)
 from service.engine.warmup import kernels_warm, warmup
 
 __all__ = [
@@ -119,6 +125,7 @@ __all__ = [
     "find_path",
     "find_paths",
     "find_paths_between",
+    "find_paths_between_within",
     "kernels_warm",
     "warmup",
 ]

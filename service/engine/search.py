@@ -34,6 +34,7 @@ from service.engine.goals import goal_set as make_goal_set
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import (
     CELLS_REFUSED,
+    OPTION_BUDGET,
     REFUSED,
     search_handles,
     search_many,
@@ -469,30 +470,99 @@ def find_paths_between(
         InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
     """
     rows = _cell_rows(cells)
+    options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
+    query_of = _row_queries(rows, *options)
+    lean = _known_plan(grid, *options)
+    count = rows.shape[0]
+    if lean is not None and count and not _goals_shared(rows[:, 2:4], shared_goal_queries):
+        return _search_lean(grid, lean.alone, _plan_rows(rows), scratch, query_of)
+    # Options not yet seen on this grid (``find_paths`` checks and remembers them), or
+    # a goal shared often enough for a field search: the general way.
+    queries = [query_of(row) for row in range(count)]
+    found = find_paths(grid, queries, scratch=scratch, shared_goal_queries=shared_goal_queries)
+    return _batch_of(grid, rows, found)
+
+
+def find_paths_between_within(
+    grid: GridMap,
+    cells: npt.ArrayLike,
+    *,
+    expansions: int,
+    heuristic: Heuristic | str = DEFAULT_HEURISTIC,
+    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
+    weight: float = 1.0,
+    max_expansions: int | None = None,
+    tie_break: bool = True,
+    algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+    scratch: Scratch | None = None,
+    shared_goal_queries: int = 0,
+) -> PathBatch | None:
+    """:func:`find_paths_between`, for a caller that must bound its work (an event
+    loop): at most ``expansions`` a row, and nothing built or remembered.
+
+    Returns what :func:`find_paths_between` would, when the grid already knows these
+    options (its plans memo: so no table is built) and every row was answered within
+    ``expansions`` (a row cut short by its own ``max_expansions`` is an answer);
+    otherwise None, after one search of at most ``expansions`` a row, or none. Also
+    None when goals are shared often enough for ``find_paths_between``'s field search
+    (``shared_goal_queries``), whose paths may differ among equally cheap ones.
+
+    Raises:
+        InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
+    """
+    rows = _cell_rows(cells)
+    options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
+    lean = _known_plan(grid, *options)
+    if lean is None or not rows.shape[0] or _goals_shared(rows[:, 2:4], shared_goal_queries):
+        return None
+    plans = lean.alone
+    own_budget = int(lean.options[OPTION_BUDGET])
+    capped = own_budget > expansions
+    if capped:
+        budgets = plans.options.copy()
+        budgets[0, OPTION_BUDGET] = max(expansions, 0)
+        plans = plans._replace(options=budgets)
+    found = _search_lean(grid, plans, _plan_rows(rows), scratch, _row_queries(rows, *options))
+    if capped and bool(np.any(found.status == STATUS_PARTIAL)):
+        return None  # a row wanted more than ``expansions``
+    return found
+
+
+def _known_plan(grid: GridMap, heuristic: object, diagonal: object, weight: object,
+                max_expansions: object, tie_break: object, algorithm: object
+                ) -> _Lean | None:  # fmt: skip
+    """The plan ``grid`` remembers for cell-to-cell queries with these options (any
+    goal will do: it is not part of the key); None when it has none."""
+    key = _lean_key((0, 0), heuristic, diagonal, weight, max_expansions, tie_break,
+                    algorithm, None, None, "no_path", 1)  # fmt: skip
+    try:
+        lean = grid.plans.get(key)
+    except TypeError:  # an unhashable option: invalid, which the full check reports
+        return None
+    return lean if isinstance(lean, _Lean) else None
+
+
+def _row_queries(rows: npt.NDArray[np.int64], heuristic: Heuristic | str,
+                 diagonal: Diagonal | str, weight: float, max_expansions: int | None,
+                 tie_break: bool, algorithm: Algorithm | str
+                 ) -> Callable[[int], PathQuery]:  # fmt: skip
+    """Row ``i`` of cell rows (n, 4) as a ``PathQuery`` with these options: what a
+    refused row's error, or the general way, needs."""
 
     def query_of(row: int) -> PathQuery:
         sx, sy, gx, gy = rows[row].tolist()
         return PathQuery((sx, sy), (gx, gy), heuristic, diagonal, weight, max_expansions,
                          tie_break, algorithm)  # fmt: skip
 
-    # The plans memo's key of these options (any goal will do: it is not part of it).
-    key = _lean_key((0, 0), heuristic, diagonal, weight, max_expansions, tie_break,
-                    algorithm, None, None, "no_path", 1)  # fmt: skip
-    try:
-        lean = grid.plans.get(key)
-    except TypeError:  # an unhashable option: invalid, and reported below
-        lean = None
-    count = rows.shape[0]
-    if isinstance(lean, _Lean) and count and not _goals_shared(rows[:, 2:4], shared_goal_queries):
-        table = np.empty((count, 5), np.int64)
-        table[:, 0] = 0  # every row runs plan 0, ``lean``
-        table[:, 1:] = rows
-        return _search_lean(grid, [lean], table, scratch, query_of)
-    # Options not yet seen on this grid (``find_paths`` checks and remembers them), or
-    # a goal shared often enough for a field search: the general way.
-    queries = [query_of(row) for row in range(count)]
-    found = find_paths(grid, queries, scratch=scratch, shared_goal_queries=shared_goal_queries)
-    return _batch_of(grid, rows, found)
+    return query_of
+
+
+def _plan_rows(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``search_many``'s rows of cell rows (n, 4) that all run plan 0: (n, 5)."""
+    table = np.empty((rows.shape[0], 5), np.int64)
+    table[:, 0] = 0
+    table[:, 1:] = rows
+    return table
 
 
 def _cell_rows(cells: npt.ArrayLike) -> npt.NDArray[np.int64]:
@@ -626,18 +696,17 @@ def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean]
     """``find_paths`` of a batch ``_lean_batch`` accepted (see ``_search_lean``)."""
     if not queries:
         return []
-    return _search_lean(grid, leans, rows, scratch, queries.__getitem__).results()
+    return _search_lean(grid, _plans_of(leans), rows, scratch, queries.__getitem__).results()
 
 
-def _search_lean(grid: GridMap, leans: Sequence[_Lean], rows: npt.NDArray[np.int64],
+def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
                  scratch: Scratch | None, query_of: Callable[[int], PathQuery]
                  ) -> PathBatch:  # fmt: skip
-    """Answer ``rows`` (n, 5) int64 (plan index in ``leans``, start x, start y, goal x,
+    """Answer ``rows`` (n, 5) int64 (plan index in ``plans``, start x, start y, goal x,
     goal y) in one ``search_many`` call (more when the path buffers must grow), column
     by column; a refused row's error is the full check's of ``query_of(row)``. ``rows``
     is the caller's to give away: the batch's ``goals`` and ``plan`` view it."""
     count = rows.shape[0]
-    plans = _plans_of(leans)
     if plans.jps:
         grid.prepare_jumps()
     scratch = scratch or thread_scratch(grid.padded.size)

@@ -5,6 +5,7 @@ import math
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.routes import paths as paths_routes
 from tests.api.conftest import ClientFactory
 
 SQRT2 = math.sqrt(2)
@@ -110,6 +111,80 @@ def test_inline_and_threaded_searches_agree(make_client: ClientFactory) -> None:
     assert first["cost"] == second["cost"] == third["cost"] == 39 + 29
     assert first["path"] == second["path"]
     assert third["status"] == "found"
+
+
+def _count_thread_answers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record each batch answered on a search thread (``_answered``), by map id."""
+    calls: list[str] = []
+    answered = paths_routes._answered
+
+    def counted(runtime: object, map_id: str, *rest: object) -> object:
+        calls.append(map_id)
+        return answered(runtime, map_id, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(paths_routes, "_answered", counted)
+    return calls
+
+
+def _refuse_threads(*_args: object) -> None:
+    raise AssertionError("the event loop was not to be tried")
+
+
+CELL_QUERIES = [{"start": [0, 0], "goal": [39, 29]}, {"start": [5, 5], "goal": [5, 5]},
+                {"start": [0, 0], "goal": [3, 3]}, {"start": [40, 0], "goal": [0, 0]},
+                {"start": [0, 0], "goal": [10, 12]}]  # fmt: skip
+WALLED = ["." * 40] * 10 + ["@" * 39 + "."] + ["." * 40] * 19  # a gap at the far end
+
+
+def _without_timing(results: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [{k: v for k, v in r.items() if k != "elapsed_us"} for r in results]
+
+
+def test_small_cell_batches_are_answered_on_the_event_loop_as_on_the_threads(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inline = make_client(inline_expansions=1_000_000)
+    map_id = inline.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    url = f"/v1/maps/{map_id}/paths"
+    body = {"queries": CELL_QUERIES}
+    for _ in range(2):  # options new to the map: answered, and remembered, on the threads
+        inline.post(url, json=body)
+    on_threads = _count_thread_answers(monkeypatch)
+    on_loop = inline.post(url, json=body).json()["results"]
+    assert on_threads == []
+    threaded = make_client(inline_expansions=0).post(url, json=body).json()["results"]
+    assert _without_timing(on_loop) == _without_timing(threaded)
+    assert [r.get("status", r.get("code")) for r in on_loop] == [
+        "found", "found", "found", "InvalidValue", "found"]  # fmt: skip
+
+
+def test_a_batch_needing_more_than_its_inline_share_goes_to_the_threads(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two queries share 100 expansions; the first needs more (around the wall).
+    client = make_client(inline_expansions=100)
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    url = f"/v1/maps/{map_id}/paths"
+    body = {"queries": [{"start": [0, 0], "goal": [0, 29]}] * 2,
+            "defaults": {"heuristic": "zero", "algorithm": "astar"}}  # fmt: skip
+    for _ in range(2):
+        client.post(url, json=body)
+    on_threads = _count_thread_answers(monkeypatch)
+    results = client.post(url, json=body).json()["results"]
+    assert on_threads == [map_id]
+    assert [r["status"] for r in results] == ["found", "found"]
+    assert results[0]["expanded"] > 50
+
+
+def test_batches_over_the_inline_size_never_try_the_event_loop(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = make_client(inline_batch_bytes=0)
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    monkeypatch.setattr(paths_routes, "_try_inline_batch", _refuse_threads)
+    for _ in range(3):
+        answer = client.post(f"/v1/maps/{map_id}/paths", json={"queries": CELL_QUERIES})
+        assert answer.json()["results"][0]["status"] == "found"
 
 
 def test_batch_answers_in_order_with_errors_in_their_slots(client: TestClient, map_id: str) -> None:
@@ -357,6 +432,10 @@ def test_min_revision_on_one_service_answers_at_once_or_not_ready(
     assert first["status"] == "found"
     assert second == {"code": "InvalidQuery", "message": "a batch's min_revision is given "
                       "once, beside 'queries', not in its items"}  # fmt: skip
+    for _ in range(3):  # a batch of bare cells, the kind answered on the event loop
+        cells = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query],
+                                                               "min_revision": 1})  # fmt: skip
+        assert (cells.status_code, cells.json()["code"]) == (503, "NotReady")
 
 
 def test_regression_coordinates_past_int64_are_invalid_values(client: TestClient,

@@ -21,6 +21,7 @@ from service.engine import (
     UnknownHeuristicError,
     find_paths,
     find_paths_between,
+    find_paths_between_within,
 )
 from service.engine import search as search_module
 from service.engine.scratch import PathBuffers
@@ -244,3 +245,63 @@ def test_goals_are_shared_when_enough_rows_name_one() -> None:
     assert (shared(by_plan, 2), shared(by_plan, 3)) == (True, False)
     far = np.array([(1, 0), (0, 2**32)])  # one column past 2**21 apart: not shared
     assert not shared(far, 2)
+
+
+# -- find_paths_between_within: bounded work, for the event loop --------------------------
+
+
+def _batch_fields(batch: PathBatch) -> tuple[object, ...]:
+    cost = np.nan_to_num(batch.cost, nan=-1.0)  # NaN (no path) is not equal to itself
+    columns = (batch.status, cost, batch.length, batch.expanded, batch.cells,
+               batch.offsets, batch.waypoints, batch.waypoint_offsets)  # fmt: skip
+    return (*(c.tolist() for c in columns), batch.plans, sorted(batch.errors))
+
+
+def test_within_answers_nothing_until_the_grid_knows_the_options() -> None:
+    grid = GridMap.from_rows(["........"] * 4)
+    rows = np.array([(0, 0, 7, 3), (7, 0, 0, 3)], np.int64)
+    assert find_paths_between_within(grid, rows, expansions=1000) is None
+    assert grid.plans == {}  # nothing remembered, nothing built
+    for _ in range(2):  # the first call on a grid builds its tables, which forgets plans
+        find_paths_between(grid, rows)
+    within = find_paths_between_within(grid, rows, expansions=1000)
+    assert within is not None
+    assert _batch_fields(within) == _batch_fields(find_paths_between(grid, rows))
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_within_agrees_with_find_paths_between_or_answers_none(options: dict[str, Any]) -> None:
+    rng = np.random.default_rng(5)
+    grid = random_grid(rng, 40, 30, 0.3, None)
+    rows = _rows(grid, rng, 40)
+    for _ in range(2):
+        whole = find_paths_between(grid, rows, **options)
+    assert any(s != REFUSED_ROW for s in whole.status.tolist())
+    most = int(whole.expanded.max())
+    within = find_paths_between_within(grid, rows, expansions=most, **options)
+    assert within is not None
+    assert _batch_fields(within) == _batch_fields(whole)
+    if most > options.get("max_expansions", most):  # the rows' own budget cut them
+        return
+    # One expansion short for the hungriest row: it would be cut by the bound, not by
+    # its own budget, so nothing is answered.
+    assert find_paths_between_within(grid, rows, expansions=most - 1, **options) is None
+
+
+def test_within_keeps_a_rows_own_smaller_budget() -> None:
+    grid, goal, _ = serpentine(21)
+    rows = np.array([(0, 0, *goal)], np.int64)
+    for _ in range(2):
+        find_paths_between(grid, rows, max_expansions=5)
+    within = find_paths_between_within(grid, rows, expansions=1000, max_expansions=5)
+    assert within is not None
+    assert within.status.tolist() == [STATUS_NAMES.index("partial")]
+
+
+def test_within_leaves_shared_goals_to_the_field_search() -> None:
+    grid = GridMap.from_rows(["........"] * 4)
+    rows = np.array([(0, 0, 7, 3), (1, 0, 7, 3), (2, 0, 7, 3)], np.int64)
+    for _ in range(2):
+        find_paths_between(grid, rows)
+    assert find_paths_between_within(grid, rows, expansions=1000) is not None
+    assert find_paths_between_within(grid, rows, expansions=1000, shared_goal_queries=3) is None
