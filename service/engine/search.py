@@ -11,7 +11,7 @@ import contextlib
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -471,16 +471,15 @@ def find_paths_between(
     """
     rows = _cell_rows(cells)
     options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
-    query_of = _row_queries(rows, *options)
-    lean = _known_plan(grid, *options)
-    count = rows.shape[0]
-    if lean is not None and count and not _goals_shared(rows[:, 2:4], shared_goal_queries):
-        return _search_lean(grid, lean.alone, _plan_rows(rows), scratch, query_of)
+    found = _between_lean(grid, rows, options, scratch, shared_goal_queries)
+    if found is not None:
+        return found
     # Options not yet seen on this grid (``find_paths`` checks and remembers them), or
     # a goal shared often enough for a field search: the general way.
-    queries = [query_of(row) for row in range(count)]
-    found = find_paths(grid, queries, scratch=scratch, shared_goal_queries=shared_goal_queries)
-    return _batch_of(grid, rows, found)
+    query_of = _row_queries(rows, *options)
+    queries = [query_of(row) for row in range(rows.shape[0])]
+    answers = find_paths(grid, queries, scratch=scratch, shared_goal_queries=shared_goal_queries)
+    return _batch_of(grid, rows, answers)
 
 
 def find_paths_between_within(
@@ -510,17 +509,29 @@ def find_paths_between_within(
     Raises:
         InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
     """
-    rows = _cell_rows(cells)
     options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
+    return _between_lean(grid, _cell_rows(cells), options, scratch, shared_goal_queries,
+                         expansions)  # fmt: skip
+
+
+def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any, ...],
+                  scratch: Scratch | None, shared_goal_queries: int,
+                  expansions: int | None = None) -> PathBatch | None:  # fmt: skip
+    """``find_paths_between``'s one-kernel route for cell rows (n, 4) under
+    ``options`` (its heuristic to algorithm, in order): None when the grid does not
+    know the options, there are no rows, or goals are shared often enough for a field
+    search; with ``expansions``, at most that many a row, and None when a row was cut
+    by that bound rather than by its own budget."""
     lean = _known_plan(grid, *options)
     if lean is None or not rows.shape[0] or _goals_shared(rows[:, 2:4], shared_goal_queries):
         return None
     plans = lean.alone
-    own_budget = int(lean.options[OPTION_BUDGET])
-    capped = own_budget > expansions
+    own = int(lean.options[OPTION_BUDGET])
+    bound = own if expansions is None else expansions
+    capped = own > bound
     if capped:
         budgets = plans.options.copy()
-        budgets[0, OPTION_BUDGET] = max(expansions, 0)
+        budgets[0, OPTION_BUDGET] = max(bound, 0)
         plans = plans._replace(options=budgets)
     found = _search_lean(grid, plans, _plan_rows(rows), scratch, _row_queries(rows, *options))
     if capped and bool(np.any(found.status == STATUS_PARTIAL)):
