@@ -13,6 +13,7 @@ from service.api.deps import readable_map
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body, validation_message
 from service.api.pathing import (
+    CellBatch,
     Query,
     answer,
     cell_batch,
@@ -85,11 +86,19 @@ class _Answered(NamedTuple):
     tally: _Tally
 
 
-def _answered(runtime: Runtime, map_id: str, raw: bytes, body: BatchRequest | None
+class _Batch(NamedTuple):
+    """A batch body, validated, and its items as one array of cells when they are all
+    bare starts and goals (``cell_batch``; None otherwise)."""
+
+    body: BatchRequest
+    cells: CellBatch | None
+
+
+def _answered(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
               ) -> _Answered:  # fmt: skip
-    """A batch parsed (unless the event loop did: ``body``) and answered on a search
+    """A batch parsed (unless the event loop did: ``batch``) and answered on a search
     thread."""
-    results = _batch(runtime, map_id, _parsed_batch(runtime, raw) if body is None else body)
+    results = _batch(runtime, map_id, _parsed_batch(runtime, raw) if batch is None else batch)
     return _of_results(results)
 
 
@@ -97,7 +106,7 @@ def _of_results(results: list[dict[str, Any]]) -> _Answered:
     return _Answered(orjson.dumps({"results": results}, option=_JSON_NUMPY), _tally(results))
 
 
-def _try_inline_batch(runtime: Runtime, map_id: str, body: BatchRequest) -> _Answered | None:
+def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered | None:
     """Answer a small batch on the event loop, skipping the hops to a search thread
     and back (each a context switch, and the interpreter lock passed on: the larger
     cost of a batch of short queries). Only a batch of bare starts and goals on a
@@ -106,7 +115,7 @@ def _try_inline_batch(runtime: Runtime, map_id: str, body: BatchRequest) -> _Ans
     more on its searches than on one inline query's); None, having answered nothing,
     for any other: it then goes to the search threads."""
     settings = runtime.settings
-    cells = cell_batch(body.queries, body.defaults, settings)
+    body, cells = batch
     if cells is None:
         return None
     if body.min_revision is not None and not runtime.holds(map_id, body.min_revision):
@@ -196,8 +205,8 @@ def _batch_request(data: Any, queries: Any) -> BatchRequest:
     return BatchRequest.model_validate(data)
 
 
-def _parsed_batch(runtime: Runtime, raw: bytes) -> BatchRequest:
-    """Parse and validate a batch body.
+def _parsed_batch(runtime: Runtime, raw: bytes) -> _Batch:
+    """Parse and validate a batch body, and see whether it is a batch of cells.
 
     The body is already bounded in bytes (``GRIDPATH_MAX_BATCH_BODY_BYTES``); its
     queries are counted right after the JSON parse, before any is validated."""
@@ -213,15 +222,16 @@ def _parsed_batch(runtime: Runtime, raw: bytes) -> BatchRequest:
             f"batch of {len(queries)} queries exceeds the limit of {limit} (GRIDPATH_MAX_BATCH)",
         )
     try:
-        return _batch_request(data, queries)
+        body = _batch_request(data, queries)
     except ValidationError as exc:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
+    return _Batch(body, cell_batch(body.queries, body.defaults, runtime.settings))
 
 
-def _batch(runtime: Runtime, map_id: str, body: BatchRequest) -> list[dict[str, Any]]:
+def _batch(runtime: Runtime, map_id: str, batch: _Batch) -> list[dict[str, Any]]:
     """Answer a whole batch: all of it on one search thread."""
     settings = runtime.settings
-    cells = cell_batch(body.queries, body.defaults, settings)
+    body, cells = batch
     items = resolve_items(body.queries, body.defaults, settings) if cells is None else []
     if body.min_revision is not None:
         runtime.catch_up(map_id, body.min_revision)  # BehindError: waited for on the loop
@@ -255,13 +265,13 @@ async def find_many(request: Request) -> Response:
     if not runtime.ready:
         await runtime.until_ready()
     raw = await request.body()
-    body = answered = None
+    batch = answered = None
     if 0 < len(raw) <= runtime.settings.inline_batch_bytes and runtime.settings.inline_expansions:
-        body = _parsed_batch(runtime, raw)  # small: the parse is short, and not repeated
-        answered = _try_inline_batch(runtime, record.id, body)
+        batch = _parsed_batch(runtime, raw)  # small: the parse is short, and not repeated
+        answered = _try_inline_batch(runtime, record.id, batch)
     if answered is None:
         answered = await runtime.at_revision(
-            lambda: runtime.run(_answered, runtime, record.id, raw, body)
+            lambda: runtime.run(_answered, runtime, record.id, raw, batch)
         )
     _note(request, runtime, answered.tally)
     return Response(answered.body, media_type="application/json")
