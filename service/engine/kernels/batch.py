@@ -5,9 +5,10 @@ many small ``nogil`` calls from threads that also run Python make the threads
 hand the GIL back and forth at every call, which costs more than short searches.
 
 For each query, in order: start == goal; different islands (``no_path``, no
-search); on a uniform map a walkable straight line (optimal, no search); else the
-search: ``jps`` when asked for, ``dial`` when every f is an integer, ``astar``
-otherwise.
+search); on a uniform map a walkable straight line (optimal, no search); for JPS
+with its JPS+ table, a walkable path of one diagonal and one straight leg
+(``jps.two_legs``: optimal too, no search); else the search: ``jps`` when asked
+for, ``dial`` when every f is an integer, ``astar`` otherwise.
 Paths, their waypoints and their lengths are written into flat buffers with
 offsets, Detour-style; a query whose path does not fit stops the batch (its end
 offset says how much room it needs) and the caller grows the buffers and resumes
@@ -24,13 +25,14 @@ from service.engine.kernels.clusters import unpack_row
 from service.engine.kernels.codes import (
     ALGORITHM_JPS,
     DIAGONAL_ALWAYS,
+    NO_PARENT,
     NO_TABLE,
     STATUS_FOUND,
     STATUS_NO_PATH,
 )
 from service.engine.kernels.dial import PARENT, G, dial
 from service.engine.kernels.handles import grid_view, path_view, query_view, scratch_view
-from service.engine.kernels.jps import jps
+from service.engine.kernels.jps import NOT_FOUND, jps, two_legs
 from service.engine.kernels.lines import line_cost, line_length, trace_line
 from service.engine.kernels.paths import (
     chain_length,
@@ -162,6 +164,18 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     path_cost[i] = line_cost(x0, y0, x1, y1, d, min_cost)
                 else:
                     n = 0
+            if n == 0 and algorithm[i] == ALGORITHM_JPS and jump_table.shape[0] > 0:
+                turn = two_legs(jump_table, width, s, t)
+                if turn != NOT_FOUND:  # linked as jump points, written as JPS's paths
+                    parent[t] = turn
+                    parent[turn] = s
+                    parent[s] = NO_PARENT
+                    # As many cells as the straight line's (the octile distance plus
+                    # one), whose room was made above: JPS runs on uniform maps only.
+                    n = jump_chain_length(parent, width, t)
+                    write_jump_chain(parent, width, t, n, cells, at)
+                    status[i] = STATUS_FOUND
+                    path_cost[i] = line_cost(x0, y0, x1, y1, d, min_cost)
             if n == 0:
                 k = table[i]
                 cell_cluster = cluster_of[max(k, 0)]

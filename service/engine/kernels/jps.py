@@ -290,6 +290,56 @@ def table_jump(table, width, n, x, y, k, gx, gy):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def table_reaches(table, n, k, step, steps):
+    """Whether ``steps`` moves from ``n`` in direction ``k`` (``step`` cells each) are
+    all legal, by the JPS+ table: an entry of 0 or less is the number of legal moves
+    before a wall (negated); a positive one a jump point that far, from whose row the
+    count goes on."""
+    while True:
+        d = table[n, k]
+        if d <= 0:
+            return -d >= steps
+        if d >= steps:
+            return True
+        n += d * step
+        steps -= d
+
+
+@borrowing
+def two_legs(table, width, start, goal):
+    """The turning cell of a two-leg path from ``start`` to ``goal``: a diagonal then
+    a straight line, or a straight line then a diagonal, walkable without corner
+    cutting by the JPS+ ``table``; NOT_FOUND when neither is, or the two cells lie
+    on one line (the straight-line shortcut's case). Such a path has the octile
+    distance as its length, the least any path can have: an optimal answer found
+    with a few table reads instead of a search, which on an open map would walk
+    every diagonal from the start first."""
+    sx = start % width
+    sy = start // width
+    ax = goal % width - sx
+    ay = goal // width - sy
+    dx = sign(ax)
+    dy = sign(ay)
+    ax = abs(ax)
+    ay = abs(ay)
+    turns = min(ax, ay)
+    run = abs(ax - ay)
+    if turns == 0 or run == 0:
+        return NOT_FOUND
+    kd = diagonal_index(dx, dy)
+    sd = dy * width + dx
+    ks = straight_index(dx, 0) if ax > ay else straight_index(0, dy)
+    ss = DY[ks] * width + DX[ks]
+    turn = start + turns * sd
+    if table_reaches(table, start, kd, sd, turns) and table_reaches(table, turn, ks, ss, run):
+        return turn
+    turn = start + run * ss
+    if table_reaches(table, start, ks, ss, run) and table_reaches(table, turn, kd, sd, turns):
+        return turn
+    return NOT_FOUND
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def sign(v):
     return (v > 0) - (v < 0)
 

@@ -12,10 +12,12 @@ import pytest
 
 from service.engine import (
     GridMap,
+    PathQuery,
     UnknownAlgorithmError,
     UnsupportedAlgorithmError,
     build_clusters,
     find_path,
+    find_paths,
 )
 from service.engine.kernels.jps import (
     NOT_FOUND,
@@ -24,8 +26,10 @@ from service.engine.kernels.jps import (
     jump_distances,
     jump_straight,
     successor_directions,
+    two_legs,
 )
 from service.engine.kernels.moves import DX, DY
+from service.engine.scratch import PathBuffers, Scratch
 from tests.support import art, close, random_grid, walk_cost, walkable_cells
 
 SHAPES = [(9, 9), (70, 20), (20, 70), (150, 130)]
@@ -247,3 +251,137 @@ def test_jps_keeps_forced_side_jumps() -> None:
         ".....",
     ]
     assert _successors(rows, (1, 1), (1, 0)) == {"S", "W", "SW"}
+
+
+def _legs_walked(open_at: np.ndarray, start: tuple[int, int], goal: tuple[int, int]
+                 ) -> list[tuple[int, int]]:  # fmt: skip
+    """The turning cells (unpadded) of the walkable two-leg paths from ``start`` to
+    ``goal``, diagonal leg first, walked cell by cell on ``open_at`` (padded (h, w)
+    bools) without corner cutting; what ``two_legs`` must find from its table."""
+    (sx, sy), (gx, gy) = start, goal
+    dx, dy = int(np.sign(gx - sx)), int(np.sign(gy - sy))
+    turns, run = min(abs(gx - sx), abs(gy - sy)), abs(abs(gx - sx) - abs(gy - sy))
+    ux, uy = (dx, 0) if abs(gx - sx) > abs(gy - sy) else (0, dy)
+
+    def walk(x: int, y: int, mx: int, my: int, steps: int) -> tuple[int, int] | None:
+        for _ in range(steps):
+            legal = open_at[y + 1 + my, x + 1 + mx] and (
+                not (mx and my) or (open_at[y + 1, x + 1 + mx] and open_at[y + 1 + my, x + 1])
+            )
+            if not legal:
+                return None
+            x, y = x + mx, y + my
+        return x, y
+
+    found = []
+    for first, second in (((dx, dy, turns), (ux, uy, run)), ((ux, uy, run), (dx, dy, turns))):
+        turn = walk(sx, sy, *first)
+        if turn is not None and walk(*turn, *second) is not None:
+            found.append(turn)
+    return found
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_legs_finds_exactly_the_walkable_two_leg_paths(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    width, height = (70, 20) if seed % 2 else (20, 70)  # past a 64-bit word either way
+    grid = random_grid(rng, width, height, 0.1 * (seed + 1), None)
+    w = grid.padded_width
+    table = jump_distances(grid.padded, w)
+    open_at = grid.padded.reshape(-1, w) > 0
+    cells = walkable_cells(grid)
+    checked = 0
+    for _ in range(3000):
+        start, goal = (cells[int(i)] for i in rng.integers(len(cells), size=2))
+        s, t = ((c[1] + 1) * w + c[0] + 1 for c in (start, goal))
+        turn = two_legs(table, w, s, t)
+        walked = _legs_walked(open_at, start, goal)
+        collinear = (
+            start[0] == goal[0]
+            or start[1] == goal[1]
+            or (abs(goal[0] - start[0]) == abs(goal[1] - start[1]))
+        )
+        if collinear:
+            assert turn == NOT_FOUND, (start, goal)
+            continue
+        expected = walked[0] if walked else None
+        got = None if turn == NOT_FOUND else (turn % w - 1, turn // w - 1)
+        assert got == expected, (start, goal)
+        checked += got is not None
+    assert checked > 5  # the random maps gave two-leg paths to check
+
+
+def test_a_two_leg_path_is_answered_without_a_search() -> None:
+    drawing = """
+        S.....
+        .@....
+        ......
+        .....G
+        """
+    grid, start, goal = art(drawing)
+    # No straight grid line (Bresenham's meets the wall at (1, 1)), and the diagonal
+    # leg first meets it too: the straight leg goes first.
+    result = find_path(grid, start, goal)
+    assert (result.status, result.algorithm_used, result.expanded) == ("found", "jps", 0)
+    assert result.waypoints.tolist() == [[0, 0], [2, 0], [5, 3]]
+    assert close(result.cost or 0, 2 + 3 * 2**0.5)
+    assert close(walk_cost(grid, result.cells, "no_corner_cutting"), result.cost or 0)
+    searched = art(drawing)[0]  # no JPS+ table: the search answers
+    searched.prepare_jumps(max_table_bytes=0)
+    found = find_path(searched, start, goal, algorithm="jps")
+    assert found.expanded > 0
+    assert close(found.cost or 0, result.cost or 0)
+
+
+def test_a_two_leg_path_cut_by_a_corner_is_searched() -> None:
+    grid, start, goal = art(
+        """
+        S.@...
+        .@....
+        ......
+        .....G
+        """
+    )
+    # Both two-leg paths would cut a corner at the start: (1, 0) and (0, 1) are open
+    # but (1, 1) is a wall, and the straight leg east meets (2, 0).
+    result = find_path(grid, start, goal)
+    assert result.status == "found"
+    assert result.expanded > 0
+    assert close(walk_cost(grid, result.cells, "no_corner_cutting"), result.cost or 0)
+
+
+def test_two_legs_reads_past_jump_points_on_a_leg() -> None:
+    # The straight leg along row 1 passes cells with forced neighbours (the notches
+    # in row 0), where the table's entries stop; the count goes on from each. (The
+    # wall in row 2 stops the straight grid line and the other two-leg path.)
+    grid, start, goal = art(
+        """
+        .@.@.@.@....
+        ..........G.
+        S..@........
+        """
+    )
+    result = find_path(grid, start, goal)
+    assert (result.status, result.expanded) == ("found", 0)
+    assert result.waypoints.tolist() == [[0, 2], [1, 1], [10, 1]]
+
+
+def test_a_two_leg_path_grows_the_path_buffers() -> None:
+    # A two-leg path past the path buffers: the batch stops (its length is the
+    # straight line's, whose room is checked first), grows them and resumes there.
+    rows = ["." * 300 for _ in range(40)]
+    rows[20] = "." * 150 + "@" + "." * 149  # no straight grid line from (0, 0)
+    grid = GridMap.from_rows(rows)
+    grid.prepare_jumps()
+    scratch = Scratch(grid.padded.size)
+    scratch.paths = PathBuffers(1, 8)
+    ends = [((0, 0), (1, 0)), ((0, 0), (299, 39)), ((299, 0), (0, 39))]
+    answers = find_paths(grid, [PathQuery(*pair) for pair in ends], scratch=scratch)
+    for (start, goal), answer in zip(ends[1:], answers[1:], strict=True):
+        assert not isinstance(answer, Exception)
+        assert (answer.status, answer.expanded) == ("found", 0)
+        assert answer.cells[0].tolist() == list(start)
+        assert answer.cells[-1].tolist() == list(goal)
+        assert len(answer.cells) == 300
+        assert close(walk_cost(grid, answer.cells, "no_corner_cutting"), answer.cost or 0)
+        assert close(answer.cost or 0, 260 + 39 * 2**0.5)
