@@ -25,6 +25,16 @@ Also timed: the same rows as arrays of 100 through ``find_paths_between`` (the
 columnar batch: the whole call, no object per answer), and every row in one call of
 the search kernel alone (``search_many``, the scope of warthog's timer).
 
+Work units (table 3), counted once per map in an untimed pass: the kernel's ns per
+expansion are not warthog JPS+'s, because gridpath's JPS2+ walk does at a diagonal's
+turning cells, without queueing them, what JPS+ does by queueing and expanding them.
+So the pass also counts, per row, the distinct turning cells (cells whose final
+parent lies on a diagonal from them; the goal excluded) and the distinct cells given
+a cost, from the search's node records, and prints the kernel's time per expansion,
+per expansion or turning cell (JPS+'s unit of work) and per cell given a cost,
+beside warthog's per expansion and per generated node (warthog counts a node each
+time it is generated, so its count is at least the distinct one).
+
 Each timed run starts after one untimed call of its kind, with the collector off
 and no full collection just before (which leaves the caches cold; see
 ``loadtests.timing.collector_off``).
@@ -74,6 +84,17 @@ BUILD_PAIRS: Final = 5
 MIN_ROWS: Final = 4000
 
 
+@dataclass(frozen=True, slots=True)
+class Work:
+    """gridpath's work per row, from the node records of one search per row (JPS):
+    ``expanded`` jump points, distinct ``turning`` cells walked and ``touched``
+    cells given a cost."""
+
+    expanded: float
+    turning: float
+    touched: float
+
+
 @dataclass(slots=True)
 class Figures:
     """One map's medians: mean microseconds per row, expansions per row."""
@@ -85,6 +106,8 @@ class Figures:
     expanded: dict[str, float] = field(default_factory=dict)
     bad: dict[str, int] = field(default_factory=dict)
     build_ms: dict[str, float] = field(default_factory=dict)
+    generated: dict[str, float] = field(default_factory=dict)
+    work: Work | None = None
 
     def median_us(self, name: str) -> float:
         return statistics.median(self.us[name])
@@ -95,8 +118,9 @@ def warthog_binary(root: Path, algorithm: str) -> Path:
 
 
 def run_warthog(root: Path, algorithm: str, scen: Path, map_path: Path
-                ) -> tuple[float, float, int]:  # fmt: skip
-    """Mean us and expansions per row from warthog's own timer; rows not optimal."""
+                ) -> tuple[float, float, float, int]:  # fmt: skip
+    """Mean us, expansions and generated nodes per row from warthog's own output;
+    rows not optimal."""
     out = subprocess.run(
         [str(warthog_binary(root, algorithm)), "--alg", algorithm, "--scen", str(scen),
          "--map", str(map_path)],
@@ -104,9 +128,10 @@ def run_warthog(root: Path, algorithm: str, scen: Path, map_path: Path
     )  # fmt: skip
     rows = [line.split("\t") for line in out.stdout.splitlines()[1:] if line.strip()]
     nanos = [int(r[7]) for r in rows]
-    expanded = [int(r[2]) for r in rows]
+    expanded = statistics.fmean(int(r[2]) for r in rows)
+    generated = statistics.fmean(int(r[3]) for r in rows)
     bad = sum(abs(float(r[9]) - float(r[10])) > max(1e-3, 5e-6 * float(r[10])) for r in rows)
-    return statistics.fmean(nanos) / 1000, statistics.fmean(expanded), bad
+    return statistics.fmean(nanos) / 1000, expanded, generated, bad
 
 
 def process_seconds(argv: list[str]) -> float:
@@ -209,6 +234,35 @@ def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
     return elapsed / len(rows) / 1000
 
 
+def count_work(grid: GridMap, rows: Sequence[Scenario]) -> Work | None:
+    """Mean work per row (``Work``), untimed: one ``find_path`` per row, then its
+    node records read back (a cell with this search's stamp was given a cost). None
+    without the JPS+ table or when ``auto`` ran A* on some row: only the table's
+    JPS2+ walks give a cell a diagonal parent without queueing it."""
+    if grid.jump_table is None:
+        return None
+    scratch = thread_scratch(grid.padded.size)
+    cells_of_grid = grid.padded.size
+    width = grid.padded_width
+    expanded = turning = touched = 0
+    for row in rows:
+        before = scratch.generation
+        result = find_path(grid, row.start, row.goal)
+        if result.algorithm_used != "jps":
+            return None
+        if scratch.generation == before:  # answered without a search (a straight line)
+            continue
+        cells = np.flatnonzero(scratch.stamp[:cells_of_grid] == scratch.generation)
+        parents = scratch.parent[cells]
+        diagonal = ((parents >= 0) & (cells % width != parents % width)
+                    & (cells // width != parents // width))  # fmt: skip
+        goal = (row.goal[1] + 1) * width + row.goal[0] + 1  # padded: one cell of wall
+        turning += int(np.count_nonzero(diagonal & (cells != goal)))
+        touched += cells.size
+        expanded += result.expanded
+    return Work(expanded / len(rows), turning / len(rows), touched / len(rows))
+
+
 def table_build_ms(grid: GridMap, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -237,9 +291,11 @@ def measure(key: str, root: Path, warthog: Path | None, repeat: int, min_rows: i
     for _ in range(figures.rounds):
         if warthog is not None:
             for algorithm in WARTHOG_ALGORITHMS:
-                us, expanded, bad = run_warthog(warthog, algorithm, scen, map_path)
+                us, expanded, generated, bad = run_warthog(warthog, algorithm, scen,
+                                                           map_path)  # fmt: skip
                 figures.us.setdefault(algorithm, []).append(us)
                 figures.expanded[algorithm] = expanded
+                figures.generated[algorithm] = generated
                 figures.bad[algorithm] = bad
         us, expanded, bad = run_gridpath(grid, rows)
         figures.us.setdefault("auto", []).append(us)
@@ -252,6 +308,7 @@ def measure(key: str, root: Path, warthog: Path | None, repeat: int, min_rows: i
         figures.us.setdefault("between", []).append(us)
         figures.bad["between"] = bad
         figures.us.setdefault("kernel", []).append(run_kernel(grid, rows))
+    figures.work = count_work(grid, rows)
     figures.build_ms["gridpath"] = table_build_ms(grid, repeat)
     if warthog is not None:
         figures.build_ms["warthog"] = warthog_table_ms(warthog, scen, map_path)
@@ -331,6 +388,49 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     )
 
 
+def work_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
+    rows: list[tuple[str, ...]] = []
+    for f in all_figures:
+        work = f.work
+        if work is None:
+            rows.append((f.key, "not counted", *["-"] * (16 if warthog else 6)))
+            continue
+        kernel_ns = 1000 * f.median_us("kernel")
+        units = work.expanded + work.turning
+        cells = [f.key, f"{work.expanded:,.1f}", f"{work.turning:,.1f}", f"{units:,.1f}",
+                 f"{work.touched:,.1f}", f"{kernel_ns / max(work.expanded, 1e-9):,.0f}",
+                 f"{kernel_ns / max(units, 1e-9):,.0f}",
+                 f"{kernel_ns / max(work.touched, 1e-9):,.0f}"]  # fmt: skip
+        if warthog:
+            for algorithm in WARTHOG_ALGORITHMS:
+                theirs_ns = 1000 * f.median_us(algorithm)
+                expanded, generated = f.expanded[algorithm], f.generated[algorithm]
+                cells += [f"{expanded:,.1f}", f"{generated:,.1f}",
+                          f"{theirs_ns / max(expanded, 1e-9):,.0f}",
+                          f"{theirs_ns / max(generated, 1e-9):,.0f}"]  # fmt: skip
+            ours_per_unit = kernel_ns / max(units, 1e-9)
+            jps_per_exp = 1000 * f.median_us("jps+") / max(f.expanded["jps+"], 1e-9)
+            cells += [f"{units / max(f.expanded['jps+'], 1e-9):.2f}x",
+                      f"{ours_per_unit / jps_per_exp:.2f}x"]  # fmt: skip
+        rows.append(tuple(cells))
+    columns = ["map", "exp", "turning", "exp+turning", "touched", "ns/exp",
+               "ns/(exp+turning)", "ns/touched"]  # fmt: skip
+    if warthog:
+        columns += ["JPS+ exp", "JPS+ gen", "JPS+ ns/exp", "JPS+ ns/gen", "JPS2+ exp",
+                    "JPS2+ gen", "JPS2+ ns/exp", "JPS2+ ns/gen",
+                    "(exp+turning)/JPS+ exp", "ns/(exp+turning) / JPS+ ns/exp"]  # fmt: skip
+    return Table(
+        "3. Work per row: gridpath's kernel (JPS2+) in JPS+'s units",
+        tuple(columns),
+        rows,
+        "exp: jump points expanded (queued); turning: distinct cells a diagonal walk "
+        "turned at (final parent diagonal, goal excluded), which JPS+ would queue and "
+        "expand; touched: distinct cells given a cost. ns: the kernel's median time per "
+        "row (table 1) divided by each count. warthog: expanded and generated nodes "
+        "from its output (generated counts repeats).",
+    )
+
+
 def build_table(all_figures: Sequence[Figures]) -> Table:
     rows = []
     for f in all_figures:
@@ -386,8 +486,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key in args.maps:
         all_figures.append(measure(key, root, warthog, args.repeat, args.min_rows))
         print(f"  {key}: done", flush=True)
-    report([speed_table(all_figures, warthog is not None), build_table(all_figures)], None,
-           args.markdown)  # fmt: skip
+    report([speed_table(all_figures, warthog is not None), build_table(all_figures),
+            work_table(all_figures, warthog is not None)], None, args.markdown)  # fmt: skip
     return 0
 
 
