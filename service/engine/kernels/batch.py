@@ -159,23 +159,14 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 if at + n > room:
                     offsets[i + 1] = at + n
                     return i
-                if trace_line(cost, width, x0, y0, x1, y1, d, cells, at):
+                legs = algorithm[i] == ALGORITHM_JPS and jump_table.shape[0] > 0
+                if trace_line(cost, width, x0, y0, x1, y1, d, cells, at) or (
+                    legs and write_two_legs(jump_table, width, s, t, parent, n, cells, at)
+                ):
                     status[i] = STATUS_FOUND
                     path_cost[i] = line_cost(x0, y0, x1, y1, d, min_cost)
                 else:
                     n = 0
-            if n == 0 and algorithm[i] == ALGORITHM_JPS and jump_table.shape[0] > 0:
-                turn = two_legs(jump_table, width, s, t)
-                if turn != NOT_FOUND:  # linked as jump points, written as JPS's paths
-                    parent[t] = turn
-                    parent[turn] = s
-                    parent[s] = NO_PARENT
-                    # As many cells as the straight line's (the octile distance plus
-                    # one), whose room was made above: JPS runs on uniform maps only.
-                    n = jump_chain_length(parent, width, t)
-                    write_jump_chain(parent, width, t, n, cells, at)
-                    status[i] = STATUS_FOUND
-                    path_cost[i] = line_cost(x0, y0, x1, y1, d, min_cost)
             if n == 0:
                 k = table[i]
                 cell_cluster = cluster_of[max(k, 0)]
@@ -229,6 +220,22 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         length[i] = step_lengths(cells, at, n)
         turn_offsets[i + 1] = turn_offsets[i] + write_turns(cells, at, n, turns, turn_offsets[i])
     return count
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def write_two_legs(jump_table, width, s, t, parent, n, cells, at):
+    """Write the ``n`` cells of a two-leg path from ``s`` to ``t`` (``jps.two_legs``)
+    into ``cells[at:]``, if the JPS+ table shows one: as many cells as the straight
+    line's, the octile distance plus one. The legs are linked as jump points and
+    written as JPS's paths are. Whether there was one."""
+    turn = two_legs(jump_table, width, s, t)
+    if turn == NOT_FOUND:
+        return False
+    parent[t] = turn
+    parent[turn] = s
+    parent[s] = NO_PARENT
+    write_jump_chain(parent, width, t, n, cells, at)
+    return True
 
 
 @borrowing
