@@ -1132,8 +1132,10 @@ def _make_plan(grid: GridMap, options: _Options, *, single_goal: bool, goal_set:
         # bucket queue too, with every bucket (see ``dial``).
         buckets = MAX_BUCKETS
     algorithm = _algorithm(grid, options.algorithm, diagonal, used, single_goal=single_goal)
-    if algorithm == ALGORITHM_JPS or goal_set:
+    if goal_set:
         stack, buckets = False, 0
+    if algorithm == ALGORITHM_JPS:
+        buckets = 0  # JPS has no bucket queue; it keeps the equal-f stack
     return _Plan(heuristic, table, landmark, used, stack and not buckets, buckets, algorithm)
 
 

@@ -184,7 +184,9 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 if jumps:
                     st, end, ex, ro = jps(cost, bits, jump_table, width, s, t, heuristic[i],
                                           min_cost, weight[i], budget[i], tie_break[i],
-                                          gen0 + i, stamp, g, parent, heap, lm, trace)  # fmt: skip
+                                          gen0 + i, stamp, g, parent, heap,
+                                          stack if equal_f_stack[i] else stack[:0], lm,
+                                          trace)  # fmt: skip
                     links = parent
                     found_cost = g[end]
                 elif buckets[i] > 0:

@@ -31,6 +31,14 @@ the block-based scanning of the same paper): the first stop in a window is the
 lowest set bit of ``blocked | forced | goal``. Diagonal jumps step cell by cell and
 start two straight jumps from every cell; their turning cells are queued.
 
+The open list is a heap with lazy deletion (``heap.lazy_push``) and, as in
+``astar``, an equal-f stack: a jump point queued with the ``f`` of the node being
+expanded would be the heap's next pop anyway, so it goes on a LIFO stack drained
+first, without the heap's sift up and down (JPS's heuristic is consistent over
+jumps too: a jump's cost is at least the octile distance it covers). On open
+ground, where every jump towards the goal keeps ``f``, most jump points skip the
+heap.
+
 Costs: ``c`` per straight step and ``sqrt(2) c`` per diagonal, ``c`` the map's
 single cost. ``parent`` links jump points; ``paths`` expands them into cells.
 """
@@ -416,20 +424,26 @@ def direction_open(cost, width, n, k):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, heap, size, heuristic, h_scale,
-          weight, tie_break, landmarks):  # fmt: skip
+def relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, queue, size, depth, level,
+          heuristic, h_scale, weight, tie_break, landmarks):  # fmt: skip
     """Queue ``m`` (at ``(mx, my)``) reached from ``n`` at cost ``ng`` unless it already
-    has a cost as low; return the heap's size."""
+    has a cost as low; return the heap's size and the equal-f stack's depth. ``m``
+    goes on the stack when its f is the level being expanded (``stack`` empty: no
+    stack)."""
     if stamp[m] == gen and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
-        return size
+        return size, depth
     g[m] = ng
     parent[m] = n
     stamp[m] = gen
     hm = estimate(m, mx, my, gx, gy, heuristic, h_scale, landmarks)
-    node_of, key, _ = heap
+    fm = ng + weight * hm
+    node_of, key, stack = queue
+    if fm - level <= IMPROVEMENT_EPSILON * level and depth < stack.shape[0]:
+        stack[depth] = m
+        return size, depth + 1
     if size == node_of.shape[0]:
         size = lazy_compact(node_of, key, size, g, tie_break)
-    return lazy_push(node_of, key, size, m, ng + weight * hm, ng, tie_break)
+    return lazy_push(node_of, key, size, m, fm, ng, tie_break), depth
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -445,15 +459,16 @@ def estimate(m, mx, my, gx, gy, heuristic, h_scale, landmarks):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, parent, heap,
-                  size, heuristic, h_scale, weight, tie_break, landmarks):  # fmt: skip
+def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, parent, queue,
+                  size, depth, level, heuristic, h_scale, weight, tie_break,
+                  landmarks):  # fmt: skip
     """Jump along the diagonal ``k`` from ``n`` (at ``(x, y)``, cost ``gn``) to the wall,
     queueing what the straight jumps from each of its turning cells reach (JPS2+,
     Harabor and Grastien 2014). A turning cell (where a straight jump finds a jump
     point, or the cell level with the goal) gets its cost and parent, so paths run
     through it, but is not queued: expanding it later would only do this now. The
     walk stops at a turning cell already reached as cheaply (what follows was done
-    from there). Returns the heap's size."""
+    from there). Returns the heap's size and the equal-f stack's depth."""
     dx = DX[k]
     dy = DY[k]
     across = straight_index(dx, 0)
@@ -461,42 +476,46 @@ def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, par
     while True:
         m, steps = table_jump(table, width, n, x, y, k, gx, gy)
         if m == NOT_FOUND:
-            return size
+            return size, depth
         x += steps * dx
         y += steps * dy
         gn += h_scale * SQRT2 * steps
         if m == goal:
-            return relax(m, x, y, gn, n, gx, gy, gen, stamp, g, parent, heap, size, heuristic,
-                         h_scale, weight, tie_break, landmarks)  # fmt: skip
+            return relax(m, x, y, gn, n, gx, gy, gen, stamp, g, parent, queue, size,
+                         depth, level, heuristic, h_scale, weight, tie_break,
+                         landmarks)  # fmt: skip
         if stamp[m] == gen and gn >= g[m] - IMPROVEMENT_EPSILON * g[m]:
-            return size
+            return size, depth
         g[m] = gn
         parent[m] = n
         stamp[m] = gen
         for j in (across, down):
             s, run = table_jump(table, width, m, x, y, j, gx, gy)
             if s != NOT_FOUND:
-                size = relax(s, x + run * DX[j], y + run * DY[j], gn + h_scale * float(run), m,
-                             gx, gy, gen, stamp, g, parent, heap, size, heuristic, h_scale,
-                             weight, tie_break, landmarks)  # fmt: skip
+                size, depth = relax(s, x + run * DX[j], y + run * DY[j],
+                                    gn + h_scale * float(run), m, gx, gy, gen, stamp, g,
+                                    parent, queue, size, depth, level, heuristic,
+                                    h_scale, weight, tie_break, landmarks)  # fmt: skip
         n = m
 
 
 @borrowing
 def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
-        gen, stamp, g, parent, heap, landmarks, trace):  # fmt: skip
+        gen, stamp, g, parent, heap, stack, landmarks, trace):  # fmt: skip
     """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
 
     Args and returns as for ``astar`` (8-connected, no corner cutting, a consistent
     heuristic); ``bits`` from :func:`jump_bits` for this grid, and ``table`` from
     :func:`jump_distances` (JPS+: every jump one lookup) or a (0, 8) placeholder
     (jumps scan the bits); ``landmarks`` as for ``astar`` (consistent, so JPS
-    takes it); ``expanded`` counts
+    takes it); ``stack`` the equal-f stack as for ``astar`` ((cells,) int32; empty
+    when ``f`` may not be monotone, a weight above 1). ``expanded`` counts
     jump points, the node budget too, and a partial result ends at the expanded
     jump point nearest the goal. ``parent`` links jump points: expand them into
     cells with ``paths.write_jump_chain``; ``trace`` records the jump points expanded.
     """
     node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
+    queue = (node_of, key, stack)
     gx = goal % width
     gy = goal // width
     uwidth = np.uint32(width)
@@ -508,20 +527,29 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     parent[start] = NO_PARENT
     f_start = weight * estimate(start, sx, sy, gx, gy, heuristic, h_scale, landmarks)
     size = lazy_push(node_of, key, 0, start, f_start, 0.0, tie_break)
+    depth = 0  # cells on the equal-f stack; all have f == level
+    level = f_start
     best = start
     best_d = closeness(1, abs(sx - gx), abs(sy - gy))
     best_g = 0.0
     expanded = 0
-    while size > 0:
-        n = node_of[0]
-        if key[0, 1] != g[n]:  # stale: n was improved and queued again since
-            size = lazy_pop(node_of, key, size, tie_break)
-            continue
+    while size > 0 or depth > 0:
+        if depth > 0:
+            n = stack[depth - 1]
+        else:
+            n = node_of[0]
+            if key[0, 1] != g[n]:  # stale: n was improved and queued again since
+                size = lazy_pop(node_of, key, size, tie_break)
+                continue
         if n == goal:
             return STATUS_FOUND, goal, expanded, 0
         if expanded >= budget:
             return STATUS_PARTIAL, best, expanded, 0
-        size = lazy_pop(node_of, key, size, tie_break)
+        if depth > 0:
+            depth -= 1
+        else:
+            level = key[0, 0]
+            size = lazy_pop(node_of, key, size, tie_break)
         record(trace, expanded, n)
         expanded += 1
         gn = g[n]
@@ -540,9 +568,10 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
             if not (directions >> k) & 1:
                 continue
             if lookup and k >= 4:  # JPS2+: the diagonal's turning cells are not queued
-                size = walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g,
-                                     parent, heap, size, heuristic, h_scale, weight,
-                                     tie_break, landmarks)  # fmt: skip
+                size, depth = walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen,
+                                            stamp, g, parent, queue, size, depth,
+                                            level, heuristic, h_scale, weight, tie_break,
+                                            landmarks)  # fmt: skip
                 continue
             if lookup:
                 m, steps = table_jump(table, width, n, x, y, k, gx, gy)
@@ -560,6 +589,7 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
                 mx = m - my * width
                 steps = max(abs(mx - x), abs(my - y))
             ng = gn + h_scale * (SQRT2 * steps if k >= 4 else float(steps))
-            size = relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, heap, size,
-                         heuristic, h_scale, weight, tie_break, landmarks)  # fmt: skip
+            size, depth = relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, queue, size,
+                                depth, level, heuristic, h_scale, weight, tie_break,
+                                landmarks)  # fmt: skip
     return STATUS_NO_PATH, start, expanded, 0

@@ -13,6 +13,7 @@ import pytest
 from service.engine import (
     GridMap,
     PathQuery,
+    PathResult,
     UnknownAlgorithmError,
     UnsupportedAlgorithmError,
     build_clusters,
@@ -56,7 +57,7 @@ def test_jps_costs_equal_astar_on_random_uniform_maps(
         pytest.skip("no room for a query")
     for _ in range(12):
         start, goal = (cells[int(i)] for i in rng.integers(len(cells), size=2))
-        reference = find_path(grid, start, goal)
+        reference = find_path(grid, start, goal, algorithm="astar")  # auto would be JPS
         result = find_path(grid, start, goal, algorithm="jps")
         assert result.algorithm_used == "jps"
         assert result.status == reference.status, (start, goal)
@@ -385,3 +386,35 @@ def test_a_two_leg_path_grows_the_path_buffers() -> None:
         assert len(answer.cells) == 300
         assert close(walk_cost(grid, answer.cells, "no_corner_cutting"), answer.cost or 0)
         assert close(answer.cost or 0, 260 + 39 * 2**0.5)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_jps_queues_jump_points_of_equal_f_on_the_stack(mode: str) -> None:
+    # Jump points queued with the f being expanded skip the heap (the equal-f stack);
+    # the costs are those of the plain heap (tie_break=False: no stack), and a
+    # weighted search (f not monotone) leaves the stack alone.
+    grid = random_grid(np.random.default_rng(5), 90, 70, 0.25, None)
+    grid.prepare_jumps(max_table_bytes=MODES[mode])
+    cells = walkable_cells(grid)
+    rng = np.random.default_rng(6)
+    pairs = [tuple(cells[int(i)] for i in rng.integers(len(cells), size=2)) for _ in range(40)]
+    scratch = Scratch(grid.padded.size)
+
+    def answers(**options: object) -> list[PathResult]:
+        scratch.stack[:] = -1
+        found = find_paths(grid, [PathQuery(s, g, algorithm="jps", **options)  # type: ignore[arg-type]
+                                  for s, g in pairs], scratch=scratch)  # fmt: skip
+        assert all(isinstance(answer, PathResult) for answer in found)
+        return found  # type: ignore[return-value]
+
+    stacked = answers()
+    assert (scratch.stack != -1).sum() > 0
+    plain = answers(tie_break=False)
+    assert (scratch.stack == -1).all()
+    for one, other in zip(stacked, plain, strict=True):
+        assert one.status == other.status
+        if one.status == "found":
+            assert close(one.cost or 0, other.cost or 0)
+            assert close(walk_cost(grid, one.cells, "no_corner_cutting"), one.cost or 0)
+    answers(weight=1.5)
+    assert (scratch.stack == -1).all()
