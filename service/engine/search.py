@@ -57,7 +57,7 @@ from service.engine.kernels.codes import (
 )
 from service.engine.kernels.fields import settle_starts, write_chain_paths
 from service.engine.kernels.goals import goal_on_island, goal_set_search, nearest_cells
-from service.engine.kernels.paths import chain_length, step_lengths, write_chain, write_turns
+from service.engine.kernels.paths import chain_length, write_chain, write_turns_and_length
 from service.engine.options import (
     ADMISSIBLE,
     ALGORITHMS,
@@ -879,13 +879,14 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None, *,
     cells = np.empty((n, 2), np.int32)
     write_chain(scratch.parent, width, end, n, cells, 0)
     turns = np.empty((n, 2), np.int32)
+    waypoints, length = write_turns_and_length(cells, 0, n, turns, 0)
     found = status == STATUS_FOUND and reason is None
     return PathResult(
         status="found" if found else "partial",
         cost=float(scratch.g[end]),
         cells=cells,
-        waypoints=turns[: write_turns(cells, 0, n, turns, 0)],
-        length=float(step_lengths(cells, 0, n)),
+        waypoints=turns[:waypoints],
+        length=float(length),
         expanded=int(expanded),
         reopened=int(reopened),
         heuristic_used=query.heuristic_used,

@@ -37,10 +37,9 @@ from service.engine.kernels.lines import line_cost, line_length, trace_line
 from service.engine.kernels.paths import (
     chain_length,
     jump_chain_length,
-    step_lengths,
     write_chain,
     write_jump_chain,
-    write_turns,
+    write_turns_and_length,
 )
 
 #: ``source`` of a query ``search_many`` refused (a cell off the map or blocked).
@@ -219,8 +218,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                         write_chain(links, width, end, n, cells, at)
                     path_cost[i] = found_cost
         offsets[i + 1] = at + n
-        length[i] = step_lengths(cells, at, n)
-        turn_offsets[i + 1] = turn_offsets[i] + write_turns(cells, at, n, turns, turn_offsets[i])
+        waypoints, length[i] = write_turns_and_length(cells, at, n, turns, turn_offsets[i])
+        turn_offsets[i + 1] = turn_offsets[i] + waypoints
     return count
 
 

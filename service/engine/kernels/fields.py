@@ -25,7 +25,7 @@ from service.engine.kernels.moves import (
     heuristic_distance,
     move_count,
 )
-from service.engine.kernels.paths import step_lengths, write_turns
+from service.engine.kernels.paths import write_turns_and_length
 
 #: ``step`` of a goal, and of a cell no goal can be reached from.
 NO_STEP = -1
@@ -232,6 +232,6 @@ def write_chain_paths(cost, width, parent, sources, reachable, first, count, res
             status[i] = STATUS_FOUND
             path_cost[i] = total
         offsets[i + 1] = at + n
-        length[i] = step_lengths(cells, at, n)
-        turn_offsets[i + 1] = turn_offsets[i] + write_turns(cells, at, n, turns, turn_offsets[i])
+        waypoints, length[i] = write_turns_and_length(cells, at, n, turns, turn_offsets[i])
+        turn_offsets[i + 1] = turn_offsets[i] + waypoints
     return count
