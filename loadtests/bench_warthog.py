@@ -22,8 +22,11 @@ time with ``jps+`` and with ``jps`` on the map's first row (both load the map an
 answer that row; only ``jps+`` builds the table), median of 5 pairs.
 
 Also timed: the same rows as arrays of 100 through ``find_paths_between`` (the
-columnar batch: the whole call, no object per answer), and every row in one call of
-the search kernel alone (``search_many``, the scope of warthog's timer).
+columnar batch: the whole call, no object per answer); every row in one call of the
+batch kernel (``search_many``: the straight-line and two-leg shortcuts, the search,
+and each path's cells, waypoints and length); and every row through the JPS search
+alone (``kernels.jps.jps`` on every row, shortcuts and paths left out: the scope of
+warthog's timer, which stops before the path is extracted), table 4.
 
 Work units (table 3), counted once per map in an untimed pass: the kernel's ns per
 expansion are not warthog JPS+'s, because gridpath's JPS2+ walk does at a diagonal's
@@ -53,9 +56,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
+from numba import njit
 
 from loadtests.report import Table, cpu_model, nproc, positive, report
 from loadtests.timing import collector_off
@@ -69,7 +74,8 @@ from service.engine import (
     find_paths_between,
 )
 from service.engine.kernels.batch import search_many
-from service.engine.kernels.jps import jump_distances
+from service.engine.kernels.codes import HEURISTIC_OCTILE
+from service.engine.kernels.jps import jps, jump_distances
 from service.engine.movingai import Scenario, parse_scenarios
 from service.engine.scratch import thread_scratch
 from service.engine.search import _lean_batch, _plans_of
@@ -108,6 +114,7 @@ class Figures:
     build_ms: dict[str, float] = field(default_factory=dict)
     generated: dict[str, float] = field(default_factory=dict)
     work: Work | None = None
+    searched: float = 0.0  # expansions per row of the search alone (table 4)
 
     def median_us(self, name: str) -> float:
         return statistics.median(self.us[name])
@@ -234,6 +241,47 @@ def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
     return elapsed / len(rows) / 1000
 
 
+@njit(nogil=True, cache=True)
+def _search_rows(grid_arrays: tuple[Any, ...], width: int, starts: npt.NDArray[np.int64],
+                 goals: npt.NDArray[np.int64], gen0: int, nodes: tuple[Any, ...],
+                 heap: tuple[Any, ...], stack: npt.NDArray[np.int32],
+                 landmarks: tuple[Any, ...], trace: npt.NDArray[np.int32]) -> int:  # fmt: skip
+    """``jps`` from ``starts[i]`` to ``goals[i]`` (padded cells) for every ``i``, octile,
+    weight 1, no budget; the expansions in all."""
+    cost, bits, table = grid_arrays
+    stamp, g, parent = nodes
+    total = 0
+    for i in range(starts.shape[0]):
+        total += jps(cost, bits, table, width, starts[i], goals[i], HEURISTIC_OCTILE, 1.0,
+                     1.0, 1 << 62, True, gen0 + i, stamp, g, parent, heap, stack,
+                     landmarks, trace)[2]  # fmt: skip
+    return total
+
+
+def run_search(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, float]:
+    """Mean us and expansions per row of the JPS search alone (warthog's timer's
+    scope): no shortcut, no path written; this thread's buffers. None of a query's
+    checks either, so only for a uniform map with the JPS+ table, like these."""
+    width = grid.padded_width
+    starts = np.array([(r.start[1] + 1) * width + r.start[0] + 1 for r in rows], np.int64)
+    goals = np.array([(r.goal[1] + 1) * width + r.goal[0] + 1 for r in rows], np.int64)
+    scratch = thread_scratch(grid.padded.size)
+    no_rows = np.zeros((1, 1), np.float32)
+    no_row = np.zeros(1, np.float32)
+    landmarks = (no_rows, no_rows, no_row, no_row, scratch.active, 0, 0.0)  # none
+    arrays = (grid.padded, grid.jump_bits, grid.jump_table)
+    nodes = (scratch.stamp, scratch.g, scratch.parent)
+    no_trace = np.zeros(0, np.int32)
+    elapsed = expanded = 0
+    for _ in range(2):  # the first compiles or loads, and warms the caches
+        gen0 = scratch.take_generations(len(rows))
+        began = time.perf_counter_ns()
+        expanded = _search_rows(arrays, width, starts, goals, gen0, nodes, scratch.heap,
+                                scratch.stack, landmarks, no_trace)  # fmt: skip
+        elapsed = time.perf_counter_ns() - began
+    return elapsed / len(rows) / 1000, expanded / len(rows)
+
+
 def count_work(grid: GridMap, rows: Sequence[Scenario]) -> Work | None:
     """Mean work per row (``Work``), untimed: one ``find_path`` per row, then its
     node records read back (a cell with this search's stamp was given a cost). None
@@ -308,6 +356,9 @@ def measure(key: str, root: Path, warthog: Path | None, repeat: int, min_rows: i
         figures.us.setdefault("between", []).append(us)
         figures.bad["between"] = bad
         figures.us.setdefault("kernel", []).append(run_kernel(grid, rows))
+        if grid.jump_table is not None:
+            us, figures.searched = run_search(grid, rows)
+            figures.us.setdefault("search", []).append(us)
     figures.work = count_work(grid, rows)
     figures.build_ms["gridpath"] = table_build_ms(grid, repeat)
     if warthog is not None:
@@ -431,6 +482,37 @@ def work_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     )
 
 
+def search_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
+    rows: list[tuple[str, ...]] = []
+    for f in all_figures:
+        if "search" not in f.us:
+            rows.append((f.key, "no JPS+ table", *["-"] * (7 if warthog else 2)))
+            continue
+        us = f.median_us("search")
+        ns = 1000 * us / max(f.searched, 1e-9)
+        cells = [f.key, f"{us:,.1f}", f"{f.searched:,.1f}", f"{ns:,.0f}"]
+        if warthog:
+            per_exp = {name: 1000 * f.median_us(name) / max(f.expanded[name], 1e-9)
+                       for name in WARTHOG_ALGORITHMS}  # fmt: skip
+            cells += [ratio(f, "search", "jps+"), ratio(f, "search", "jps2+"),
+                      f"{f.searched / max(f.expanded['jps+'], 1e-9):.2f}x",
+                      f"{ns / per_exp['jps+']:.2f}x", f"{ns / per_exp['jps2+']:.2f}x"]  # fmt: skip
+        rows.append(tuple(cells))
+    columns = ["map", "search us", "search exp", "search ns/exp"]
+    if warthog:
+        columns += ["search/JPS+", "search/JPS2+", "exp/JPS+ exp", "ns/exp / JPS+ ns/exp",
+                    "ns/exp / JPS2+ ns/exp"]  # fmt: skip
+    return Table(
+        "4. The search alone, in the scope of warthog's timer: mean per row",
+        tuple(columns),
+        rows,
+        "search: kernels.jps.jps on every row (the shortcuts that answer some rows "
+        "without a search left out, so every row searches, as warthog's do), no path "
+        "written; exp: its jump points expanded. warthog's timer likewise stops before "
+        "the path is extracted. Per expansion against warthog's JPS+ and JPS2+ (table 1).",
+    )
+
+
 def build_table(all_figures: Sequence[Figures]) -> Table:
     rows = []
     for f in all_figures:
@@ -486,8 +568,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key in args.maps:
         all_figures.append(measure(key, root, warthog, args.repeat, args.min_rows))
         print(f"  {key}: done", flush=True)
-    report([speed_table(all_figures, warthog is not None), build_table(all_figures),
-            work_table(all_figures, warthog is not None)], None, args.markdown)  # fmt: skip
+    compared = warthog is not None
+    report([speed_table(all_figures, compared), build_table(all_figures),
+            work_table(all_figures, compared), search_table(all_figures, compared)], None,
+           args.markdown)  # fmt: skip
     return 0
 
 
