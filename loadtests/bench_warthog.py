@@ -431,7 +431,8 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
         rows,
         "auto: gridpath find_path per row, whole call; batch: find_paths, 100 rows a call; "
         "between: find_paths_between, arrays of 100 rows; "
-        "kernel: the search kernel alone, every row in one call (search, cells, waypoints); "
+        "kernel: the batch kernel alone (search_many), every row in one call (shortcuts, "
+        "search, cells, waypoints; table 4 has the search alone); "
         "warthog: its own timer around the search. rounds: per map, at least --repeat, and "
         "enough for --min-rows rows. ns/exp: kernel us (for gridpath) per expansion. "
         "not optimal: rows off the scenario's "
