@@ -29,15 +29,6 @@ def write_chain(parent, width, end, n, out, at):
         c = parent[c]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def is_turn(cells, i):
-    """Whether the direction into ``cells[i]`` differs from the direction out of it."""
-    return (
-        cells[i, 0] - cells[i - 1, 0] != cells[i + 1, 0] - cells[i, 0]
-        or cells[i, 1] - cells[i - 1, 1] != cells[i + 1, 1] - cells[i, 1]
-    )
-
-
 @borrowing
 def write_turns_and_length(cells, at, n, out, wat):
     """Write the waypoints of ``cells[at:at + n]`` (start, every turn, end) into
