@@ -119,6 +119,10 @@ class Figures:
     def median_us(self, name: str) -> float:
         return statistics.median(self.us[name])
 
+    def ns_per_expansion(self, name: str) -> float:
+        """``name``'s median time per row over its expansions per row, in ns."""
+        return 1000 * self.median_us(name) / max(self.expanded[name], 1e-9)
+
 
 def warthog_binary(root: Path, algorithm: str) -> Path:
     return root / ("build-core/warthog" if algorithm == "astar" else "build-jps/warthog-jps")
@@ -263,8 +267,8 @@ def run_search(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, float]:
     scope): no shortcut, no path written; this thread's buffers. None of a query's
     checks either, so only for a uniform map with the JPS+ table, like these."""
     width = grid.padded_width
-    starts = np.array([(r.start[1] + 1) * width + r.start[0] + 1 for r in rows], np.int64)
-    goals = np.array([(r.goal[1] + 1) * width + r.goal[0] + 1 for r in rows], np.int64)
+    starts = np.array([grid.flat_index(*r.start) for r in rows], np.int64)
+    goals = np.array([grid.flat_index(*r.goal) for r in rows], np.int64)
     scratch = thread_scratch(grid.padded.size)
     no_rows = np.zeros((1, 1), np.float32)
     no_row = np.zeros(1, np.float32)
@@ -304,7 +308,7 @@ def count_work(grid: GridMap, rows: Sequence[Scenario]) -> Work | None:
         parents = scratch.parent[cells]
         diagonal = ((parents >= 0) & (cells % width != parents % width)
                     & (cells // width != parents // width))  # fmt: skip
-        goal = (row.goal[1] + 1) * width + row.goal[0] + 1  # padded: one cell of wall
+        goal = grid.flat_index(*row.goal)
         turning += int(np.count_nonzero(diagonal & (cells != goal)))
         touched += cells.size
         expanded += result.expanded
@@ -389,8 +393,8 @@ def speed_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
         if warthog:
             for algorithm in WARTHOG_ALGORITHMS:
                 us, expanded = f.median_us(algorithm), f.expanded[algorithm]
-                ns_each = 1000 * us / max(expanded, 1e-9)
-                cells += [f"{us:,.1f}", f"{expanded:,.1f}", f"{ns_each:,.0f}"]
+                cells += [f"{us:,.1f}", f"{expanded:,.1f}",
+                          f"{f.ns_per_expansion(algorithm):,.0f}"]  # fmt: skip
             cells += [
                 ratio(f, "auto", "jps+"),
                 ratio(f, "batch", "jps+"),
@@ -458,12 +462,11 @@ def work_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
                 theirs_ns = 1000 * f.median_us(algorithm)
                 expanded, generated = f.expanded[algorithm], f.generated[algorithm]
                 cells += [f"{expanded:,.1f}", f"{generated:,.1f}",
-                          f"{theirs_ns / max(expanded, 1e-9):,.0f}",
+                          f"{f.ns_per_expansion(algorithm):,.0f}",
                           f"{theirs_ns / max(generated, 1e-9):,.0f}"]  # fmt: skip
             ours_per_unit = kernel_ns / max(units, 1e-9)
-            jps_per_exp = 1000 * f.median_us("jps+") / max(f.expanded["jps+"], 1e-9)
             cells += [f"{units / max(f.expanded['jps+'], 1e-9):.2f}x",
-                      f"{ours_per_unit / jps_per_exp:.2f}x"]  # fmt: skip
+                      f"{ours_per_unit / f.ns_per_expansion('jps+'):.2f}x"]  # fmt: skip
         rows.append(tuple(cells))
     columns = ["map", "exp", "turning", "exp+turning", "touched", "ns/exp",
                "ns/(exp+turning)", "ns/touched"]  # fmt: skip
@@ -493,11 +496,10 @@ def search_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
         ns = 1000 * us / max(f.searched, 1e-9)
         cells = [f.key, f"{us:,.1f}", f"{f.searched:,.1f}", f"{ns:,.0f}"]
         if warthog:
-            per_exp = {name: 1000 * f.median_us(name) / max(f.expanded[name], 1e-9)
-                       for name in WARTHOG_ALGORITHMS}  # fmt: skip
             cells += [ratio(f, "search", "jps+"), ratio(f, "search", "jps2+"),
                       f"{f.searched / max(f.expanded['jps+'], 1e-9):.2f}x",
-                      f"{ns / per_exp['jps+']:.2f}x", f"{ns / per_exp['jps2+']:.2f}x"]  # fmt: skip
+                      f"{ns / f.ns_per_expansion('jps+'):.2f}x",
+                      f"{ns / f.ns_per_expansion('jps2+'):.2f}x"]  # fmt: skip
         rows.append(tuple(cells))
     columns = ["map", "search us", "search exp", "search ns/exp"]
     if warthog:
