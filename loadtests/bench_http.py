@@ -8,7 +8,7 @@ Usage::
 Needs ``wrk`` (``apt-get install -y wrk``). The script starts the service itself
 (``python -m service``) on a free loopback port with a temporary data dir and
 ``GRIDPATH_LOG_LEVEL=warning`` (so the per-request access log, at INFO, is off),
-waits for ``/readyz``, uploads one Moving AI map and then runs wrk five times,
+waits for ``/readyz``, uploads one Moving AI map and then runs wrk six times,
 one after the other, each for ``--duration`` seconds with ``--connections``
 connections and one wrk thread:
 
@@ -19,7 +19,10 @@ connections and one wrk thread:
    request, cycling through them;
 4. and 5. ``POST /v1/maps/{id}/path`` on the rows of the ten highest buckets (the
    longest paths), with ``algorithm`` ``astar`` and then ``auto`` (JPS on Moving AI
-   maps): single-query latency on long paths before and after JPS.
+   maps): single-query latency on long paths before and after JPS;
+6. ``POST /v1/maps/{id}/paths`` as 3., every other query with an option of its own
+   (``max_expansions``, far above what a short path needs): a batch whose items
+   are not all bare starts and goals.
 
 Before the runs, one single query and every batch body must answer 200 with every
 status ``found``, or the script fails. It prints a table (requests/s, latency p50
@@ -117,6 +120,27 @@ def batch_bodies(rows: Sequence[Scenario], size: int) -> list[str]:
     count = min(MAX_BATCH_BODIES, len(rows) // math.gcd(len(rows), size))
     return [
         compact({"queries": [query(rows[(k * size + j) % len(rows)]) for j in range(size)]})
+        for k in range(count)
+    ]
+
+
+#: The option of every other query of a mixed batch (scenario 6): a node budget far
+#: above what a short path needs, so every answer is the same as without it.
+MIXED_OPTION: Final = {"max_expansions": 100_000}
+
+
+def mixed_batch_bodies(rows: Sequence[Scenario], size: int) -> list[str]:
+    """``batch_bodies``, every other query with ``MIXED_OPTION``."""
+    count = min(MAX_BATCH_BODIES, len(rows) // math.gcd(len(rows), size))
+    return [
+        compact(
+            {
+                "queries": [
+                    query(rows[(k * size + j) % len(rows)]) | (MIXED_OPTION if j % 2 else {})
+                    for j in range(size)
+                ]
+            }
+        )
         for k in range(count)
     ]
 
@@ -387,15 +411,18 @@ def benchmark(
     """Start the server, upload the map, verify the answers and run wrk three times."""
     single = single_bodies(rows)
     batches = batch_bodies(rows, args.batch_size)
+    mixed = mixed_batch_bodies(rows, args.batch_size)
     print(header(args, len(rows), len(batches)), end="\n\n", flush=True)
     with serve(workdir) as server:
         map_id = upload(server, map_path)
         maps = f"/v1/maps/{map_id}"
-        verify(server, map_id, single[0], batches)
+        verify(server, map_id, single[0], [*batches, *mixed])
         single_lua = workdir / "path.lua"
         single_lua.write_text(lua_script(f"{maps}/path", single), encoding="ascii")
         batch_lua = workdir / "paths.lua"
         batch_lua.write_text(lua_script(f"{maps}/paths", batches), encoding="ascii")
+        mixed_lua = workdir / "paths-mixed.lua"
+        mixed_lua.write_text(lua_script(f"{maps}/paths", mixed), encoding="ascii")
         long_runs = []
         for algorithm in ("astar", "auto"):
             script = workdir / f"long-{algorithm}.lua"
@@ -414,6 +441,13 @@ def benchmark(
                 args,
             ),
             *long_runs,
+            wrk(
+                f"POST /paths ({args.batch_size} queries, 2 option sets)",
+                f"{server.base}{maps}/paths",
+                mixed_lua,
+                args.batch_size,
+                args,
+            ),
         ]
 
 
@@ -437,7 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="gridpath-bench-http-") as workdir:
         runs = benchmark(args, map_path, rows, Path(workdir))
-    text = ratios(*runs[:3]) + "\n" + long_paths(runs[3:])
+    text = ratios(*runs[:3]) + "\n" + long_paths(runs[3:5])
     report([results_table(runs, args)], text, args.markdown)
     failures = sum(run.non_2xx + run.socket_errors for run in runs)
     if failures:

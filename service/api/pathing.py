@@ -38,6 +38,7 @@ from service.engine import (
     find_paths,
     find_paths_between,
     find_paths_between_within,
+    find_paths_within,
 )
 
 _NO_DEFAULTS = PathOptions()
@@ -146,22 +147,29 @@ def resolve_items(items: list[Any], defaults: PathOptions | None, settings: Sett
     An item of just ``start`` and ``goal``, each two integers (a game's common
     query), takes the batch's options resolved once (``_cell_to_cell``), which is
     what pydantic and :func:`resolve` would make of it, at a tenth of their cost.
-    The others are validated together; only if one of them is bad are they
-    validated again one by one, to tell which."""
+    So does an item of a start and a goal of integers and options of plain values
+    (``_option_set``): its option set is resolved once per batch, with the cells
+    left out (``_without_cells``; nothing resolved depends on them). The others
+    are validated together; only if one of them is bad are they validated again
+    one by one, to tell which."""
     common = _cell_to_cell(defaults, settings)
     resolved: list[Query | dict[str, str] | None] = [None] * len(items)
     others = []
-    if isinstance(common, Query):  # (``_replace`` would cost twice the whole loop)
-        options, answer_format, trace = common.spec[2:], common.format, common.trace
+    sets: dict[tuple[object, ...], Query | dict[str, str]] = {}
     for i, item in enumerate(items):
         cells = _start_and_goal(item)
         if cells is None:
-            others.append(i)
-        elif isinstance(common, Query):
-            sx, sy, gx, gy = cells
-            resolved[i] = Query(PathQuery((sx, sy), (gx, gy), *options), answer_format, trace)
+            cells = _cells_of(item)
+            key = None if cells is None else _option_set(item)
+            if cells is None or key is None:
+                others.append(i)
+                continue
+            template = sets.get(key)
+            if template is None:
+                template = sets[key] = _without_cells(item, defaults, settings)
+            resolved[i] = _at_cells(template, cells)
         else:
-            resolved[i] = common
+            resolved[i] = _at_cells(common, cells)
     if others:
         rest = [items[i] for i in others]
         try:
@@ -171,6 +179,53 @@ def resolve_items(items: list[Any], defaults: PathOptions | None, settings: Sett
         for i, answer in zip(others, answers, strict=True):
             resolved[i] = answer
     return [r for r in resolved if r is not None]
+
+
+def _at_cells(template: Query | dict[str, str], cells: tuple[int, int, int, int]
+              ) -> Query | dict[str, str]:  # fmt: skip
+    """``template`` (a query resolved without its cells, or its error) from ``(sx, sy)``
+    to ``(gx, gy)``. (``_replace`` would cost twice as much.)"""
+    if not isinstance(template, Query):
+        return template
+    sx, sy, gx, gy = cells
+    return Query(PathQuery((sx, sy), (gx, gy), *template.spec[2:]), template.format,
+                 template.trace)  # fmt: skip
+
+
+#: JSON values an option set may hold to be resolved once per batch: plain scalars
+#: (lists and objects, such as ``goals``, are not hashable; each item is resolved).
+_PLAIN: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def _cells_of(item: object) -> tuple[int, int, int, int] | None:
+    """``(sx, sy, gx, gy)`` of an item with a ``start`` and a ``goal`` of two integers
+    each and other members (``_start_and_goal`` of those two); None for any other."""
+    if type(item) is not dict or len(item) < 3:
+        return None
+    return _start_and_goal({"start": item.get("start"), "goal": item.get("goal")})
+
+
+def _option_set(item: dict[str, Any]) -> tuple[object, ...] | None:
+    """The key of an item's members other than ``start`` and ``goal``, when all their
+    values are plain: each member's name, type (``1``, ``1.0`` and ``True`` are equal
+    keys, and the schema tells them apart) and value, in order; None otherwise."""
+    key: list[object] = []
+    for name, value in item.items():
+        if name in ("start", "goal"):
+            continue
+        kind = type(value)
+        if kind not in _PLAIN:
+            return None
+        key += (name, kind, value)
+    return tuple(key)
+
+
+def _without_cells(item: dict[str, Any], defaults: PathOptions | None, settings: Settings
+                   ) -> Query | dict[str, str]:  # fmt: skip
+    """What ``resolve_item`` makes of ``item`` with its start and goal at ``(0, 0)``: the
+    query of every item of its option set, cells aside, or their error (the cells are
+    two integers each, which the schema takes as they are and nothing checks)."""
+    return resolve_item(item | {"start": [0, 0], "goal": [0, 0]}, defaults, settings)
 
 
 def _cell_to_cell(defaults: PathOptions | None, settings: Settings) -> Query | dict[str, str]:
@@ -309,15 +364,41 @@ def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: 
     queries = [item for item in items if isinstance(item, Query)]
     began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
-    outcomes = iter(find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
-                               max_goals=max_goals))  # fmt: skip
-    each = (time.perf_counter_ns() - began) // max(1, len(queries))
+    outcomes = find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
+                          max_goals=max_goals)  # fmt: skip
+    return _batch_answers(items, outcomes, time.perf_counter_ns() - began)
+
+
+def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expansions: int,
+                     shared_goal_queries: int = 0) -> list[dict[str, Any]] | None:  # fmt: skip
+    """``run_batch`` at most ``expansions`` a query, building nothing (for the event
+    loop: see ``find_paths_within``); None when it cannot answer so, or when a query
+    is traced (a trace is kept for the search threads, like every query that is not
+    ``simple``)."""
+    queries = [item for item in items if isinstance(item, Query)]
+    if any(query.trace for query in queries):
+        return None
+    began = time.perf_counter_ns()
+    specs = [q.spec for q in queries]
+    outcomes = find_paths_within(grid, specs, expansions=expansions,
+                                 shared_goal_queries=shared_goal_queries)  # fmt: skip
+    if outcomes is None:
+        return None
+    return _batch_answers(items, outcomes, time.perf_counter_ns() - began)
+
+
+def _batch_answers(items: list[Query | dict[str, str]], outcomes: list[PathResult | EngineError],
+                   elapsed_ns: int) -> list[dict[str, Any]]:  # fmt: skip
+    """Each item's answer, in order: an error body as it is, a query's outcome (one per
+    query, in order) answered; ``elapsed_us`` the mean per query."""
+    found = iter(outcomes)
+    each = elapsed_ns // max(1, len(outcomes))
     results: list[dict[str, Any]] = []
     for item in items:
         if not isinstance(item, Query):
             results.append(item)
             continue
-        results.append(_answer_or_error(next(outcomes), item, each))
+        results.append(_answer_or_error(next(found), item, each))
     return results
 
 

@@ -66,6 +66,7 @@ from service.engine.search import (
     find_paths,
     find_paths_between,
     find_paths_between_within,
+    find_paths_within,
 )
 from service.engine.warmup import kernels_warm, warmup
 
@@ -126,6 +127,7 @@ __all__ = [
     "find_paths",
     "find_paths_between",
     "find_paths_between_within",
+    "find_paths_within",
     "kernels_warm",
     "warmup",
 ]

@@ -437,6 +437,45 @@ def find_paths(
     return [next(found) if answer is None else answer for answer in answers]
 
 
+def find_paths_within(
+    grid: GridMap,
+    queries: Sequence[PathQuery],
+    *,
+    expansions: int,
+    scratch: Scratch | None = None,
+    shared_goal_queries: int = 0,
+) -> list[PathResult | EngineError] | None:
+    """:func:`find_paths`, for a caller that must bound its work (an event loop): at
+    most ``expansions`` a query, and nothing built or remembered.
+
+    Returns what :func:`find_paths` would, when every query goes from one cell to
+    another with options the grid already knows (its plans memo, so no table is
+    built; the options may differ from query to query) and every query was answered
+    within ``expansions`` (one cut short by its own ``max_expansions`` is an
+    answer); otherwise None, after one search of at most ``expansions`` a query, or
+    none. Also None when goals are shared often enough for :func:`find_paths`'s
+    field search (``shared_goal_queries``).
+    """
+    if not queries:
+        return []
+    lean = _lean_batch(grid, queries, shared_goal_queries)
+    if lean is None:
+        return None
+    leans, rows = lean
+    plans = _plans_of(leans)
+    own = plans.options[:, OPTION_BUDGET]
+    capped = own > expansions  # (plans,): the plans whose budget the bound lowers
+    if capped.any():
+        options = plans.options.copy()
+        options[capped, OPTION_BUDGET] = max(expansions, 0)
+        plans = plans._replace(options=options)
+    found = _search_lean(grid, plans, rows, scratch, queries.__getitem__)
+    cut = (found.status == STATUS_PARTIAL) & capped[rows[:, 0]]
+    if cut.any():
+        return None  # a query wanted more than ``expansions``
+    return found.results()
+
+
 def find_paths_between(
     grid: GridMap,
     cells: npt.ArrayLike,

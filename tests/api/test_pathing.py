@@ -1,14 +1,18 @@
 """``api.pathing``: batch items validated together, and each bad one in its slot."""
 
+import random
+
 import orjson
 import pytest
 
+from service.api import pathing as pathing_module
 from service.api.pathing import (
     Query,
     cell_batch,
     resolve_item,
     resolve_items,
     run_batch,
+    run_batch_within,
     run_cells,
 )
 from service.api.schemas import PathOptions
@@ -70,6 +74,60 @@ def test_start_and_goal_items_resolve_as_pydantic_and_resolve_would(
 def test_other_items_take_the_long_way_with_the_same_answer(item: dict[str, object]) -> None:
     assert resolve_items([item, GOOD], None, SETTINGS) == [_validated(item, None),
                                                            _validated(GOOD, None)]  # fmt: skip
+
+
+#: Option values items of a batch may carry, good and bad, of every JSON kind the
+#: schema tells apart (1, 1.0 and True are equal in Python).
+OPTION_VALUES: dict[str, list[object]] = {
+    "format": ["cells", "smoothed", "bogus", 1],
+    "algorithm": ["astar", "jps", None],
+    "max_expansions": [50, 50.0, True, 0, SETTINGS.max_expansions + 1, "50"],
+    "weight": [1.5, 1, 0.5, False],
+    "agent_size": [2, 9, 2.0],
+    "heuristic": ["zero", "octile", "bogus"],
+    "trace": [True, False],
+    "min_revision": [3],
+    "goals": [None],
+    "unknown": [1],
+}
+
+
+@pytest.mark.parametrize("defaults", [None, OPTIONS])
+def test_items_with_options_resolve_as_pydantic_and_resolve_would(
+    defaults: PathOptions | None,
+) -> None:
+    # Items of one option set share its resolution (``_option_set``); checked against
+    # the long way, item by item, on seeded random option sets, good and bad.
+    rng = random.Random(8)
+    names = sorted(OPTION_VALUES)
+    sets = [{name: rng.choice(OPTION_VALUES[name]) for name in rng.sample(names, rng.randint(1, 3))}
+            for _ in range(40)]  # fmt: skip
+    cells: list[dict[str, object]] = [
+        {"start": [rng.randint(-2, 9), rng.randint(0, 9)], "goal": [rng.randint(0, 9), 2**70]}
+        for _ in range(300)]  # fmt: skip
+    items: list[object] = [item | rng.choice(sets) for item in cells]
+    items += [GOOD, {"start": [0, 0], "goal": [3, 0], "goals": [[1, 1]]}]  # not plain: the long way
+    assert resolve_items(items, defaults, SETTINGS) == [_validated(i, defaults) for i in items]
+
+
+def test_items_of_one_option_set_are_resolved_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    validate = pathing_module.resolve_item
+
+    def counted(item: object, *rest: object) -> object:
+        calls.append(item)
+        return validate(item, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pathing_module, "resolve_item", counted)
+    items = [{"start": [x, 0], "goal": [0, x], "format": "cells"} for x in range(10)]
+    items += [{"start": [x, 0], "goal": [0, x], "format": "bogus"} for x in range(10)]
+    resolved = resolve_items(items, None, SETTINGS)
+    assert len(calls) == 2
+    assert [q.spec.start for q in resolved[:10] if isinstance(q, Query)] == [
+        (x, 0) for x in range(10)
+    ]
+    assert resolved[10:] == [resolved[10]] * 10
+    assert isinstance(resolved[10], dict)
 
 
 def test_start_and_goal_items_share_the_error_of_bad_defaults() -> None:
@@ -162,3 +220,38 @@ def _json(answer: dict[str, object]) -> bytes:
     """An answer as served, without its timing."""
     return orjson.dumps({k: v for k, v in answer.items() if k != "elapsed_us"},
                         option=orjson.OPT_SERIALIZE_NUMPY)  # fmt: skip
+
+
+MIXED_ITEMS = [
+    {"start": [0, 0], "goal": [9, 0], "format": "cells"},
+    {"start": [0, 0], "goal": [0, 0], "algorithm": "astar"},
+    {"start": [0, 0], "goal": [2, 1], "algorithm": "astar"},  # blocked goal
+    {"start": [0, 0], "goal": [9, 0], "max_expansions": 2},  # partial: its own budget
+    {"start": [0, 0], "goal": [0, 5], "format": "smoothed"},  # no path
+    {"start": [0, 0], "goal": "nowhere"},  # invalid: its error in its slot
+    {"start": [0, 5], "goal": [2, 5], "heuristic": "zero"},
+]
+
+
+def test_mixed_batches_within_a_bound_answer_as_the_long_way_byte_for_byte() -> None:
+    grid = GridMap.from_rows(ROOM)
+    items = resolve_items(MIXED_ITEMS, None, SETTINGS)
+    assert run_batch_within(grid, items, expansions=10**6) is None  # options new to the map
+    for _ in range(2):  # the first call builds the map's tables, which forgets plans
+        slow = run_batch(grid, items, max_goals=SETTINGS.max_goals)
+    fast = run_batch_within(grid, items, expansions=10**6)
+    assert fast is not None
+    assert [_json(a) for a in fast] == [_json(a) for a in slow]
+    assert [a.get("status", a.get("code")) for a in fast] == [
+        "found", "found", "NotWalkable", "partial", "no_path", "InvalidQuery", "found"]  # fmt: skip
+    assert run_batch_within(grid, items, expansions=2) is None  # the first needs more
+
+
+def test_a_traced_query_is_never_answered_within_a_bound() -> None:
+    grid = GridMap.from_rows(ROOM)
+    query = resolve_items([GOOD], None, SETTINGS)[0]
+    assert isinstance(query, Query)
+    for _ in range(2):
+        run_batch(grid, [query], max_goals=SETTINGS.max_goals)
+    assert run_batch_within(grid, [query], expansions=10**6) is not None
+    assert run_batch_within(grid, [query._replace(trace=5)], expansions=10**6) is None

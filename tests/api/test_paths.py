@@ -171,6 +171,47 @@ def test_small_cell_batches_are_answered_on_the_event_loop_as_on_the_threads(
         "found", "found", "found", "InvalidValue", "found"]  # fmt: skip
 
 
+MIXED_QUERIES = [{"start": [0, 0], "goal": [39, 29], "format": "cells"},
+                 {"start": [5, 5], "goal": [5, 5], "algorithm": "astar"},
+                 {"start": [0, 0], "goal": [3, 3], "diagonal": "never", "format": "smoothed"},
+                 {"start": [40, 0], "goal": [0, 0]},
+                 {"start": [0, 0], "goal": [10, 12], "max_expansions": 2},
+                 {"start": [0, 0]},
+                 {"start": [0, 0], "goal": [39, 0], "heuristic": "zero"}]  # fmt: skip
+
+
+def test_small_batches_of_mixed_options_are_answered_on_the_event_loop_as_on_the_threads(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inline = make_client(inline_expansions=1_000_000)
+    map_id = inline.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    url = f"/v1/maps/{map_id}/paths"
+    body = {"queries": MIXED_QUERIES, "defaults": {"format": "waypoints"}}
+    on_threads = _count_thread_answers(monkeypatch)
+    on_loop = _settled(inline, url, body, on_threads)
+    threaded = make_client(inline_expansions=0).post(url, json=body).json()["results"]
+    assert _without_timing(on_loop) == _without_timing(threaded)
+    assert [r.get("status", r.get("code")) for r in on_loop] == [
+        "found", "found", "found", "InvalidValue", "partial", "InvalidQuery", "found"]  # fmt: skip
+    assert [r.get("format") for r in on_loop[:3]] == ["cells", "waypoints", "smoothed"]
+
+
+def test_goal_set_and_unit_size_batches_never_run_on_the_event_loop(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = make_client(inline_expansions=1_000_000)
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    url = f"/v1/maps/{map_id}/paths"
+    on_threads = _count_thread_answers(monkeypatch)
+    for query in ({"start": [0, 0], "goals": [[3, 3], [5, 5]]},
+                  {"start": [0, 0], "goal": [3, 3], "agent_size": 2}):  # fmt: skip
+        for _ in range(3):  # known options too: still on the threads
+            on_threads.clear()
+            results = client.post(url, json={"queries": [query] * 2}).json()["results"]
+            assert on_threads == [map_id]
+            assert [r["status"] for r in results] == ["found", "found"]
+
+
 def test_a_batch_needing_more_than_its_inline_share_goes_to_the_threads(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,6 +23,7 @@ from service.engine import (
     build_landmarks,
     find_path,
     find_paths,
+    find_paths_within,
 )
 from service.engine import search as search_module
 from service.engine.scratch import INITIAL_PATH_CELLS, PathBuffers
@@ -458,3 +459,81 @@ def test_batches_sharing_a_goal_still_take_the_field_search() -> None:
     queries = [PathQuery((x, 0), (7, 5)) for x in range(4)]
     results = find_paths(grid, queries, shared_goal_queries=4)
     assert {r.algorithm_used for r in results if isinstance(r, PathResult)} == {"field"}
+
+
+# -- find_paths_within: bounded work, for the event loop ----------------------------------
+
+WITHIN_OPTIONS: list[dict[str, Any]] = [{}, {"algorithm": "astar"}, {"max_expansions": 4},
+                                        {"diagonal": "always", "heuristic": "zero"}]  # fmt: skip
+
+
+def _within_queries(grid: GridMap, rng: np.random.Generator, count: int) -> list[PathQuery]:
+    """``count`` random walkable queries cycling through ``WITHIN_OPTIONS``, then a
+    blocked start and a goal off the map (errors in their slots)."""
+    cells = walkable_cells(grid)
+    picked = rng.integers(len(cells), size=(count, 2)).tolist()
+    queries = [PathQuery(cells[a], cells[b], **WITHIN_OPTIONS[i % len(WITHIN_OPTIONS)])
+               for i, (a, b) in enumerate(picked)]  # fmt: skip
+    blocked = next((x, y) for y in range(grid.height) for x in range(grid.width)
+                   if not grid.walkable(x, y))  # fmt: skip
+    return [*queries, PathQuery(blocked, cells[0]), PathQuery(cells[0], (grid.width, 0))]
+
+
+def _outcome(answer: PathResult | EngineError) -> tuple[object, ...]:
+    if isinstance(answer, EngineError):
+        return type(answer), str(answer)
+    return (answer.status, answer.cost, answer.expanded, answer.length, answer.algorithm_used,
+            answer.cells.tolist(), answer.waypoints.tolist())  # fmt: skip
+
+
+def test_within_answers_nothing_until_the_grid_knows_every_option_set() -> None:
+    rng = np.random.default_rng(21)
+    grid = random_grid(rng, 40, 30, 0.3, None)
+    queries = _within_queries(grid, rng, 20)
+    assert find_paths_within(grid, queries, expansions=10**6) is None
+    assert grid.plans == {}  # nothing remembered, nothing built
+    for _ in range(2):  # the first call on a grid builds its tables, which forgets plans
+        find_paths(grid, queries[:3])
+    assert find_paths_within(grid, queries, expansions=10**6) is None  # one set unknown
+    whole = find_paths(grid, queries)
+    within = find_paths_within(grid, queries, expansions=10**6)
+    assert within is not None
+    assert [_outcome(a) for a in within] == [_outcome(a) for a in whole]
+    assert find_paths_within(grid, [], expansions=1) == []
+
+
+def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
+    rng = np.random.default_rng(22)
+    grid = random_grid(rng, 40, 30, 0.3, None)
+    queries = _within_queries(grid, rng, 30)
+    for _ in range(2):
+        whole = find_paths(grid, queries)
+    # The most any query took whose own budget (4, or none) is not what stopped it.
+    most = max(a.expanded for q, a in zip(queries, whole, strict=True)
+               if isinstance(a, PathResult) and q.max_expansions is None)  # fmt: skip
+    within = find_paths_within(grid, queries, expansions=most)
+    assert within is not None
+    assert [_outcome(a) for a in within] == [_outcome(a) for a in whole]
+    assert find_paths_within(grid, queries, expansions=most - 1) is None
+
+
+def test_within_keeps_a_querys_own_smaller_budget() -> None:
+    grid, goal, _ = serpentine(21)
+    own = PathQuery((0, 0), goal, max_expansions=5)
+    free = PathQuery((0, 0), (3, 0))
+    for _ in range(2):
+        find_paths(grid, [own, free])
+    within = find_paths_within(grid, [own, free], expansions=100)
+    assert within is not None
+    assert [a.status for a in within if isinstance(a, PathResult)] == ["partial", "found"]
+
+
+@pytest.mark.parametrize("query", [PathQuery((0, 0), None, goals=((7, 5), (0, 5))),
+                                   PathQuery((0, 0), (6, 4), agent_size=2),
+                                   PathQuery((0, 0), (7, 5), unreachable="nearest")],
+                         ids=["goal set", "agent size", "nearest"])  # fmt: skip
+def test_within_leaves_other_than_cell_to_cell_queries_to_find_paths(query: PathQuery) -> None:
+    grid = GridMap.from_rows(["........"] * 6)
+    for _ in range(2):
+        find_paths(grid, [query, PathQuery((0, 0), (7, 5))])
+    assert find_paths_within(grid, [query], expansions=10**6) is None

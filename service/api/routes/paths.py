@@ -21,6 +21,7 @@ from service.api.pathing import (
     resolve_items,
     run,
     run_batch,
+    run_batch_within,
     run_cells,
     run_cells_within,
     search,
@@ -87,11 +88,13 @@ class _Answered(NamedTuple):
 
 
 class _Batch(NamedTuple):
-    """A batch body, validated, and its items as one array of cells when they are all
-    bare starts and goals (``cell_batch``; None otherwise)."""
+    """A batch body, validated, and its items: as one array of cells when they are all
+    bare starts and goals (``cell_batch``), else resolved one by one (``resolve_items``,
+    a bad item's error in its slot)."""
 
     body: BatchRequest
     cells: CellBatch | None
+    items: list[Query | dict[str, str]]  # empty when ``cells`` holds them
 
 
 def _answered(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
@@ -109,23 +112,25 @@ def _of_results(results: list[dict[str, Any]]) -> _Answered:
 def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered | None:
     """Answer a small batch on the event loop, skipping the hops to a search thread
     and back (each a context switch, and the interpreter lock passed on: the larger
-    cost of a batch of short queries). Only a batch of bare starts and goals on a
-    cached map, at its ``min_revision``, whose options the map has answered before,
-    and whose queries share one query's ``inline_expansions`` (so the loop spends no
+    cost of a batch of short queries). Only a batch on a cached map, at its
+    ``min_revision``, whose every query goes from one cell to another with options
+    the map has answered before (each query its own, or the batch's defaults), and
+    whose queries share one query's ``inline_expansions`` (so the loop spends no
     more on its searches than on one inline query's); None, having answered nothing,
     for any other: it then goes to the search threads."""
     settings = runtime.settings
-    body, cells = batch
-    if cells is None:
-        return None
+    body, cells, items = batch
     if body.min_revision is not None and not runtime.holds(map_id, body.min_revision):
         return None
-    each = max(1, settings.inline_expansions // len(cells.cells))
+    each = max(1, settings.inline_expansions // max(1, len(body.queries)))
+    shared = settings.shared_goal_queries
     with runtime.cache.acquire_cached(map_id) as grid:
         if grid is None:
             return None
-        results = run_cells_within(grid, cells, expansions=each,
-                                   shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
+        if cells is not None:
+            results = run_cells_within(grid, cells, expansions=each, shared_goal_queries=shared)
+        else:
+            results = run_batch_within(grid, items, expansions=each, shared_goal_queries=shared)
     return None if results is None else _of_results(results)
 
 
@@ -225,14 +230,16 @@ def _parsed_batch(runtime: Runtime, raw: bytes) -> _Batch:
         body = _batch_request(data, queries)
     except ValidationError as exc:
         raise ApiError(ErrorCode.INVALID_QUERY, validation_message(exc)) from None
-    return _Batch(body, cell_batch(body.queries, body.defaults, runtime.settings))
+    cells = cell_batch(body.queries, body.defaults, runtime.settings)
+    if cells is not None:
+        return _Batch(body, cells, [])
+    return _Batch(body, None, resolve_items(body.queries, body.defaults, runtime.settings))
 
 
 def _batch(runtime: Runtime, map_id: str, batch: _Batch) -> list[dict[str, Any]]:
     """Answer a whole batch: all of it on one search thread."""
     settings = runtime.settings
-    body, cells = batch
-    items = resolve_items(body.queries, body.defaults, settings) if cells is None else []
+    body, cells, items = batch
     if body.min_revision is not None:
         runtime.catch_up(map_id, body.min_revision)  # BehindError: waited for on the loop
     with runtime.cache.acquire(map_id) as grid:
