@@ -9,6 +9,7 @@ crash; a crash mid-append leaves a torn last record, which fails its length or
 checksum and is dropped (it was never acknowledged).
 """
 
+import contextlib
 import os
 import struct
 import zlib
@@ -48,14 +49,31 @@ def encode(record: LogRecord) -> bytes:
     return _HEAD.pack(len(payload), zlib.crc32(payload) & 0xFFFFFFFF) + payload
 
 
-def append(path: Path, data: bytes) -> int:
-    """Append encoded records to the log and fsync it; the log's new size."""
+def append(path: Path, data: bytes, *, whole: int | None = None) -> int:
+    """Append encoded records to the log and fsync it; the log's new size.
+
+    ``whole``: the length of the log's acknowledged records, when the caller knows
+    it; bytes past it are cut first (an earlier append's that failed, and whose
+    cutting failed too). An append that fails (a short write, a failed fsync) is cut
+    off again before the error propagates: its edit was never acknowledged, and the
+    next one must not follow it, nor take its revision while it stays in the log.
+    """
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        before = os.fstat(fd).st_size
+        if whole is not None and before > whole:
+            os.ftruncate(fd, whole)
+            before = whole
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):  # the error to report is the append's
+                os.ftruncate(fd, before)
+                os.fsync(fd)
+            raise
         return os.fstat(fd).st_size
     finally:
         os.close(fd)

@@ -47,10 +47,8 @@ from service.store.files import fsync_dir
 from service.store.records import MapRecord
 from service.store.store import (
     META_FILE,
-    LogGapError,
     LogState,
     MapStore,
-    StoreError,
     UnknownMapError,
     base_state,
     folded,
@@ -63,8 +61,6 @@ log = logging.getLogger("gridpath.store")
 EDIT_LOCK_FILE: Final = "edits.lock"
 #: Seconds between looks at the logs of the maps a worker follows.
 FOLLOW_POLL_SECONDS: Final = 0.01
-#: Reads of a snapshot and its log, when compactions keep moving it meanwhile.
-LOAD_ATTEMPTS: Final = 5
 _DELETING: Final = ".deleting-"
 
 #: A file's identity: inode, size and modification time (0s: no file).
@@ -81,10 +77,6 @@ class _Tail(NamedTuple):
     state: LogState  # the map after the records read
     revisions: list[int]  # the revisions of the records read, in order
     ends: list[int]  # the offset past each of them
-
-
-class _MovedError(Exception):
-    """A compaction moved a map's snapshot while it was read."""
 
 
 class _NoLock:
@@ -322,29 +314,35 @@ class SharedMapStore(MapStore):
                 held.discard(map_id)
             os.close(fd)  # and the lock with it
 
-    def load(self, map_id: str) -> GridMap:
-        """The map's grid, read without the edit lock: an editor holding it may be
-        waiting for this very load (the cache loads a map once, on one thread). A
-        compaction that moves the snapshot meanwhile shows (the record's grid file
-        gone, or the log no longer following the record), and the read is made again.
-
-        Raises:
-            UnknownMapError, StoreError: as ``MapStore.load``.
-        """
-        for _ in range(LOAD_ATTEMPTS):
+    @contextmanager
+    def _repairing(self, map_id: str) -> Iterator[bool]:
+        """The map's edit lock, exclusively, if no one holds it now (False otherwise:
+        the damaged file waits for a later load). Never waited for: the editor
+        holding it may be waiting for the very load that found the damage."""
+        if map_id in self._held.__dict__.setdefault("maps", set()):
+            yield True
+            return
+        try:
+            fd = os.open(self.root / map_id / EDIT_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except (FileNotFoundError, NotADirectoryError):
+            yield False  # deleted
+            return
+        try:
             try:
-                return super().load(map_id)
-            except (_MovedError, LogGapError):
-                continue
-        raise StoreError(f"map {map_id}: its snapshot moved {LOAD_ATTEMPTS} times while "
-                         "it was read")  # fmt: skip
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
 
     def _reading(self, map_id: str) -> AbstractContextManager[object]:  # noqa: ARG002
-        return nullcontext()  # see load
-
-    def _missing(self, record: MapRecord) -> None:
-        if self.record(record.id) != record:  # a compaction replaced it meanwhile
-            raise _MovedError
+        """Nothing held: an editor holding the edit lock may be waiting for this very
+        load (the cache loads a map once, on one thread). A compaction that moves the
+        snapshot meanwhile shows (the record's files gone, or the log no longer
+        following the record), and ``load`` reads again."""
+        return nullcontext()
 
     def _writing(self, map_id: str) -> AbstractContextManager[object]:
         return self._flocked(map_id, exclusive=True)

@@ -33,8 +33,8 @@ import re
 import secrets
 import shutil
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Final, NamedTuple, NoReturn
@@ -84,6 +84,14 @@ class StoreError(RuntimeError):
 class LogGapError(StoreError):
     """A map's edit log does not follow its snapshot: a record is missing between them
     (read while a compaction moved the snapshot, when the store is shared)."""
+
+
+class MovedError(Exception):
+    """A compaction moved a map's snapshot while it was read: read it again."""
+
+
+#: Reads of a snapshot and its log, when compactions keep moving it meanwhile.
+LOAD_ATTEMPTS: Final = 5
 
 
 class UnknownMapError(KeyError):
@@ -180,15 +188,28 @@ class MapStore:
                 earlier load: a corrupt map is not read again). A bad island table
                 is recomputed from the grid and rewritten instead: it is derived data.
         """
-        record = self._served_record(map_id)
+        for _ in range(LOAD_ATTEMPTS):
+            try:
+                return self._load_once(map_id)
+            except (MovedError, LogGapError):
+                continue
+        raise StoreError(f"map {map_id}: its snapshot moved {LOAD_ATTEMPTS} times while "
+                         "it was read")  # fmt: skip
+
+    def _load_once(self, map_id: str) -> GridMap:
+        """:meth:`load`, one read; MovedError (or LogGapError) when a compaction moved
+        the snapshot meanwhile."""
+        folder = self.root / map_id
         try:
             with self._reading(map_id):  # a consistent snapshot and log
-                record = self._served_record(map_id)  # (a compaction may have moved it)
+                record = self._served_record(map_id)
                 grid_data = self._checked_grid(record)
-                records, _, _ = editlog.read(self.root / map_id / LOG_FILE)
+                islands_data = self._islands_bytes(folder, record)
+                records, _, _ = editlog.read(folder / LOG_FILE)
+            if islands_data is None:  # moved away, unless the file is lost or damaged
+                self._missing(record)
             costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
-            folder = self.root / map_id
-            islands = self._load_islands(folder, record)
+            islands = None if islands_data is None else islands_of(record, islands_data)
             grid = GridMap(costs, islands=islands, revision=record.revision)
             if islands is None:
                 log.warning("map %s: island table failed its check; rebuilt", map_id)
@@ -219,14 +240,18 @@ class MapStore:
         """
         data = editlog.encode(entry)
         with self._log_lock(map_id):
-            if self.record(map_id) is None:
+            with self._lock:
+                state = self._logs.get(map_id)
+            if state is None:  # deleted meanwhile (``delete`` takes no log lock)
                 raise UnknownMapError(map_id)
             try:
-                size = editlog.append(self.root / map_id / LOG_FILE, data)
+                size = editlog.append(self.root / map_id / LOG_FILE, data,
+                                      whole=state.log_bytes)  # fmt: skip
             except FileNotFoundError:
                 raise UnknownMapError(map_id) from None
             with self._lock:
-                state = self._logs[map_id]
+                if map_id not in self._logs:  # deleted while appending
+                    raise UnknownMapError(map_id)
                 self._logs[map_id] = LogState(
                     revision=entry.revision, figures=entry.figures, log_bytes=size,
                     lowered_at=entry.revision if entry.lowers else state.lowered_at,
@@ -332,8 +357,8 @@ class MapStore:
         """
         try:
             self._checked_grid(self._served_record(map_id))
-        except (UnknownMapError, FileNotFoundError):
-            return None
+        except (UnknownMapError, FileNotFoundError, MovedError):
+            return None  # (moved: by a compaction, which wrote and checked the new one)
         except StoreError as exc:
             return str(exc)
         return None
@@ -381,8 +406,11 @@ class MapStore:
         return data
 
     def _missing(self, record: MapRecord) -> None:
-        """Called when ``record``'s grid file is missing, before the map is marked
-        corrupt: one process owns the dir, so nothing else moved it."""
+        """Called when a file ``record`` names is missing, before the map is marked
+        corrupt (or its islands rebuilt): MovedError when a compaction replaced the
+        record meanwhile, and the file with it."""
+        if self.record(record.id) != record:
+            raise MovedError
 
     def _fail(self, map_id: str, problem: str) -> NoReturn:
         log.error("%s; the map cannot be served until it is deleted and uploaded again",
@@ -522,21 +550,43 @@ class MapStore:
             log.error("map %s: unreadable %s (%s); skipped", folder.name, META_FILE, exc)
             return None
 
-    def _load_islands(self, folder: Path, record: MapRecord) -> Islands | None:
+    def _islands_bytes(self, folder: Path, record: MapRecord) -> bytes | None:
+        """The island file's bytes; None when it cannot be read."""
         try:
-            data = (folder / record.islands_file).read_bytes()
+            return (folder / record.islands_file).read_bytes()
         except OSError:
             return None
-        return islands_of(record, data)
 
     def _rewrite_islands(self, folder: Path, record: MapRecord, grid: GridMap) -> None:
+        """Rewrite a damaged island table from ``grid`` (read under ``record``), unless
+        the record changed meanwhile: a compaction's new snapshot has its own table,
+        and its ``meta.json`` must not go back to ``record``'s."""
         data = npy_bytes(grid.island_tables.labels)
         fixed = with_islands(record, data)
-        atomic_write(folder / record.islands_file, data)
-        atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
+        with self._repairing(record.id) as free:
+            if not free or self.record(record.id) != record:
+                return
+            atomic_write(folder / record.islands_file, data)
+            atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
+            self._rewrote(record.id, fixed)
+
+    def _repairing(self, map_id: str) -> AbstractContextManager[bool]:
+        """Held while a map's damaged derived file is rewritten: whether it may be now
+        (one process owns the dir: always, once the writers are done)."""
+        return _holding(self._writing(map_id))
+
+    def _rewrote(self, map_id: str, record: MapRecord) -> None:
+        """Remember a map's record after its island table was rewritten."""
         with self._lock:
-            if record.id in self._records:
-                self._records[record.id] = fixed
+            if map_id in self._records:
+                self._records[map_id] = record
+
+
+@contextmanager
+def _holding(lock: AbstractContextManager[object]) -> Iterator[bool]:
+    """``lock`` held, as a context that says it is (True)."""
+    with lock:
+        yield True
 
 
 def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,

@@ -33,6 +33,7 @@ from service.store.editor import MapEditor
 from service.store.records import MapRecord
 from service.store.shared_store import SharedMapStore
 from tests.store.test_backends import edited, weighted
+from tests.store.test_editlog import FailingOs
 
 
 def edited_three_times(store: SharedMapStore) -> tuple[MapRecord, list[GridMap]]:
@@ -378,3 +379,52 @@ def test_a_worker_keeps_no_record_of_its_uploads_beyond_what_lookups_check(
     for _ in range(3):
         a.delete(a.create(weighted(), None).id)
     assert (a._records, a._logs, a._log_locks, a._seen, a._tails) == ({}, {}, {}, {}, {})
+
+
+@pytest.mark.parametrize("failing", ["fsync", "write"], ids=["fsync", "short-write"])
+def test_regression_an_edit_after_a_failed_append_is_the_one_a_worker_reads(
+    pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """A failed append is cut off again: the next edit takes its revision, and the
+    other worker reads that edit, not the refused one."""
+    a, b = pair
+    grid = weighted()
+    record = a.create(grid, None)
+    refused, entry = edited(grid, [(0, 0)], 7.0)
+    monkeypatch.setattr(editlog, "os", FailingOs(failing))
+    with pytest.raises(OSError, match=r"Input/output error|No space left"):
+        a.append_edit(record.id, entry)
+    acknowledged, entry = edited(grid, [(3, 2)], 5.0)
+    a.append_edit(record.id, entry)
+    monkeypatch.undo()
+    assert refused.revision == acknowledged.revision == 1
+    loaded = b.load(record.id)
+    assert loaded.revision == 1
+    assert np.array_equal(loaded.costs, acknowledged.costs)
+
+
+def test_regression_a_load_that_lost_its_islands_to_a_compaction_took_the_record_back(
+    pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """b read the old snapshot's grid; a's compaction removed its islands file before b
+    read that: b took it for damage and rewrote meta.json back to the old snapshot,
+    whose grid was gone (the map corrupt from then on)."""
+    a, b = pair
+    record, grids = edited_three_times(a)
+    read_islands = b._islands_bytes
+
+    def compacted_first(folder: Path, stale: MapRecord) -> bytes | None:
+        monkeypatch.setattr(b, "_islands_bytes", read_islands)
+        assert a.compact(record.id, grids[3])
+        return read_islands(folder, stale)
+
+    monkeypatch.setattr(b, "_islands_bytes", compacted_first)
+    loaded = b.load(record.id)
+    assert loaded.revision == 3
+    np.testing.assert_array_equal(loaded.costs, grids[3].costs)
+    fresh = SharedMapStore(a.root.parent)
+    current = fresh.record(record.id)
+    assert current is not None
+    assert (current.revision, current.grid_file) == (3, "grid-3.npy")
+    np.testing.assert_array_equal(fresh.load(record.id).costs, grids[3].costs)
+    assert b.problem(record.id) is None

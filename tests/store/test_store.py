@@ -23,6 +23,7 @@ from service.store import (
     MapRecord,
     MapStore,
     StoreError,
+    editlog,
 )
 from service.store.editlog import LogRecord
 from service.store.files import checksum, npy_bytes
@@ -621,3 +622,78 @@ def test_replaying_a_log_that_skips_a_revision_is_refused() -> None:
     with pytest.raises(LogGapError, match="the edit log jumps from revision 1 to 3"):
         replayed(grid, records)
     assert replayed(grid, records[:1]).revision == 1
+
+
+# -- a snapshot moved by a compaction while it was read --------------------------------
+
+
+def _compacted(store: MapStore) -> tuple[MapRecord, GridMap]:
+    """A new map edited once and compacted: its record from before the compaction (the
+    files it names are gone) and the grid now."""
+    grid = weighted()
+    record = store.create(grid, None)
+    new = replayed(grid, [LogRecord(1, False, np.array([2]), np.array([4.0], np.float32),
+                                    {})])  # fmt: skip
+    store.append_edit(record.id, LogRecord(1, False, np.array([2]), np.array([4.0], np.float32),
+                                           figures_of(new)))  # fmt: skip
+    assert store.compact(record.id, new)
+    return record, new
+
+
+def _stale_once(monkeypatch: pytest.MonkeyPatch, store: MapStore, stale: MapRecord) -> None:
+    """Make the next ``store._served_record`` answer ``stale``: what a read that began
+    before the compaction looked up."""
+    answers = iter([stale])
+    fresh = store._served_record
+    monkeypatch.setattr(
+        store, "_served_record", lambda map_id: next(answers, None) or fresh(map_id)
+    )
+
+
+def test_a_load_that_a_compaction_overtook_reads_the_new_snapshot(
+    store: MapStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale, grid = _compacted(store)
+    _stale_once(monkeypatch, store, stale)
+    assert_same_grid(store.load(stale.id), grid)
+    assert store.problem(stale.id) is None  # not marked corrupt
+
+
+def test_regression_a_scrub_overtaken_by_a_compaction_marked_the_map_corrupt(
+    store: MapStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale, grid = _compacted(store)
+    _stale_once(monkeypatch, store, stale)
+    assert store.verify(stale.id) is None
+    assert store.problem(stale.id) is None
+    assert_same_grid(store.load(stale.id), grid)
+
+
+def test_regression_an_islands_rewrite_took_the_record_back_past_a_compaction(
+    store: MapStore,
+) -> None:
+    # A load of the old snapshot found its islands file gone (the compaction removed
+    # it) and rewrote it, with meta.json back at the old snapshot, whose grid is gone.
+    stale, grid = _compacted(store)
+    store._rewrite_islands(store.root / stale.id, stale, weighted())
+    assert read_meta(store, stale.id)["revision"] == 1
+    assert_same_grid(store.load(stale.id), grid)
+    assert store.verify(stale.id) is None
+
+
+def test_regression_a_map_deleted_while_its_edit_was_logged_raised_key_error(
+    store: MapStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grid = weighted()
+    record = store.create(grid, None)
+    append = editlog.append
+
+    def deleted_meanwhile(path: Path, data: bytes, **options: int | None) -> int:
+        size = append(path, data, **options)
+        store.delete(record.id)
+        return size
+
+    monkeypatch.setattr(editlog, "append", deleted_meanwhile)
+    entry = LogRecord(1, False, np.array([2]), np.array([4.0], np.float32), figures_of(grid))
+    with pytest.raises(UnknownMapError):
+        store.append_edit(record.id, entry)
