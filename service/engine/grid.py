@@ -25,6 +25,9 @@ JumpBits = tuple[npt.NDArray[np.uint64], ...]
 JUMP_TABLE_BYTES_PER_CELL = 16
 #: Default bound of one map's JPS+ table (the service passes its own setting).
 DEFAULT_JUMP_TABLE_BYTES = 256 * 1024 * 1024
+#: The longest row or column (padded cells) a JPS+ table holds: its entries count
+#: steps in int16, so a longer straight run would wrap around.
+MAX_JUMP_TABLE_LINE = int(np.iinfo(np.int16).max)
 _NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
 _WORD_BITS = 64  # cells per word of the JPS bit rows
 _NO_LANDMARK_TABLE = np.zeros((0, 0), dtype=np.float32)
@@ -58,9 +61,17 @@ def memory_estimate(width: int, height: int, *, uniform: bool, jump_table_bytes:
         row_words = -(-padded_width // _WORD_BITS) + 1
         column_words = -(-padded_height // _WORD_BITS) + 1
         total += 2 * 8 * (padded_height * row_words + padded_width * column_words)
-        if JUMP_TABLE_BYTES_PER_CELL * padded <= jump_table_bytes:
+        if jump_table_fits(padded_width, padded_height, jump_table_bytes):
             total += JUMP_TABLE_BYTES_PER_CELL * padded
     return total
+
+
+def jump_table_fits(padded_width: int, padded_height: int, max_table_bytes: int) -> bool:
+    """Whether a padded grid this size gets a JPS+ table under ``max_table_bytes``: its
+    16 bytes a cell fit, and no row or column is longer than ``MAX_JUMP_TABLE_LINE``
+    (past which JPS scans bit rows instead)."""
+    return (JUMP_TABLE_BYTES_PER_CELL * padded_width * padded_height <= max_table_bytes
+            and max(padded_width, padded_height) <= MAX_JUMP_TABLE_LINE)  # fmt: skip
 
 
 class Islands(NamedTuple):
@@ -310,11 +321,15 @@ class GridMap:
         if table.shape != (self._padded.size, 8) or table.dtype != np.int16:
             raise InvalidMapError(f"jump table has shape {table.shape}; this grid needs "
                                   f"({self._padded.size}, 8) int16")  # fmt: skip
+        if max(self._width, self._height) + 2 > MAX_JUMP_TABLE_LINE:
+            raise InvalidMapError(
+                f"a JPS+ table holds lines of at most {MAX_JUMP_TABLE_LINE} cells; this "
+                f"grid is {self._width} x {self._height}")  # fmt: skip
         table.flags.writeable = False
         self._jump_table = table
         self._refresh_view()
 
-    def _view(self) -> tuple[object, ...]:
+    def _view(self, jump_bits: JumpBits | None = None) -> tuple[object, ...]:
         tables = self._clusters
         if tables is None:
             clusters = _NO_CLUSTERS
@@ -328,7 +343,7 @@ class GridMap:
                 np.array([t.symmetric for t in both], dtype=np.bool_),
             )
         return (self._padded, self._width + 2, self._islands.labels, self.uniform,
-                self._min_cost, clusters, self._jump_bits or _NO_JUMP_BITS,
+                self._min_cost, clusters, jump_bits or self._jump_bits or _NO_JUMP_BITS,
                 self._jump_table, self._landmark_view())  # fmt: skip
 
     def _landmark_view(self) -> tuple[object, ...]:
@@ -362,14 +377,20 @@ class GridMap:
 
     def prepare_jumps(self, *, max_table_bytes: int = DEFAULT_JUMP_TABLE_BYTES) -> None:
         """Build what Jump Point Search reads, once: the bit rows it scans (4 bits a
-        cell) and, if it takes at most ``max_table_bytes`` (16 bytes a cell), the
-        JPS+ table that turns every jump into one lookup."""
+        cell) and, if it fits (``jump_table_fits``: at most ``max_table_bytes`` at 16
+        bytes a cell, no line longer than ``MAX_JUMP_TABLE_LINE``), the JPS+ table
+        that turns every jump into one lookup."""
         if self._jump_bits is not None:
             return
-        if JUMP_TABLE_BYTES_PER_CELL * self._padded.size <= max_table_bytes:
+        if jump_table_fits(self._width + 2, self.height + 2, max_table_bytes):
             self._jump_table = jump_distances(self._padded, self._width + 2)
-        self._jump_bits = jump_bits(self._padded, self._width + 2)
-        self._refresh_view()
+        bits = jump_bits(self._padded, self._width + 2)
+        # The kernel handle holds the bits before they show: a thread that finds them
+        # built (and so skips this) must read a handle that has them, not the
+        # placeholder's one row, which the kernel would read past. (Two threads may
+        # both build them meanwhile: the same arrays, once too often.)
+        self._refresh_view(jump_bits=bits)
+        self._jump_bits = bits
 
     @property
     def auto_prefers_astar(self) -> bool:
@@ -524,8 +545,10 @@ class GridMap:
         its table."""
         return self._kernel_handle
 
-    def _refresh_view(self) -> None:
-        self._kernel_handle = _grid_handle(self._view())
+    def _refresh_view(self, *, jump_bits: JumpBits | None = None) -> None:
+        """A new kernel handle (with ``jump_bits`` about to be the grid's), and no
+        plans remembered: they may no longer be what a query would run."""
+        self._kernel_handle = _grid_handle(self._view(jump_bits))
         self._plans: dict[object, object] = {}
 
     @property

@@ -16,6 +16,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.errors import InvalidQueryError
 from service.engine.handles import Handle, handle
 from service.engine.kernels.dial import RECORD_FIELDS, STAMP
 from service.engine.kernels.handles import SCRATCH_SLOTS
@@ -228,6 +229,22 @@ class Scratch:
             self.queries = QueryArrays(max(count, 2 * self.queries.capacity))
             self.paths = PathBuffers(self.queries.capacity, self.paths.cells.shape[0])
         return self.queries, self.paths
+
+
+def scratch_for(cells: int, scratch: Scratch | None) -> Scratch:
+    """``scratch``, the caller's, once checked to hold ``cells`` padded cells (the
+    kernels do not check their indices: a smaller one would be written past), or
+    this thread's own (``thread_scratch``).
+
+    Raises:
+        InvalidQueryError: ``scratch`` is too small for the map.
+    """
+    if scratch is None:
+        return thread_scratch(cells)
+    if scratch.capacity < cells:
+        raise InvalidQueryError(f"scratch holds {scratch.capacity} padded cells; this map "
+                                f"needs {cells} (Scratch(grid.padded.size))")  # fmt: skip
+    return scratch
 
 
 def thread_scratch(cells: int) -> Scratch:

@@ -92,6 +92,7 @@ from service.engine.scratch import (
     PathBuffers,
     QueryArrays,
     Scratch,
+    scratch_for,
     thread_scratch,
 )
 from service.engine.sizes import check_room, check_walkable, checked_agent_size
@@ -349,10 +350,13 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
         return None
     if (sx | sy | gx | gy) >> _KERNEL_INT_BITS:  # negative, or too big for the kernel
         return None
-    # (No ``prepare_jumps`` here: a plan is remembered only when its answer left the
-    # grid's tables as they were, so a JPS plan's bit rows were built before it.)
-    if scratch is None:
-        scratch = thread_scratch(grid.padded.size)
+    if lean.algorithm == ALGORITHM_JPS and grid.jump_bits is None:
+        # A plan remembered from a batch whose every query a field search answered
+        # ran no JPS, and built no bit rows: the kernel would read past the
+        # placeholder's one row (and answer no_path).
+        grid.prepare_jumps()
+    scratch = thread_scratch(grid.padded.size) if scratch is None else scratch_for(
+        grid.padded.size, scratch)  # fmt: skip
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     while True:
         kernel, generation = scratch.single_query(lean.records, lean.clusters)
@@ -759,7 +763,7 @@ def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
     count = rows.shape[0]
     if plans.jps:
         grid.prepare_jumps()
-    scratch = scratch or thread_scratch(grid.padded.size)
+    scratch = scratch_for(grid.padded.size, scratch)
     scratch.for_queries(count)
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     first_generation = scratch.take_generations(count)
@@ -867,7 +871,7 @@ def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[li
 
 def _traced(query: _Checked, scratch: Scratch | None, capacity: int) -> PathResult:
     """One query's answer with the first ``capacity`` cells its search expanded."""
-    scratch = scratch or thread_scratch(query.grid.padded.size)
+    scratch = scratch_for(query.grid.padded.size, scratch)
     if query.goal_set is None:
         result = _search(query.grid, [query], scratch, trace=capacity)[0]
     else:
@@ -903,7 +907,7 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None, *,
         else:
             reason = "unreachable"
         target = cells_goal_set(grid, nearest)
-    scratch = scratch or thread_scratch(grid.padded.size)
+    scratch = scratch_for(grid.padded.size, scratch)
     generation = scratch.take_generations(1)
     status, end, expanded, reopened = goal_set_search(
         grid.padded, width, query.source, target.kernel, query.diagonal, query.heuristic,
@@ -963,7 +967,7 @@ def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
     the goal, headed for the starts' bounding box and stopped once every start on the
     goal's island is settled (``kernels.fields.settle_starts``)."""
     count = len(group)
-    scratch = scratch or thread_scratch(grid.padded.size)
+    scratch = scratch_for(grid.padded.size, scratch)
     arrays, paths = scratch.for_queries(count)
     sources = arrays.source[:count]
     sources[:] = [query.source for query in group]
@@ -1240,7 +1244,7 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, *, 
     count = len(checked)
     if count == 0:
         return []
-    scratch = scratch or thread_scratch(grid.padded.size)
+    scratch = scratch_for(grid.padded.size, scratch)
     arrays, paths = scratch.for_queries(count)
     for i, query in enumerate(checked):
         arrays.source[i], arrays.target[i] = query.source, query.target

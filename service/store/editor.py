@@ -50,7 +50,7 @@ from service.engine.edits import (
     repair_jump_table,
     repair_landmarks,
 )
-from service.engine.grid import JUMP_TABLE_BYTES_PER_CELL
+from service.engine.grid import jump_table_fits
 from service.store.backend import RevisionTakenError, Store, StoreUnavailableError
 from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache
@@ -416,7 +416,7 @@ class MapEditor:
     # -- JPS+ and compaction ------------------------------------------------------------
 
     def _jump_table_fits(self, grid: GridMap) -> bool:
-        return JUMP_TABLE_BYTES_PER_CELL * grid.padded.size <= self._jump_table_bytes
+        return jump_table_fits(grid.padded_width, grid.height + 2, self._jump_table_bytes)
 
     def _track_flips(self, state: _MapState, grid: GridMap, new: GridMap,
                      flipped: npt.NDArray[np.int64]) -> None:  # fmt: skip

@@ -185,6 +185,23 @@ def test_nearest_from_a_start_already_nearest_stays_put() -> None:
     assert (result.status, result.cost, result.cells.tolist()) == ("partial", 0.0, [[0, 0]])
 
 
+@pytest.mark.parametrize("form", ["goal", "goals"])
+def test_regression_a_nearest_cell_tied_at_a_root_was_dropped(form: str) -> None:
+    # S and (1, 0) are both sqrt(13) from G; the scan bounded the members by the
+    # square of sqrt(13), 12.999999999999998, so S (met second) lost the tie it had:
+    # the answer walked to (1, 0) for 2.0 instead of staying put.
+    grid, start, goal = art("""
+        ..@..
+        S@...
+        @....
+        ...G.
+    """)
+    goals = {"goal": goal} if form == "goal" else {"goals": [goal]}
+    result = find_path(grid, start, unreachable="nearest", **goals)
+    assert (result.status, result.partial_reason) == ("partial", "unreachable")
+    assert (result.cost, result.cells.tolist()) == (0.0, [[0, 1]])
+
+
 def test_a_start_inside_the_goal_set_is_found_at_once() -> None:
     grid, start, _ = art("S...")
     result = find_path(grid, start, goals=[(3, 0), (0, 0)])

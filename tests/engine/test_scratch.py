@@ -1,10 +1,20 @@
 """Per-thread scratch buffers: generations and thread safety."""
 
+import re
 import threading
 
 import numpy as np
+import pytest
 
-from service.engine import GridMap, Scratch, find_path
+from service.engine import (
+    GridMap,
+    InvalidQueryError,
+    PathQuery,
+    Scratch,
+    find_path,
+    find_paths,
+    find_paths_between,
+)
 from service.engine.scratch import thread_scratch
 from tests.support import close, oracle_distances, random_grid
 
@@ -82,3 +92,23 @@ def test_single_query_takes_a_fresh_generation_and_the_current_buffers() -> None
     scratch.generation = np.iinfo(np.int32).max  # the stamps wrap: cleared, from 1 again
     assert scratch.single_query(False, 0)[1] == 1
     assert not scratch.stamp.any()
+
+
+def test_regression_a_caller_scratch_smaller_than_the_map_was_written_past() -> None:
+    # The kernels do not check their indices: a search of a 60 x 60 map in buffers for
+    # 15 cells wrote past them (found, then the process aborted on a corrupt heap).
+    small = Scratch(GridMap.from_rows(["..."]).padded.size)
+    big = GridMap.from_rows(["." * 60] * 60)
+    message = re.escape("scratch holds 15 padded cells; this map needs 3844 "
+                        "(Scratch(grid.padded.size))")  # fmt: skip
+    cells = np.array([(59, 0, 0, 59)], np.int64)
+    for _ in range(2):  # options new to the map, then remembered (the lean ways)
+        with pytest.raises(InvalidQueryError, match=message):
+            find_path(big, (59, 0), (0, 59), scratch=small)
+        with pytest.raises(InvalidQueryError, match=message):
+            find_paths(big, [PathQuery((59, 0), (0, 59))], scratch=small)
+        with pytest.raises(InvalidQueryError, match=message):
+            find_paths_between(big, cells, scratch=small)
+        find_path(big, (59, 0), (0, 59))  # remembers the plan
+    fitting = Scratch(big.padded.size)
+    assert find_path(big, (59, 0), (0, 59), scratch=fitting).status == "found"

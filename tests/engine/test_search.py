@@ -9,6 +9,7 @@ from service.engine import (
     EngineError,
     GridMap,
     InvalidBudgetError,
+    InvalidMapError,
     InvalidQueryError,
     InvalidWeightError,
     NotWalkableError,
@@ -22,6 +23,7 @@ from service.engine import (
 from service.engine import search as search_module
 from service.engine.clusters import build_clusters
 from service.engine.edits import build_jump_table
+from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
 from service.engine.landmarks import build_landmarks
 from service.engine.scratch import PathBuffers, Scratch
 from service.engine.search import PathQuery, find_paths
@@ -523,3 +525,21 @@ def test_find_path_looks_plans_up_under_the_lean_key(monkeypatch: pytest.MonkeyP
     assert len(lean_calls) == 2  # the first call remembered the plan
     key = search_module._lean_key(*PathQuery((0, 0), (3, 1), **options)[1:])  # type: ignore[arg-type]
     assert isinstance(grid.plans[key], search_module._Lean)
+
+
+def test_regression_a_straight_run_past_int16_wrapped_the_jps_table() -> None:
+    # The JPS+ table counts steps in int16: on a row of 40,000 cells an entry wrapped
+    # to -32768 and JPS answered no_path. Such a grid scans bit rows instead.
+    width = 40_000
+    grid = GridMap.from_rows(["." * width, ".@" + "." * (width - 2), "." * width])
+    reference = find_path(grid, (0, 1), (width - 1, 1), algorithm="astar")
+    assert reference.status == "found"
+    for algorithm in ("jps", "auto"):
+        answer = find_path(grid, (0, 1), (width - 1, 1), algorithm=algorithm)
+        assert (answer.status, answer.cost) == ("found", reference.cost)
+    assert grid.jump_bits is not None
+    assert grid.jump_table is None
+    assert grid.nbytes == memory_estimate(width, 3, uniform=True,
+                                          jump_table_bytes=DEFAULT_JUMP_TABLE_BYTES)  # fmt: skip
+    with pytest.raises(InvalidMapError, match="at most 32767 cells; this grid is 40000 x 3"):
+        grid.attach_jump_table(np.zeros((grid.padded.size, 8), np.int16))

@@ -537,3 +537,19 @@ def test_within_leaves_other_than_cell_to_cell_queries_to_find_paths(query: Path
     for _ in range(2):
         find_paths(grid, [query, PathQuery((0, 0), (7, 5))])
     assert find_paths_within(grid, [query], expansions=10**6) is None
+
+
+def test_regression_a_shared_goal_batch_left_single_jps_queries_without_bit_rows() -> None:
+    # Every query of the batch was answered by a field search, which builds no JPS
+    # bit rows; their plan was remembered all the same, and a later single query ran
+    # JPS on the placeholder (a read past its one row): no_path, on every such query.
+    grid = GridMap.from_rows(["....",
+                              ".@@.",
+                              "...."])  # fmt: skip
+    batch = find_paths(grid, [PathQuery((0, 0), (3, 2)), PathQuery((3, 0), (3, 2))],
+                       shared_goal_queries=2)  # fmt: skip
+    assert [r.algorithm_used for r in batch if isinstance(r, PathResult)] == ["field", "field"]
+    for _ in range(2):  # the plan remembered, then as the grid plans it again
+        single = find_path(grid, (0, 0), (3, 2))
+        assert (single.status, single.algorithm_used) == ("found", "jps")
+        assert single.cost == 5.0  # around the wall: no corner to cut

@@ -90,7 +90,11 @@ def _distance(goal, width, x, y, bound):
     kind, shape, members, boxes = goal
     if kind == GOAL_CELLS:
         best = np.inf
-        limit = bound * bound
+        # Squared distances between cell centres are whole numbers, and ``bound`` is
+        # often the root of one, whose square may come back just below it
+        # (sqrt(13) ** 2 = 12.999999999999998): half a unit more keeps a member
+        # exactly ``bound`` away (a tie) without letting the next whole number in.
+        limit = bound * bound + 0.5
         work = 0
         for b in range(boxes.shape[0]):
             bx, by = _box_offsets(boxes, b, x, y)
