@@ -202,9 +202,9 @@ class Settings(BaseSettings):
         ge=0,
         description=(
             "Largest batch body (/paths) that may be answered on the event loop: a batch of "
-            "bare starts and goals on a cached map, its queries sharing one query's "
-            "inline_expansions. Larger batches, and those that need more, go to the search "
-            "threads. 0 disables."
+            "queries from one cell to another on a cached map, with options it has answered "
+            "before, its queries sharing one query's inline_expansions. Larger batches, and "
+            "those that need more, go to the search threads. 0 disables."
         ),
     )
 

@@ -285,7 +285,7 @@ class PathRequest(PathOptions):
         "(at most GRIDPATH_MAX_TRACE_EXPANSIONS). Single queries only (/path, path.png, "
         "where it defaults to true); a batch item asking for one is InvalidQuery.",
     )
-    min_revision: int | None = Field(
+    min_revision: StrictCount | None = Field(
         default=None,
         ge=0,
         description="Read-your-writes across services: answer on revision min_revision of "
@@ -364,7 +364,7 @@ class BatchRequest(BaseModel):
     defaults: PathOptions | None = Field(
         default=None, description="Options applied to every query that does not set them."
     )
-    min_revision: int | None = Field(
+    min_revision: StrictCount | None = Field(
         default=None,
         ge=0,
         description="Read-your-writes across services: answer on revision min_revision of "

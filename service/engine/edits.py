@@ -143,14 +143,11 @@ def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Chang
     values: list[npt.NDArray[np.float32]] = []
     total = 0
     for i, edit in enumerate(edits):
-        where, cost = (_rect(grid, edit, i) if isinstance(edit, RectEdit)
-                       else _cells(grid, edit, i))  # fmt: skip
+        where, cost = (_rect(grid, edit, i, named=total, max_cells=max_cells)
+                       if isinstance(edit, RectEdit) else _cells(grid, edit, i))  # fmt: skip
         total += where.size
         if total > max_cells:
-            raise MapTooBigError(
-                f"edits name {total}+ cells, more than the limit of {max_cells} per request "
-                "(GRIDPATH_MAX_EDIT_CELLS)"
-            )
+            raise _too_many_cells(total, max_cells)
         indices.append(where)
         values.append(cost)
     if not indices:
@@ -165,8 +162,16 @@ def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Chang
     return Changes.of_map_cells(grid, unique[keep], new[keep])
 
 
-def _rect(grid: GridMap, edit: RectEdit, i: int
+def _too_many_cells(total: int, max_cells: int) -> MapTooBigError:
+    return MapTooBigError(f"edits name {total}+ cells, more than the limit of {max_cells} "
+                          "per request (GRIDPATH_MAX_EDIT_CELLS)")  # fmt: skip
+
+
+def _rect(grid: GridMap, edit: RectEdit, i: int, *, named: int, max_cells: int
           ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
+    """A rect's cells and costs; MapTooBigError, before its cells are listed, when
+    with the ``named`` cells of the edits before it there are more than
+    ``max_cells``."""
     x, y, w, h = edit.x, edit.y, edit.w, edit.h
     if w < 1 or h < 1:
         raise InvalidEditError(f"edits[{i}].rect [{x}, {y}, {w}, {h}]: width and height "
@@ -177,6 +182,8 @@ def _rect(grid: GridMap, edit: RectEdit, i: int
             f"[0, {grid.width - 1}] and y in [0, {grid.height - 1}] (width {grid.width}, "
             f"height {grid.height})"
         )
+    if named + w * h > max_cells:  # (listing a whole map's cells first takes 16 bytes each)
+        raise _too_many_cells(named + w * h, max_cells)
     ys, xs = np.mgrid[y : y + h, x : x + w]
     where = (ys * grid.width + xs).reshape(-1).astype(np.int64)
     if edit.costs is not None:
@@ -187,7 +194,7 @@ def _rect(grid: GridMap, edit: RectEdit, i: int
 
 def _cells(grid: GridMap, edit: CellsEdit, i: int
            ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
-    cells = _points(edit.cells, f"edits[{i}].cells")
+    cells = _points(edit.cells, f"edits[{i}].cells", grid)
     xs, ys = cells[:, 0], cells[:, 1]
     bad = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
     if bad.any():
@@ -200,12 +207,23 @@ def _cells(grid: GridMap, edit: CellsEdit, i: int
     return ys * grid.width + xs, np.full(xs.size, cost, np.float32)
 
 
-def _points(points: npt.ArrayLike, where: str) -> npt.NDArray[np.int64]:
-    """(n, 2) int64 ``(x, y)`` points; coordinates past int64 are outside any map."""
+def _points(points: npt.ArrayLike, where: str, grid: GridMap) -> npt.NDArray[np.int64]:
+    """(n, 2) int64 ``(x, y)`` points; coordinates past int64 are outside any map (the
+    message names the first such point and the map's bounds)."""
     try:
         return np.asarray(points, dtype=np.int64).reshape(-1, 2)
     except OverflowError:
-        raise InvalidEditError(f"{where} holds a coordinate outside the map") from None
+        rows = np.asarray(points, dtype=object).reshape(-1, 2)
+        j = next(j for j, (x, y) in enumerate(rows.tolist()) if _past_int64(x) or _past_int64(y))
+        x, y = rows[j]
+        raise InvalidEditError(
+            f"{where}[{j}] [{x}, {y}] is outside the map: x in [0, {grid.width - 1}] and y "
+            f"in [0, {grid.height - 1}]"
+        ) from None
+
+
+def _past_int64(value: int) -> bool:
+    return not -(2**63) <= value < 2**63
 
 
 def _checked_cost(value: float | None, where: str) -> float:
@@ -226,14 +244,19 @@ def _cost_message(where: str, value: float) -> str:
 
 
 def _checked_costs(costs: npt.ArrayLike, i: int, shape: tuple[int, int]) -> npt.NDArray[np.float32]:
-    values = np.asarray(costs, dtype=np.float64)
+    try:
+        values = np.asarray(costs, dtype=np.float64)
+    except ValueError:  # rows of different lengths
+        message = (f"edits[{i}].costs has rows of different lengths; the rect needs "
+                   f"{shape[0]} rows of {shape[1]} numbers")  # fmt: skip
+        raise InvalidEditError(message) from None
     if values.shape != shape:
         raise InvalidEditError(f"edits[{i}].costs has shape {values.shape}; the rect needs "
                                f"{shape[0]} rows of {shape[1]} numbers")  # fmt: skip
     with np.errstate(over="ignore"):
         narrowed = values.astype(np.float32)
     bad = ~np.isfinite(values) | (values < 0) | np.isinf(narrowed)
-    bad |= (values > 0) & (narrowed <= 0)
+    bad |= (values > 0) & (values < _TINY)  # subnormal, or 0 once narrowed
     if bad.any():
         r, c = (int(v) for v in np.argwhere(bad)[0])
         raise InvalidEditError(_cost_message(f"edits[{i}].costs[{r}][{c}]", float(values[r, c])))
@@ -530,7 +553,7 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", InvalidEditError)
     size = checked_agent_size(agent_size)
-    arrays = [_points(p, f"paths[{i}]") for i, p in enumerate(paths)]
+    arrays = [_points(p, f"paths[{i}]", grid) for i, p in enumerate(paths)]
     offsets = np.zeros(len(arrays) + 1, np.int64)
     offsets[1:] = np.cumsum([a.shape[0] for a in arrays])
     points = np.concatenate(arrays) if arrays else np.zeros((0, 2), np.int64)

@@ -20,6 +20,7 @@ from service.engine.options import DIAGONALS, Diagonal
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # the least normal float32
 JumpBits = tuple[npt.NDArray[np.uint64], ...]
 #: Bytes a cell of the JPS+ table takes (8 directions, int16).
 JUMP_TABLE_BYTES_PER_CELL = 16
@@ -471,12 +472,12 @@ class GridMap:
         with np.errstate(over="ignore"):  # too-large values become inf, rejected below
             narrowed = values.astype(np.float32)
         bad = ~np.isfinite(values) | (values < 0) | np.isinf(narrowed)
-        bad |= (values > 0) & (narrowed <= 0)
+        bad |= (values > 0) & (values < _FLOAT32_TINY)  # subnormal, or 0 once narrowed
         if bad.any():
             y, x = (int(i) for i in np.argwhere(bad)[0])
             raise InvalidMapError(
                 f"cost at (x={x}, y={y}) is {float(values[y, x])!r}; costs must be 0 (blocked) "
-                f"or positive and finite, at least {np.finfo(np.float32).tiny:.3g} "
+                f"or positive and finite, at least {_FLOAT32_TINY:.3g} "
                 f"and at most {_FLOAT32_MAX:.3g}"
             )
         return cls(narrowed)

@@ -105,6 +105,10 @@ def test_a_request_applies_whole_or_not_at_all_and_names_the_bad_edit(
     status, body = edit(client, map_id, {"rect": [0, 0, 2, 1], "costs": [[1, 2], [3, 4]]})
     assert (status, body["code"]) == (400, "InvalidValue")
     assert body["message"].startswith("edits[0].costs has shape (2, 2)")
+    status, body = edit(client, map_id, {"rect": [0, 0, 2, 2], "costs": [[1, 1], [1]]})
+    assert (status, body) == (400, {"code": "InvalidValue", "message": "edits[0].costs has "
+                                    "rows of different lengths; the rect needs 2 rows of 2 "
+                                    "numbers"})  # fmt: skip
     status, body = edit(client, map_id, {"cells": [[0, 0]]})
     assert (status, body["code"]) == (422, "InvalidQuery")
     status, body = edit(client, map_id, {"cells": [DOOR], "cost": 0},

@@ -617,3 +617,36 @@ def test_a_small_cache_still_takes_small_maps(make_client: ClientFactory) -> Non
     small = client.post("/v1/maps", json={"rows": ["." * 10] * 10})
     assert small.status_code == 201, small.text
     assert client.post("/v1/maps", json={"rows": ["." * 300] * 300}).status_code == 413
+
+
+def test_regression_clusters_being_repaired_were_said_to_be_ready_and_not_ready(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The build's status ("ready") named the tables while an edit's repair held them.
+    import service.store.editor as editor_module
+
+    map_id = client.post("/v1/maps", json={"costs": [[2] * 12] * 10}).json()["id"]
+    assert wait_tables(client, map_id)["status"] == "ready"
+    release, started = threading.Event(), threading.Event()
+    repair = getattr(editor_module, "repair_clusters")  # noqa: B009 (not re-exported)
+
+    def gated(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        assert release.wait(30), "test never released the repair"
+        return repair(*args, **kwargs)
+
+    monkeypatch.setattr(editor_module, "repair_clusters", gated)
+    edit = {"edits": [{"cells": [[3, 3]], "cost": 1}]}
+    lowered = client.post(f"/v1/maps/{map_id}/edits", json=edit)
+    assert lowered.status_code == 200
+    assert started.wait(30)
+    try:
+        labels = client.get(f"/v1/maps/{map_id}/clusters")
+        assert (labels.status_code, labels.json()) == (503, {
+            "code": "NotReady",
+            "message": f"map {map_id}: cluster tables are being repaired after an edit, not ready",
+        })  # fmt: skip
+    finally:
+        release.set()
+    assert wait_tables(client, map_id)["status"] == "ready"
+    assert client.get(f"/v1/maps/{map_id}/clusters").status_code == 200

@@ -298,6 +298,9 @@ def test_a_batch_body_is_checked_around_its_items_as_the_schema_says(
         ({"queries": [query], "extra": 1}, "extra"),
         ({"queries": [query], "defaults": {"weight": "heavy"}}, "defaults.weight"),
         ({"queries": [query], "min_revision": -1}, "min_revision"),
+        ({"queries": [query], "min_revision": "0"}, "min_revision"),  # strict, as every number
+        ({"queries": [query], "min_revision": 0.0}, "min_revision"),
+        ({"queries": [query], "min_revision": True}, "min_revision"),
         ({"defaults": {}}, "queries"),
     ]:
         bad = client.post(url, json=body)
@@ -479,8 +482,9 @@ def test_min_revision_on_one_service_answers_at_once_or_not_ready(
     assert (ahead.status_code, ahead.json()["code"]) == (503, "NotReady")
     assert ahead.json()["message"] == f"map {map_id} is at revision 0 here; min_revision 1 " \
         "was not reached within 0 s (GRIDPATH_MIN_REVISION_WAIT_SECONDS); retry"  # fmt: skip
-    negative = client.post(f"/v1/maps/{map_id}/path", json=query | {"min_revision": -1})
-    assert (negative.status_code, negative.json()["code"]) == (422, "InvalidQuery")
+    for bad in (-1, "0", 0.0, True):  # strict, as every number (true was revision 1)
+        refused = client.post(f"/v1/maps/{map_id}/path", json=query | {"min_revision": bad})
+        assert (refused.status_code, refused.json()["code"]) == (422, "InvalidQuery"), bad
     batch = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [
         query, query | {"min_revision": 0}]})  # fmt: skip
     first, second = batch.json()["results"]

@@ -5,6 +5,7 @@ and a fresh ``GridMap`` of the same costs for islands and figures.
 """
 
 import itertools
+import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -220,10 +221,39 @@ def test_an_edit_names_the_offending_edit_and_the_limit() -> None:
         changes_of(grid, [RectEdit(0, 0, 1, 2, costs=[[1.0], [np.inf]])], max_cells=9)
     with pytest.raises(InvalidEditError, match=r"^edits\[0\]\.cells\[1\] \[4, 0\] is outside"):
         changes_of(grid, [CellsEdit([[0, 0], [4, 0]], 1.0)], max_cells=9)
-    with pytest.raises(InvalidEditError, match=r"^edits\[0\]\.cells holds a coordinate outside"):
-        changes_of(grid, [CellsEdit([[2**70, 0]], 1.0)], max_cells=9)
+    with pytest.raises(InvalidEditError) as past_int64:
+        changes_of(grid, [CellsEdit([[0, 0], [2**70, 0]], 1.0)], max_cells=9)
+    assert str(past_int64.value) == (f"edits[0].cells[1] [{2**70}, 0] is outside the map: x in "
+                                     "[0, 3] and y in [0, 1]")  # fmt: skip
     with pytest.raises(MapTooBigError, match="GRIDPATH_MAX_EDIT_CELLS"):
         changes_of(grid, [RectEdit(0, 0, 4, 2, cost=0.0)], max_cells=7)
+
+
+def test_regression_ragged_and_subnormal_rect_costs_were_an_internal_error_and_accepted() -> None:
+    grid, _, _ = art("....\n....")
+    with pytest.raises(InvalidEditError) as ragged:
+        changes_of(grid, [RectEdit(0, 0, 2, 2, costs=[[1.0, 1.0], [1.0]])], max_cells=9)
+    assert str(ragged.value) == ("edits[0].costs has rows of different lengths; the rect needs "
+                                 "2 rows of 2 numbers")  # fmt: skip
+    tiny = f"{float(np.finfo(np.float32).tiny):.3g}"
+    for edit in (RectEdit(0, 0, 1, 1, costs=[[1e-40]]), CellsEdit([[0, 0]], 1e-40)):
+        with pytest.raises(InvalidEditError, match=f"is 1e-40; costs must be 0 .* at least {tiny}"):
+            changes_of(grid, [edit], max_cells=9)
+
+
+def test_regression_a_rect_over_the_cell_limit_listed_its_cells_before_refusal() -> None:
+    grid = GridMap.from_rows(["." * 1000] * 1000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(MapTooBigError) as too_big:
+            changes_of(grid, [CellsEdit([[0, 0]], 2.0), RectEdit(0, 0, 1000, 1000, cost=0.0)],
+                       max_cells=1000)  # fmt: skip
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert str(too_big.value) == ("edits name 1000001+ cells, more than the limit of 1000 per "
+                                  "request (GRIDPATH_MAX_EDIT_CELLS)")  # fmt: skip
+    assert peak < 1 << 20  # the rect's 1,000,000 cells were 16 MB of indices
 
 
 def test_the_last_edit_of_a_cell_wins_and_unchanged_cells_do_not_count() -> None:

@@ -29,6 +29,7 @@ def test_from_costs_stores_a_read_only_contiguous_float32_copy() -> None:
         ([[1, 1], [float("inf"), 1]], r"^cost at \(x=0, y=1\) is inf"),
         ([[1, 1e300]], r"^cost at \(x=1, y=0\) is 1e\+300; .* at most 3\.4e\+38"),
         ([[1e-50, 1]], r"^cost at \(x=0, y=0\) is 1e-50; .* at least 1\.18e-38"),
+        ([[1, 1e-40]], r"^cost at \(x=1, y=0\) is 1e-40; .* at least 1\.18e-38"),  # subnormal
         ([1, 2, 3], r"^costs must be 2-D \(rows of numbers\), got 1-D$"),
         ([[[1]]], r"^costs must be 2-D"),
         ([[]], r"^costs must not be empty, got shape \(1, 0\)$"),

@@ -253,6 +253,9 @@ def no_clusters_error(runtime: Runtime, map_id: str) -> ApiError:
     status = runtime.tables.status(map_id) or BUILDING
     if status.lasting:
         return ApiError(ErrorCode.TOO_BIG, f"map {map_id}: no cluster tables: {status.reason}")
+    if runtime.editor.status(map_id, CLUSTERS) is not None:  # (their build is "ready")
+        return ApiError(ErrorCode.NOT_READY, f"map {map_id}: cluster tables are being "
+                        "repaired after an edit, not ready")  # fmt: skip
     why = f" ({status.reason}; tried again later)" if status.reason else ""
     message = f"map {map_id}: cluster tables are {status.status}{why}, not ready"
     return ApiError(ErrorCode.NOT_READY, message)
