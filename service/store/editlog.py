@@ -147,6 +147,24 @@ def _decode(payload: bytes) -> LogRecord | None:
     return LogRecord(revision, lowers, cells, costs, header)
 
 
+def damaged_within(path: Path | str, whole: int) -> bool:
+    """Whether the bytes past ``whole`` (the end of the log's whole records) run past
+    the record that starts there: a record inside the log is damaged, where a crash
+    mid-append tears only the last one. The records after it were acknowledged, so
+    cutting them off would lose edits: the map is corrupt instead."""
+    try:
+        with open(path, "rb") as log_file:
+            size = os.fstat(log_file.fileno()).st_size
+            log_file.seek(whole)
+            head = log_file.read(_HEAD.size)
+    except FileNotFoundError:
+        return False
+    if len(head) < _HEAD.size:
+        return False
+    length: int = _HEAD.unpack(head)[0]
+    return whole + _HEAD.size + length < size
+
+
 def truncate(path: Path, length: int) -> None:
     """Cut a torn tail off the log (durably), so later appends follow whole records."""
     fd = os.open(path, os.O_WRONLY)

@@ -49,8 +49,10 @@ from service.store.store import (
     META_FILE,
     LogState,
     MapStore,
+    StoreError,
     UnknownMapError,
     base_state,
+    damaged_log,
     folded,
     valid_map_id,
 )
@@ -174,6 +176,8 @@ class SharedMapStore(MapStore):
             if tail is None:
                 raise UnknownMapError(map_id)
             if tail.read > tail.whole:
+                if editlog.damaged_within(path, tail.whole):
+                    raise StoreError(damaged_log(map_id, tail.whole, tail.read))
                 log.warning("map %s: dropping a torn edit log record (%d bytes; never "
                             "acknowledged)", map_id, tail.read - tail.whole)  # fmt: skip
                 editlog.truncate(path, tail.whole)

@@ -205,7 +205,9 @@ class MapStore:
                 record = self._served_record(map_id)
                 grid_data = self._checked_grid(record)
                 islands_data = self._islands_bytes(folder, record)
-                records, _, _ = editlog.read(folder / LOG_FILE)
+                records, whole, length = editlog.read(folder / LOG_FILE)
+                if whole < length and editlog.damaged_within(folder / LOG_FILE, whole):
+                    self._fail(map_id, damaged_log(map_id, whole, length))
             if islands_data is None:  # moved away, unless the file is lost or damaged
                 self._missing(record)
             costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
@@ -339,12 +341,20 @@ class MapStore:
     def _open_log(self, folder: Path, record: MapRecord) -> "LogState":
         """Read a map's log at open: drop a torn tail and the records the snapshot
         holds already; remove snapshot files the record does not name."""
-        for stale in (*folder.glob("grid-*.npy"), *folder.glob("islands-*.npy")):
+        # (A crash between a compaction's commit and its removals leaves the files of
+        # the snapshot before, the first one's names included.)
+        snapshots = (*folder.glob("grid*.npy"), *folder.glob("islands*.npy"))
+        for stale in snapshots:
             if stale.name not in (record.grid_file, record.islands_file):
                 stale.unlink(missing_ok=True)
         path = folder / LOG_FILE
         records, whole, length = editlog.read(path)
-        if whole < length:
+        if whole < length and editlog.damaged_within(path, whole):
+            problem = damaged_log(record.id, whole, length)
+            log.error("%s; the map cannot be served until it is deleted and uploaded again",
+                      problem)  # fmt: skip
+            self._problems[record.id] = problem
+        elif whole < length:
             log.warning("map %s: dropping a torn edit log record (%d bytes; never "
                         "acknowledged)", record.id, length - whole)  # fmt: skip
             editlog.truncate(path, whole)
@@ -580,6 +590,12 @@ class MapStore:
         with self._lock:
             if map_id in self._records:
                 self._records[map_id] = record
+
+
+def damaged_log(map_id: str, whole: int, length: int) -> str:
+    """The problem of a map whose edit log holds a damaged record before its end."""
+    return (f"map {map_id}: its edit log is damaged at byte {whole} of {length}; the "
+            "edits logged after it cannot be read")  # fmt: skip
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from service.engine import GridMap
 from service.engine.edits import CellsEdit, RectEdit, apply_changes, changes_of
 from service.store import editlog
 from service.store.editlog import LOG_FILE, LogRecord
-from service.store.store import MapStore, figures_of
+from service.store.store import MapStore, StoreError, figures_of
 from tests.store.conftest import OpenStore
 
 
@@ -170,3 +170,44 @@ def test_an_append_cuts_what_lies_past_the_acknowledged_records_first(tmp_path: 
     second = LogRecord(2, False, np.array([6]), np.array([3.0], np.float32), {})
     assert editlog.append(path, editlog.encode(second), whole=whole) == 2 * whole
     assert [r.revision for r in editlog.read(path)[0]] == [1, 2]
+
+
+def test_regression_a_damaged_record_inside_the_log_cut_off_the_edits_after_it(
+    tmp_path: Path, open_store: OpenStore
+) -> None:
+    # Only the last record can be torn by a crash; a damaged one inside the log was
+    # taken for that, and the acknowledged records after it were cut off in silence.
+    store = open_store(tmp_path)
+    grid = GridMap.from_rows(["....", "...."])
+    map_id = store.create(grid, None).id
+    for x in range(3):
+        grid = logged_edit(store, map_id, grid, CellsEdit([[x, 0]], 0.0))
+    path = tmp_path / "maps" / map_id / LOG_FILE
+    data = bytearray(path.read_bytes())
+    first = editlog.decode_spans(bytes(data))[1][0]  # where the second record starts
+    data[first + 12] ^= 0xFF  # inside the second record's payload
+    path.write_bytes(bytes(data))
+    store = open_store(tmp_path)
+    assert store.problem(map_id) == (
+        f"map {map_id}: its edit log is damaged at byte {first} of {len(data)}; the edits "
+        "logged after it cannot be read")  # fmt: skip
+    assert path.stat().st_size == len(data)  # kept as it is, for whoever repairs it
+    with pytest.raises(StoreError, match="edit log is damaged"):
+        store.load(map_id)
+
+
+def test_snapshot_files_a_crash_left_behind_a_compaction_are_removed_at_open(
+    tmp_path: Path, open_store: OpenStore
+) -> None:
+    store = open_store(tmp_path)
+    grid = GridMap.from_rows(["....", "...."])
+    map_id = store.create(grid, None).id
+    folder = tmp_path / "maps" / map_id
+    first = {name: (folder / name).read_bytes() for name in ("grid.npy", "islands.npy")}
+    grid = logged_edit(store, map_id, grid, CellsEdit([[0, 0]], 0.0))
+    assert store.compact(map_id, grid)
+    for name, data in first.items():  # the crash came before the old files went
+        (folder / name).write_bytes(data)
+    store = open_store(tmp_path)
+    assert sorted(p.name for p in folder.glob("*.npy")) == ["grid-1.npy", "islands-1.npy"]
+    assert np.array_equal(store.load(map_id).costs, grid.costs)

@@ -24,6 +24,7 @@ from service.store import (
     MapCache,
     MapStore,
     RevisionTakenError,
+    StoreError,
     TableBuilder,
     UnknownMapError,
     editlog,
@@ -428,3 +429,35 @@ def test_regression_a_load_that_lost_its_islands_to_a_compaction_took_the_record
     assert (current.revision, current.grid_file) == (3, "grid-3.npy")
     np.testing.assert_array_equal(fresh.load(record.id).costs, grids[3].costs)
     assert b.problem(record.id) is None
+
+
+def test_a_damaged_record_inside_the_log_refuses_the_next_edit_instead_of_cutting(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, _ = pair
+    record, grids = edited_three_times(a)
+    path = a.root / record.id / LOG_FILE
+    data = bytearray(path.read_bytes())
+    second = editlog.decode_spans(bytes(data))[1][0]
+    data[second + 12] ^= 0xFF
+    path.write_bytes(bytes(data))
+    fresh = SharedMapStore(a.root.parent)
+    _, entry = edited(grids[1], [(0, 2)], 9.0)
+    with pytest.raises(StoreError, match=f"its edit log is damaged at byte {second} of"):
+        fresh.append_edit(record.id, entry)
+    assert path.read_bytes() == bytes(data)  # nothing cut
+
+
+def test_a_worker_never_serves_a_map_whose_log_is_damaged_inside(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    a, b = pair
+    record, _ = edited_three_times(a)
+    path = a.root / record.id / LOG_FILE
+    data = bytearray(path.read_bytes())
+    second = editlog.decode_spans(bytes(data))[1][0]
+    data[second + 12] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match=f"its edit log is damaged at byte {second} of"):
+        b.load(record.id)  # not revision 1, as if 2 and 3 had never been
+    assert b.problem(record.id) is not None
