@@ -304,6 +304,10 @@ class MapEditor:
         """Serve ``new`` (``grid`` edited by ``changes``) and queue what it needs: the
         repair of tables an edit that lowered costs left behind, the JPS+ table."""
         self._cache.publish(map_id, new)
+        if self._store.record(map_id) is None:  # deleted since it was logged: forget it
+            self._cache.discard(map_id)  # (the delete's discard may have come first)
+            self.forget(map_id)
+            return
         if changes.lowers:
             state.history_from = _remember(state.history, state.history_from,
                                            new.revision, lowered_cells(changes))  # fmt: skip

@@ -203,3 +203,25 @@ def test_regression_two_repair_loops_of_a_map_never_overlap(
     current = cache.current(map_id)
     assert current is not None
     assert current.landmarks is not None
+
+
+def test_regression_a_map_deleted_while_its_edit_was_logged_came_back_into_the_cache(
+    editor: tuple[MapEditor, MapCache, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The delete came between the edit's append and its publish: the cache took the
+    # new revision of a map that no longer was, and kept it until evicted.
+    map_edits, cache, map_id = editor
+    store = map_edits._store
+    append = store.append_edit
+
+    def deleted_after(map_id: str, entry: Any) -> None:
+        append(map_id, entry)
+        store.delete(map_id)
+        cache.discard(map_id)  # what the delete route does
+
+    monkeypatch.setattr(store, "append_edit", deleted_after)
+    cell = walkable_cells(settled(cache, map_id))[0]
+    map_edits.edit(map_id, [CellsEdit([list(cell)], 0.0)])
+    assert cache.current(map_id) is None
+    assert map_edits.status(map_id, LANDMARKS) is None
+    assert map_id not in map_edits._maps
