@@ -5,6 +5,7 @@ limits (:func:`resolve`), then bounds and walkability (the engine), then search.
 """
 
 import time
+from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -42,6 +43,8 @@ from service.engine import (
 )
 
 _NO_DEFAULTS = PathOptions()
+#: A query's spec where ``answer`` does not read it (see ``_answer_in``).
+_NO_SPEC = PathQuery((0, 0), (0, 0))
 #: ``PathBatch.status`` codes (indexes of ``STATUS_NAMES``).
 _FOUND: Final = STATUS_NAMES.index("found")
 _PARTIAL: Final = STATUS_NAMES.index("partial")
@@ -364,9 +367,11 @@ def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: 
     queries = [item for item in items if isinstance(item, Query)]
     began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
-    outcomes = find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
-                          max_goals=max_goals)  # fmt: skip
-    return _batch_answers(items, outcomes, time.perf_counter_ns() - began)
+    outcomes = iter(find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
+                               max_goals=max_goals))  # fmt: skip
+    each = (time.perf_counter_ns() - began) // max(1, len(queries))
+    return [_answer_or_error(next(outcomes), item, each) if isinstance(item, Query) else item
+            for item in items]  # fmt: skip
 
 
 def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expansions: int,
@@ -376,30 +381,19 @@ def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expa
     is traced (a trace is kept for the search threads, like every query that is not
     ``simple``)."""
     queries = [item for item in items if isinstance(item, Query)]
+    if not queries:  # every item an error (or none): nothing to search
+        return [item for item in items if not isinstance(item, Query)]
     if any(query.trace for query in queries):
         return None
     began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
-    outcomes = find_paths_within(grid, specs, expansions=expansions,
-                                 shared_goal_queries=shared_goal_queries)  # fmt: skip
-    if outcomes is None:
+    found = find_paths_within(grid, specs, expansions=expansions,
+                              shared_goal_queries=shared_goal_queries)  # fmt: skip
+    if found is None:
         return None
-    return _batch_answers(items, outcomes, time.perf_counter_ns() - began)
-
-
-def _batch_answers(items: list[Query | dict[str, str]], outcomes: list[PathResult | EngineError],
-                   elapsed_ns: int) -> list[dict[str, Any]]:  # fmt: skip
-    """Each item's answer, in order: an error body as it is, a query's outcome (one per
-    query, in order) answered; ``elapsed_us`` the mean per query."""
-    found = iter(outcomes)
-    each = elapsed_ns // max(1, len(outcomes))
-    results: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, Query):
-            results.append(item)
-            continue
-        results.append(_answer_or_error(next(found), item, each))
-    return results
+    each = (time.perf_counter_ns() - began) // max(1, len(queries))
+    answers = iter(_answers(found, [q.format for q in queries], each))
+    return [next(answers) if isinstance(item, Query) else item for item in items]
 
 
 def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0
@@ -432,10 +426,7 @@ def _cell_options(batch: CellBatch, shared_goal_queries: int) -> dict[str, Any]:
 
 
 def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:
-    each = elapsed_ns // max(1, len(found))
-    if batch.query.format == "smoothed":  # each path string-pulled: through its result
-        return [_answer_or_error(result, batch.query, each) for result in found.results()]
-    return _answers(found, batch.query.format, each)
+    return _answers(found, [batch.query.format] * len(found), elapsed_ns // max(1, len(found)))
 
 
 def _answer_or_error(result: PathResult | EngineError, query: Query, elapsed_ns: int
@@ -445,14 +436,22 @@ def _answer_or_error(result: PathResult | EngineError, query: Query, elapsed_ns:
     return answer(result, query, elapsed_ns)
 
 
-def _answers(found: PathBatch, answer_format: PathFormat, elapsed_ns: int
+def _answer_in(result: PathResult | EngineError, answer_format: PathFormat, elapsed_ns: int
+               ) -> dict[str, Any]:  # fmt: skip
+    """``_answer_or_error`` of a query answered in ``answer_format`` (all ``answer``
+    reads of its query when the result carries no trace)."""
+    return _answer_or_error(result, Query(_NO_SPEC, answer_format, 0), elapsed_ns)
+
+
+def _answers(found: PathBatch, formats: Sequence[PathFormat], elapsed_ns: int
              ) -> list[dict[str, Any]]:  # fmt: skip
-    """``answer`` of every row of ``found`` (format ``cells`` or ``waypoints``), read
-    from its columns: one conversion per column, no result object per row."""
-    if answer_format == "cells":
-        points, offsets = found.cells.tolist(), found.offsets.tolist()
-    else:
-        points, offsets = found.waypoints.tolist(), found.waypoint_offsets.tolist()
+    """``answer`` of every row of ``found`` (row ``i`` in ``formats[i]``), read from its
+    columns: one conversion per column, no result object per row but for a
+    ``smoothed`` one (its path is string-pulled through its result)."""
+    none: tuple[list[Any], list[int]] = ([], [])  # a format no row is answered in
+    cells = (found.cells.tolist(), found.offsets.tolist()) if "cells" in formats else none
+    waypoints = ((found.waypoints.tolist(), found.waypoint_offsets.tolist())
+                 if "waypoints" in formats else none)  # fmt: skip
     columns = (found.status, found.cost, found.length, found.expanded)
     status, cost, length, expanded = (column.tolist() for column in columns)
     plans, elapsed_us, revision = found.plans, elapsed_ns // 1000, found.grid.revision
@@ -463,6 +462,11 @@ def _answers(found: PathBatch, answer_format: PathFormat, elapsed_ns: int
             error = found.errors[i]
             answers.append(error_body(engine_error_code(error), str(error)))
             continue
+        answer_format = formats[i]
+        if answer_format == "smoothed":
+            answers.append(_answer_in(found.result(i), answer_format, elapsed_ns))
+            continue
+        points, offsets = cells if answer_format == "cells" else waypoints
         used = plans[0] if plan is None else plans[plan[i]]
         answers.append(
             {  # ``answer``'s keys, in its order

@@ -448,20 +448,22 @@ def find_paths_within(
     expansions: int,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
-) -> list[PathResult | EngineError] | None:
+) -> PathBatch | None:
     """:func:`find_paths`, for a caller that must bound its work (an event loop): at
-    most ``expansions`` a query, and nothing built or remembered.
+    most ``expansions`` a query, and nothing built or remembered; the answers column
+    by column (row ``i``: query ``i``; ``.results()`` is what :func:`find_paths`
+    would return).
 
-    Returns what :func:`find_paths` would, when every query goes from one cell to
-    another with options the grid already knows (its plans memo, so no table is
-    built; the options may differ from query to query) and every query was answered
-    within ``expansions`` (one cut short by its own ``max_expansions`` is an
-    answer); otherwise None, after one search of at most ``expansions`` a query, or
-    none. Also None when goals are shared often enough for :func:`find_paths`'s
-    field search (``shared_goal_queries``).
+    Returns them when every query goes from one cell to another with options the
+    grid already knows (its plans memo, so no table is built; the options may differ
+    from query to query) and every query was answered within ``expansions`` (one cut
+    short by its own ``max_expansions`` is an answer); otherwise None, after one
+    search of at most ``expansions`` a query, or none. Also None when there are no
+    queries, or goals are shared often enough for :func:`find_paths`'s field search
+    (``shared_goal_queries``).
     """
     if not queries:
-        return []
+        return None
     lean = _lean_batch(grid, queries, shared_goal_queries)
     if lean is None:
         return None
@@ -477,7 +479,7 @@ def find_paths_within(
     cut = (found.status == STATUS_PARTIAL) & capped[rows[:, 0]]
     if cut.any():
         return None  # a query wanted more than ``expansions``
-    return found.results()
+    return found
 
 
 def find_paths_between(

@@ -498,8 +498,8 @@ def test_within_answers_nothing_until_the_grid_knows_every_option_set() -> None:
     whole = find_paths(grid, queries)
     within = find_paths_within(grid, queries, expansions=10**6)
     assert within is not None
-    assert [_outcome(a) for a in within] == [_outcome(a) for a in whole]
-    assert find_paths_within(grid, [], expansions=1) == []
+    assert [_outcome(a) for a in within.results()] == [_outcome(a) for a in whole]
+    assert find_paths_within(grid, [], expansions=1) is None
 
 
 def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
@@ -513,7 +513,7 @@ def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
                if isinstance(a, PathResult) and q.max_expansions is None)  # fmt: skip
     within = find_paths_within(grid, queries, expansions=most)
     assert within is not None
-    assert [_outcome(a) for a in within] == [_outcome(a) for a in whole]
+    assert [_outcome(a) for a in within.results()] == [_outcome(a) for a in whole]
     assert find_paths_within(grid, queries, expansions=most - 1) is None
 
 
@@ -525,7 +525,8 @@ def test_within_keeps_a_querys_own_smaller_budget() -> None:
         find_paths(grid, [own, free])
     within = find_paths_within(grid, [own, free], expansions=100)
     assert within is not None
-    assert [a.status for a in within if isinstance(a, PathResult)] == ["partial", "found"]
+    assert [a.status for a in within.results() if isinstance(a, PathResult)] == [
+        "partial", "found"]  # fmt: skip
 
 
 @pytest.mark.parametrize("query", [PathQuery((0, 0), None, goals=((7, 5), (0, 5))),
