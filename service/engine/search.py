@@ -721,21 +721,32 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
     plans = grid.plans
     leans: list[_Lean] = []
     slots: dict[int, int] = {}
+    # A batch's queries mostly share a few option sets: each set's plan is looked up
+    # once. (Its options but the cells, and the budget's type: 2.0 == 2, but only 2
+    # is a budget.)
+    seen: dict[tuple[object, ...], int] = {}
     rows = []
     index = operator.index
     try:
         for q in queries:
-            key = _lean_key(*q[1:])
-            lean = None if key is None else plans.get(key)
-            if not isinstance(lean, _Lean) or q.goal is None:  # (a key says it is not)
-                return None
-            slot = slots.get(id(lean))
+            options = (q[2:], type(q.max_expansions))
+            slot = seen.get(options)
             if slot is None:
-                slot = slots[id(lean)] = len(leans)
-                leans.append(lean)
-            (sx, sy), (gx, gy) = q.start, q.goal
+                key = _lean_key(*q[1:])
+                lean = None if key is None else plans.get(key)
+                if not isinstance(lean, _Lean) or q.goal is None:  # (a key says it is not)
+                    return None
+                slot = slots.get(id(lean))
+                if slot is None:
+                    slot = slots[id(lean)] = len(leans)
+                    leans.append(lean)
+                seen[options] = slot
+            goal = q.goal
+            if goal is None:  # (its options may be another query's that had a goal)
+                return None
+            (sx, sy), (gx, gy) = q.start, goal
             rows.append((slot, index(sx), index(sy), index(gx), index(gy)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # an option or a cell unhashable, or not an integer
         return None
     try:
         table = np.array(rows, np.int64).reshape(-1, 5)

@@ -13,6 +13,7 @@ from service.config import REPO_ROOT
 from service.engine import (
     EngineError,
     GridMap,
+    InvalidBudgetError,
     NotWalkableError,
     OutOfBoundsError,
     PathQuery,
@@ -554,3 +555,26 @@ def test_regression_a_shared_goal_batch_left_single_jps_queries_without_bit_rows
         single = find_path(grid, (0, 0), (3, 2))
         assert (single.status, single.algorithm_used) == ("found", "jps")
         assert single.cost == 5.0  # around the wall: no corner to cut
+
+
+def test_a_lean_batch_tells_apart_options_equal_in_python_but_not_as_options() -> None:
+    # The lean batch looks each option set's plan up once: a budget of 2.0 equals 2
+    # but is no budget, and a query with a goal set shares the others' options.
+    grid = GridMap.from_rows(["........"] * 6)
+    for _ in range(2):
+        find_paths(grid, [PathQuery((0, 0), (7, 5), max_expansions=2)])
+    assert _lean_plans(grid) == 1
+    queries = [PathQuery((0, 0), (7, 5), max_expansions=2),
+               PathQuery((0, 0), (7, 5), max_expansions=2.0),  # type: ignore[arg-type]
+               PathQuery((0, 0), None, max_expansions=2, goals=((7, 5),))]  # fmt: skip
+    answers = [*find_paths(grid, queries[:2]), find_paths(grid, queries[::2])[1]]
+    with pytest.raises(InvalidBudgetError) as refused:
+        find_path(grid, (0, 0), (7, 5), max_expansions=2.0)  # type: ignore[arg-type]
+    assert isinstance(answers[1], InvalidBudgetError)
+    assert str(answers[1]) == str(refused.value)
+    for answer, single in ((answers[0], find_path(grid, (0, 0), (7, 5), max_expansions=2)),
+                           (answers[2], find_path(grid, (0, 0), goals=[(7, 5)],
+                                                  max_expansions=2))):  # fmt: skip
+        assert isinstance(answer, PathResult)
+        assert (answer.status, answer.cost, answer.algorithm_used) == (
+            single.status, single.cost, single.algorithm_used)  # fmt: skip
