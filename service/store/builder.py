@@ -369,6 +369,11 @@ class TableBuilder:
             return False
         try:
             tables = self._load(map_id, kind)
+            if tables is not None and tables.revision > grid.revision:
+                # Another service's, for a later revision than this load (it saved them
+                # meanwhile): they may be wrong here (a wall added since), as in
+                # ``_adopt_stored``. The build scheduled instead waits or adopts.
+                return False
             if tables is not None:
                 grid.attach_tables(tables)
                 return True

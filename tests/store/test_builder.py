@@ -1,5 +1,6 @@
 """``TableBuilder``: background builds, status, restarts and deletions, without HTTP."""
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -205,4 +206,32 @@ def test_a_map_past_the_jump_table_bound_is_measured_once_for_auto(
     builder.attach_stored(record.id, reloaded)
     assert reloaded.auto_prefers_astar
     assert measured == ["once"]
+    builder.close()
+
+
+def test_regression_tables_stored_for_a_later_revision_were_attached_to_a_fresh_load(
+    tmp_path: Path, open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another service saved tables for revision 1 (a wall added) between this one's
+    # load of revision 0 and its attach: they served revision 0 (a cluster bound
+    # over the true distance: a wrong cost) until the follower caught up.
+    store, _, builder = builder_on(open_store, tmp_path)
+    grid = random_grid(np.random.default_rng(4), 16, 16, 0.2, None)
+    record = store.create(grid, None)
+    builder.schedule(record.id)
+    assert wait(builder, record.id).status == "ready"
+    load = builder._load
+
+    def saved_later(map_id: str, kind: str) -> Any:
+        return dataclasses.replace(load(map_id, kind), revision=1)  # type: ignore[type-var]
+
+    monkeypatch.setattr(builder, "_load", saved_later)
+    monkeypatch.setattr(builder, "schedule", lambda *args, **kwargs: None)  # (tested apart)
+    fresh = store.load(record.id)
+    builder.attach_stored(record.id, fresh)
+    assert (fresh.clusters, fresh.landmarks) == (None, None)
+    monkeypatch.undo()
+    again = store.load(record.id)
+    builder.attach_stored(record.id, again)  # the same revision: attached
+    assert again.clusters is not None
     builder.close()
