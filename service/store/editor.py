@@ -304,7 +304,7 @@ class MapEditor:
         """Serve ``new`` (``grid`` edited by ``changes``) and queue what it needs: the
         repair of tables an edit that lowered costs left behind, the JPS+ table."""
         self._cache.publish(map_id, new)
-        if self._store.record(map_id) is None:  # deleted since it was logged: forget it
+        if self._deleted(map_id):  # since it was logged: forget it
             self._cache.discard(map_id)  # (the delete's discard may have come first)
             self.forget(map_id)
             return
@@ -319,6 +319,15 @@ class MapEditor:
         self._track_flips(state, grid, new, changes.cells[changes.walkability_changed])
         if new.uniform and new.jump_table is None and self._jump_table_fits(new):
             self._queue_jumps(map_id, state)
+
+    def _deleted(self, map_id: str) -> bool:
+        """Whether the map is gone from the store; False when the store cannot say
+        just then (the edit is committed: its answer must not fail; a lookup of a
+        deleted map finds out, and the cache evicts it)."""
+        try:
+            return self._store.record(map_id) is None
+        except StoreUnavailableError:
+            return False
 
     def status(self, map_id: str, kind: str) -> str | None:
         """``"repairing"`` while a kind's tables wait for a repair, else None."""

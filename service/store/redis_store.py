@@ -159,12 +159,20 @@ class RedisStore:
         attempts included, before :class:`StoreUnavailableError`.
         """
         retries = max(1, int(timeout / _BACKOFF_BASE).bit_length())
+        # A refused or dropped connection (a restart) is tried again with backoff,
+        # about ``timeout`` in all; a command that waited ``timeout`` for its answer
+        # (a stalled server) is not: each try would wait as long again (7 tries at
+        # the default timeout, half a minute), and the command may have been done.
         self._client = redis.Redis.from_url(
             url,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
-            retry=Retry(ExponentialBackoff(cap=timeout / 4, base=_BACKOFF_BASE), retries),
-            retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+            retry=Retry(
+                ExponentialBackoff(cap=timeout / 4, base=_BACKOFF_BASE),
+                retries,
+                supported_errors=(redis.ConnectionError,),
+            ),
+            retry_on_error=[redis.ConnectionError],  # (added to the Retry's: the same)
             health_check_interval=30,
         )
         self._prefix = prefix

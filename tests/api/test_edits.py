@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 import service.store.editor as editor_module
 from service.engine.edits import repair_jump_table
 from service.engine.kernels.jps import jump_distances
+from service.store.backend import StoreUnavailableError
 from tests.api.conftest import ClientFactory, wait_tables
 
 ROOMS = {"rows": ["....@....", "....@....", ".........", "....@...."]}
@@ -230,3 +231,34 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
         answer = path(client, map_id, goal=[23, 12], algorithm="jps")
         expected = path(client, map_id, goal=[23, 12], algorithm="astar")["cost"]
         assert answer["cost"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_regression_a_committed_edit_was_answered_503_when_the_store_then_went_away(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The edit was logged; reading the tables' status from the store for its answer
+    # failed, and the 503 said nothing was done: a client sent the edit again, and
+    # it was made twice.
+    client = make_client()
+    map_id = upload(client)
+    store = client.app.state.runtime.store  # type: ignore[attr-defined]
+
+    def away(*_args: object) -> None:
+        raise StoreUnavailableError("the Redis store cannot be reached: stalled")
+
+    append = store.append_edit
+    record = store.record(map_id)
+
+    def then_away(*args: object) -> None:
+        append(*args)
+        monkeypatch.setattr(store, "known_record", lambda _: record)  # local: no I/O
+        for read in ("record", "log_state", "clusters_info", "landmarks_info"):
+            monkeypatch.setattr(store, read, away)
+        tables = client.app.state.runtime.tables  # type: ignore[attr-defined]
+        monkeypatch.setattr(tables, "_status", {})  # as on a replica that built none
+
+    monkeypatch.setattr(store, "append_edit", then_away)
+    status, body = edit(client, map_id, {"cells": [[0, 0]], "cost": 0})
+    assert (status, body["revision"], body["changed_cells"]) == (200, 1, 1)
+    monkeypatch.undo()
+    assert client.get(f"/v1/maps/{map_id}").json()["revision"] == 1

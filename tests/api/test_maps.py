@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.config import get_settings
+from service.store.backend import StoreUnavailableError
 from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
 from tests.support import BuildGate
 
@@ -650,3 +651,30 @@ def test_regression_clusters_being_repaired_were_said_to_be_ready_and_not_ready(
         release.set()
     assert wait_tables(client, map_id)["status"] == "ready"
     assert client.get(f"/v1/maps/{map_id}/clusters").status_code == 200
+
+
+def test_regression_a_committed_upload_was_answered_503_when_the_store_then_went_away(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The map was stored; reading its state back for the answer failed, and the 503
+    # said nothing was done: a client uploaded the map again (two maps).
+    store = client.app.state.runtime.store  # type: ignore[attr-defined]
+    create = store.create
+
+    def away(*_args: object) -> None:
+        raise StoreUnavailableError("the Redis store cannot be reached: stalled")
+
+    def then_away(*args: object) -> object:
+        record = create(*args)
+        for read in ("log_state", "clusters_info", "landmarks_info"):
+            monkeypatch.setattr(store, read, away)
+        return record
+
+    monkeypatch.setattr(store, "create", then_away)
+    created = client.post("/v1/maps", json={"rows": ["....", ".@.."]})
+    assert created.status_code == 201
+    body = created.json()
+    assert (body["revision"], body["walkable_cells"], body["tables"]["islands"]["status"]) == (
+        0, 7, "ready")  # fmt: skip
+    monkeypatch.undo()
+    assert [m["id"] for m in client.get("/v1/maps").json()["maps"]] == [body["id"]]

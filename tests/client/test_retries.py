@@ -165,6 +165,27 @@ def test_ready_answers_false_at_once_while_the_service_starts() -> None:
     assert len(stub.requests) == 1
 
 
+def test_regression_ready_raised_on_a_proxys_own_503_page() -> None:
+    # HAProxy answers 503 with an HTML page when no replica is up: not ready, as the
+    # docstring says of any 503; another unexpected answer still raises.
+    page = "<html><body><h1>503 Service Unavailable</h1></body></html>"
+    proxy = Stub(lambda _: httpx.Response(503, text=page, headers={"content-type": "text/html"}))
+    with Client("http://stub", retries=5, transport=proxy) as client:
+        assert client.ready() is False
+
+    async def asked() -> bool:
+        async with AsyncClient("http://stub", retries=5, transport=proxy) as client:
+            return await client.ready()
+
+    assert asyncio.run(asked()) is False
+    broken = Stub(lambda _: httpx.Response(502, text=page))
+    with (
+        Client("http://stub", retries=0, transport=broken) as client,
+        pytest.raises(UnexpectedResponse, match="HTTP 502"),
+    ):
+        client.ready()
+
+
 def test_a_503_is_retried_for_uploads_too() -> None:
     upload = {
         "id": "0123456789abcdef",

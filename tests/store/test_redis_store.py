@@ -1,6 +1,8 @@
 """``RedisStore`` on a real server: the documented layout, two replicas on one store,
 corrupt values, a crash of the server, and the server away and back."""
 
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -284,3 +286,25 @@ def test_regression_a_resent_delete_after_a_lost_answer_said_no_such_map(
     assert store._delete(keys=keys, args=[record.id, "token-1"]) == 1  # the resend
     assert store._delete(keys=keys, args=[record.id, "token-2"]) == 0  # a second delete
     assert store.record(record.id) is None
+
+
+def test_regression_a_stalled_server_held_a_command_for_every_try(server: RedisServer) -> None:
+    # Each try of a command the server never answered waited the whole timeout, and
+    # timed-out commands were tried again: about 5 timeouts at 0.4 s (7 at the
+    # default 5 s, over half a minute), where GRIDPATH_STORE_TIMEOUT_SECONDS says one.
+    store = RedisStore(server.url, timeout=0.4)
+    record = store.create(GridMap.from_rows([".."]), None)
+    assert server.process is not None
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match="the Redis store cannot be reached"):
+            store.log_state(record.id)
+        waited = time.monotonic() - began
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert waited < 1.6  # one timeout and a little, not five of them (2.3 s)
+    state = store.log_state(record.id)  # answered again once the server is
+    assert state is not None
+    assert state.revision == 0
+    store.close()

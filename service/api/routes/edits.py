@@ -10,7 +10,7 @@ from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import capped_agent_size
-from service.api.routes.maps import etag, table_statuses
+from service.api.routes.maps import committed_tables, etag
 from service.api.runtime import Runtime
 from service.api.schemas import (
     EditItem,
@@ -46,13 +46,12 @@ def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     edits = [_edit(item, i) for i, item in enumerate(body.edits)]
     outcome = runtime.editor.edit(map_id, edits, if_revision=body.if_revision,
                                   keep_connected=body.keep_connected or ())  # fmt: skip
-    record = runtime.store.record(map_id)
     revision = outcome.grid.revision
     return {
         "revision": revision,
         "changed_cells": outcome.changed_cells,
         "applied_us": outcome.applied_us,
-        "tables": table_statuses(runtime, record, revision) if record is not None else {},
+        "tables": committed_tables(runtime, map_id, revision),
     }
 
 

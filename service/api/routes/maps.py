@@ -1,5 +1,6 @@
 """``/v1/maps``: upload, list, read and delete maps."""
 
+from collections.abc import Callable
 from typing import Annotated, Any, Final, Literal
 
 import orjson
@@ -12,9 +13,11 @@ from service.api.errors import ApiError, ErrorCode, error_responses
 from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic
 from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
-from service.store import MapRecord
+from service.store import MapRecord, TableStatus
+from service.store.backend import StoreUnavailableError
 from service.store.builder import BUILDING, CLUSTERS, LANDMARKS
 from service.store.files import npy_bytes
+from service.store.store import LogState, base_state
 
 router = APIRouter(prefix="/v1/maps", tags=["maps"])
 
@@ -45,12 +48,17 @@ def public(record: MapRecord, revision: int, figures: dict[str, Any], tables: di
     }
 
 
-def table_statuses(runtime: Runtime, record: MapRecord, revision: int) -> dict[str, Any]:
-    """Each derived table's status (``MapTables``) at the map's current revision."""
+def table_statuses(runtime: Runtime, record: MapRecord, revision: int, *, stored: bool = True
+                   ) -> dict[str, Any]:  # fmt: skip
+    """Each derived table's status (``MapTables``) at the map's current revision.
+    ``stored``: whether the store may be read for tables another service built (False:
+    what this service knows, for an answer that must not fail once its write is
+    committed, see ``committed_tables``)."""
     grid = runtime.cache.current(record.id)
-    clusters = _status(runtime, record.id, CLUSTERS, grid.clusters if grid else None)
-    clusters["cluster_size"] = (runtime.tables.known_status(record.id, CLUSTERS)
-                                or BUILDING).cluster_size  # fmt: skip
+    known = runtime.tables.known_status if stored else runtime.tables.status
+    clusters = _status(runtime, record.id, CLUSTERS, grid.clusters if grid else None, known)
+    clusters["cluster_size"] = (known(record.id, CLUSTERS) or BUILDING).cluster_size
+    landmarks = _status(runtime, record.id, LANDMARKS, grid.landmarks if grid else None, known)
     return {
         "islands": {
             "status": "ready",
@@ -59,15 +67,30 @@ def table_statuses(runtime: Runtime, record: MapRecord, revision: int) -> dict[s
             "reason": None,
         },
         "clusters": clusters,
-        "landmarks": _status(runtime, record.id, LANDMARKS, grid.landmarks if grid else None),
+        "landmarks": landmarks,
     }
 
 
-def _status(runtime: Runtime, map_id: str, kind: str, in_use: Any) -> dict[str, Any]:
+def committed_tables(runtime: Runtime, map_id: str, revision: int) -> dict[str, Any]:
+    """``table_statuses`` for the answer to a write the store has committed (an edit):
+    when the store cannot be read just then, what this service knows. A 503 would say
+    nothing was done, and a client would make the write again."""
+    try:
+        record = runtime.store.record(map_id)
+        return table_statuses(runtime, record, revision) if record is not None else {}
+    except StoreUnavailableError:
+        record = runtime.store.known_record(map_id)
+        if record is None:
+            return {}
+        return table_statuses(runtime, record, revision, stored=False)
+
+
+def _status(runtime: Runtime, map_id: str, kind: str, in_use: Any,
+            known: Callable[[str, str], TableStatus | None]) -> dict[str, Any]:  # fmt: skip
     """One kind of table: its status and revision at the map's current revision (``ready``
     when the current revision has it, ``repairing`` while a repair is due) and the
-    figures of its last build."""
-    built = runtime.tables.known_status(map_id, kind) or BUILDING
+    figures of its last build (``known``: the builder's)."""
+    built = known(map_id, kind) or BUILDING
     status: str = built.status
     revision = built.revision
     if in_use is not None:
@@ -78,12 +101,26 @@ def _status(runtime: Runtime, map_id: str, kind: str, in_use: Any) -> dict[str, 
             "build_seconds": built.build_seconds, "reason": built.reason}  # fmt: skip
 
 
-def describe(runtime: Runtime, record: MapRecord) -> dict[str, Any]:
-    state = runtime.store.log_state(record.id)
+def describe(runtime: Runtime, record: MapRecord, *, state: LogState | None = None,
+             stored: bool = True) -> dict[str, Any]:  # fmt: skip
+    """A stored map's metadata (``public``) at ``state`` (by default its current one,
+    read from the store); ``stored`` as for ``table_statuses``."""
+    state = state or runtime.store.log_state(record.id)
     revision = state.revision if state is not None else record.revision
     figures = state.figures if state is not None else {}
-    return public(record, revision, figures, table_statuses(runtime, record, revision),
-                  runtime.health(record))  # fmt: skip
+    tables = table_statuses(runtime, record, revision, stored=stored)
+    return public(record, revision, figures, tables, runtime.health(record))
+
+
+def describe_created(runtime: Runtime, record: MapRecord) -> dict[str, Any]:
+    """``describe`` of a map just uploaded, at its first revision (its record's), with
+    nothing read from the store that cannot be had without it: the upload is
+    committed, and a 503 would have a client upload the map again."""
+    state = base_state(record)
+    try:
+        return describe(runtime, record, state=state)
+    except StoreUnavailableError:
+        return describe(runtime, record, state=state, stored=False)
 
 
 def etag(revision: int) -> str:
@@ -150,7 +187,7 @@ async def create_map(
     body = await request.body()
     content_type = media_type(request.headers.get("content-type"))
     record = await runtime.run(_create, runtime, content_type, body, name, cluster_size)
-    payload = await runtime.run(describe, runtime, record)
+    payload = await runtime.run(describe_created, runtime, record)
     return _json(payload, 201, {"Location": f"/v1/maps/{record.id}"})
 
 

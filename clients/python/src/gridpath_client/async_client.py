@@ -14,7 +14,7 @@ from gridpath_client.arrays import PointsLike
 from gridpath_client.calls import Call
 from gridpath_client.config import DEFAULT_URL, ClientConfig
 from gridpath_client.edits import Edit
-from gridpath_client.errors import GridpathError, NotReady
+from gridpath_client.errors import GridpathError, NotReady, UnexpectedResponse
 from gridpath_client.queries import Diagonal, GoalRegion, PathOptions, PointLike, Query
 from gridpath_client.results import EditResult, FlowField, MapInfo, PathChecks, PathResult
 from gridpath_client.retries import Attempts
@@ -109,6 +109,10 @@ class AsyncClient:
             return await self._run(calls.ready())
         except NotReady:
             return False
+        except UnexpectedResponse as exc:  # a proxy's own 503 page: no replica is ready
+            if exc.status == NotReady.STATUS:
+                return False
+            raise
 
     # -- paths --------------------------------------------------------------------------
 
