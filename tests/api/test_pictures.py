@@ -4,7 +4,7 @@ import io
 
 from PIL import Image
 
-from service.api.routes.pictures import ARROW_COLOUR, arrow_step
+from service.api.routes.pictures import ARROW_COLOUR, GOAL_COLOUR, arrow_step
 from service.engine import GridMap
 from service.engine.pictures import BLOCKED, BOUNDARY, CHEAPEST, UNREACHED
 from tests.api.conftest import ClientFactory, wait_tables
@@ -220,3 +220,34 @@ def test_a_dense_stride_still_draws_arrows_spaced_out(make_client: ClientFactory
     bad = client.post(f"/v1/maps/{map_id}/field.png", params={"stride": 0},
                       json={"goals": [[0, 0]]})  # fmt: skip
     assert (bad.status_code, bad.json()["code"]) == (422, "InvalidQuery")
+
+
+def test_regression_a_goal_region_far_past_the_map_froze_the_picture(
+    make_client: ClientFactory,
+) -> None:
+    # Pillow drew the region as sent: a rect 2**22 cells wide held the interpreter lock
+    # for seconds, one past 2**31 pixels answered 500, a circle of a large radius took
+    # half a minute. Drawn where they cross the picture, they show as before there.
+    client = make_client()
+    map_id = client.post("/v1/maps", json={"rows": ["." * 20] * 20}).json()["id"]
+    url = f"/v1/maps/{map_id}/path.png"
+    far = [
+        {"rect": [0, 0, 2**62, 2**62]},
+        {"rect": [-(2**62), -(2**62), 2**63 - 1, 2**63 - 1]},
+        {"center": [10, 10], "radius": 2.0**40},
+    ]
+    for region in far:
+        answer = client.post(url, params={"scale": 4},
+                             json={"start": [0, 0], "goal_region": region})  # fmt: skip
+        assert answer.status_code == 200, (region, answer.text)
+        assert picture(answer.content).size == (80, 80)
+    near = {"center": [10, 10], "radius": 3.0}  # a ring 3.5 cells (14 px) out from (42, 42)
+    image = picture(client.post(url, params={"scale": 4},
+                                json={"start": [0, 0], "goal_region": near}).content)  # fmt: skip
+    assert image.getpixel((42, 42 - 14)) == GOAL_COLOUR  # on the ring, above the centre
+    assert image.getpixel((42, 42)) != GOAL_COLOUR  # inside it
+    box = {"rect": [15, 15, 100, 100]}  # its top-left corner on the map, the rest past it
+    image = picture(client.post(url, params={"scale": 4},
+                                json={"start": [0, 0], "goal_region": box}).content)  # fmt: skip
+    assert image.getpixel((60, 70)) == GOAL_COLOUR  # its left edge, 1 px wide at scale 4
+    assert image.getpixel((79, 70)) != GOAL_COLOUR  # no edge where the map ends

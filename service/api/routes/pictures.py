@@ -158,21 +158,47 @@ def _mark(draw: ImageDraw.ImageDraw, point: Any, scale: int, colour: tuple[int, 
     draw.rectangle((cx - half, cy - half, cx + half - 1, cy + half - 1), fill=colour)
 
 
-def _draw_goals(draw: ImageDraw.ImageDraw, query: PathQuery, scale: int) -> None:
-    """The goal, the goals, or the region's outline."""
+def _draw_goals(image: Image.Image, draw: ImageDraw.ImageDraw, query: PathQuery, scale: int
+                ) -> None:  # fmt: skip
+    """The goal, the goals, or the region's outline, where it crosses the picture.
+
+    A region may reach far past the map (a client's rect or radius): Pillow's time
+    grows with the shape, not the picture (a rect 2**22 cells wide held the
+    interpreter lock for 4 s, a circle of radius 2**20 pixels for 30 s), so a rect is
+    clipped to just outside the picture and a circle drawn over the part of the
+    picture its box covers."""
     spec = query.spec
     for goal in spec.goals or ([spec.goal] if spec.goal is not None else []):
         _mark(draw, goal, scale, GOAL_COLOUR)
     region = spec.goal_region
     line = max(1, scale // 4)
+    width, height = image.size
     if isinstance(region, RectRegion):
-        box = (region.x * scale, region.y * scale, (region.x + region.w) * scale - 1,
-               (region.y + region.h) * scale - 1)  # fmt: skip
-        draw.rectangle(box, outline=GOAL_COLOUR, width=line)
+        # Edges past the picture become edges just outside it: still out of sight.
+        left, top = max(region.x * scale, -line), max(region.y * scale, -line)
+        right = min((region.x + region.w) * scale - 1, width + line)
+        bottom = min((region.y + region.h) * scale - 1, height + line)
+        if left <= right and top <= bottom:
+            draw.rectangle((left, top, right, bottom), outline=GOAL_COLOUR, width=line)
     elif isinstance(region, CircleRegion):
         cx, cy = _centre(region.center, scale)
-        r = region.radius * scale + 0.5 * scale
-        draw.ellipse((cx - r, cy - r, cx + r, cy + r), outline=GOAL_COLOUR, width=line)
+        _ring(image, (cx, cy), region.radius * scale + 0.5 * scale, line)
+
+
+def _ring(image: Image.Image, centre: tuple[float, float], radius: float, line: int) -> None:
+    """The outline of a circle (pixels, ``line`` wide inside ``radius``) over the part
+    of ``image`` its box covers: the pixels whose centre lies in the ring."""
+    (cx, cy), (width, height) = centre, image.size
+    x0, y0 = max(0, math.floor(cx - radius)), max(0, math.floor(cy - radius))
+    x1, y1 = min(width, math.ceil(cx + radius) + 1), min(height, math.ceil(cy + radius) + 1)
+    if x0 >= x1 or y0 >= y1:
+        return
+    ys, xs = np.ogrid[y0:y1, x0:x1]
+    distance = np.hypot(xs + 0.5 - cx, ys + 0.5 - cy)
+    ring = (distance <= radius) & (distance > radius - line)
+    if ring.any():
+        mask = Image.fromarray(ring.astype(np.uint8) * 255)
+        image.paste(GOAL_COLOUR, (x0, y0, x1, y1), mask)
 
 
 def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | None
@@ -193,7 +219,7 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
     if len(points) > 1:
         draw.line([_centre(p, scale) for p in points], fill=PATH_COLOUR,
                   width=max(1, scale // 3), joint="curve")  # fmt: skip
-    _draw_goals(draw, query, scale)  # the ends over the path
+    _draw_goals(image, draw, query, scale)  # the ends over the path
     _mark(draw, query.spec.start, scale, START_COLOUR)
     headers = {
         "ETag": etag(revision),
