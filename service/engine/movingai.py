@@ -38,24 +38,35 @@ def parse_map(text: str, *, max_cells: int | None = None) -> list[str]:
         InvalidMapError: the header is missing or malformed, or the rows do not
             match the declared height and width.
     """
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     header: dict[str, str] = {}
-    for index, line in enumerate(lines):
+    at = 0  # the header's lines are read one by one: the rows only once it is checked
+    index = 0
+    while at <= len(text):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[at:end]
+        at = end + 1
+        index += 1
         words = line.split()
         if not words:
             continue
         if words == ["map"]:
-            return _rows_after_header(header, lines[index + 1 :], max_cells)
+            return _rows_after_header(header, text[at:] if at < len(text) else "", max_cells)
         if len(words) != 2 or words[0] not in _HEADER_KEYS:
             raise InvalidMapError(
-                f"Moving AI map: unexpected header line {index + 1}: {line[:40]!r}; "
+                f"Moving AI map: unexpected header line {index}: {line[:40]!r}; "
                 "expected 'type octile', 'height N', 'width N', then 'map'"
             )
         header[words[0]] = words[1]
     raise InvalidMapError("Moving AI map: no 'map' line; expected a 'type/height/width/map' header")
 
 
-def _rows_after_header(header: dict[str, str], body: list[str], max_cells: int | None) -> list[str]:
+def _rows_after_header(header: dict[str, str], body: str, max_cells: int | None) -> list[str]:
+    """The rows of ``body`` (the text after the ``map`` line), checked against the
+    header; counted before they are split, so a body of many short lines costs no
+    list of them (it held the interpreter lock for seconds, and 30 times its size)."""
     if header.get("type") != "octile":
         raise InvalidMapError(f"Moving AI map: type must be 'octile', got {header.get('type')!r}")
     height = _header_int(header, "height")
@@ -65,18 +76,22 @@ def _rows_after_header(header: dict[str, str], body: list[str], max_cells: int |
             f"map of {width}x{height} = {width * height} cells exceeds the limit of "
             f"{max_cells} cells"
         )
-    while body and not body[-1].strip():
-        body.pop()
-    if len(body) != height:
+    # Trailing blank lines are dropped: the rows end with the last line that is not.
+    last = len(body.rstrip())
+    newline = body.find("\n", last)
+    rows_text = body[: newline if newline >= 0 else len(body)] if last else ""
+    count = rows_text.count("\n") + 1 if rows_text else 0
+    if count != height:
         raise InvalidMapError(
-            f"Moving AI map: header says height {height}, but {len(body)} rows follow"
+            f"Moving AI map: header says height {height}, but {count} rows follow"
         )
-    for y, row in enumerate(body):
+    rows = rows_text.split("\n")
+    for y, row in enumerate(rows):
         if len(row) != width:
             raise InvalidMapError(
                 f"Moving AI map: row y={y} has {len(row)} characters, header says width {width}"
             )
-    return body
+    return rows
 
 
 #: Most digits a header number may have: enough for any map, and ``int()`` is never

@@ -1,5 +1,7 @@
 """Moving AI ``.map`` and ``.map.scen`` parsing."""
 
+import tracemalloc
+
 import pytest
 
 from service.engine import InvalidMapError, MapTooBigError
@@ -51,3 +53,19 @@ def test_parse_map_checks_the_declared_size_before_the_rows() -> None:
     with pytest.raises(MapTooBigError, match=r"100000x100000 = 10000000000 cells exceeds .* 1000"):
         parse_map(huge, max_cells=1000)
     assert parse_map(MAP, max_cells=6) == [".@T", "GS."]
+
+
+def test_regression_a_body_of_many_short_lines_was_split_before_the_header_was_checked() -> None:
+    # Every line became a string before the header was read: 64 MiB of "ab\\n" held the
+    # interpreter lock for 4.6 s and took 1.9 GB, to be refused all the same.
+    text = "type octile\nheight 1\nwidth 1\nmap\n.\n" + "ab\n" * 2_000_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidMapError, match="header says height 1, but 2000001 rows"):
+            parse_map(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(text)  # copies of the text, not a string a line (20 times it)
+    assert parse_map("type octile\r\nheight 2\r\nwidth 2\r\nmap\r\n..\r\n.@\r\n\r\n\n") == [
+        "..", ".@"]  # fmt: skip
