@@ -64,7 +64,10 @@ def _check_key(request: Request, settings: Settings) -> None:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     expected = settings.api_key.get_secret_value()
-    if scheme.lower() != "bearer" or not secrets.compare_digest(token.strip(), expected):
+    # Compared as bytes: ``compare_digest`` refuses str holding non-ASCII characters
+    # (a header is latin-1 text), which answered 500 instead of 401.
+    given = token.strip().encode("latin-1", "replace")
+    if scheme.lower() != "bearer" or not secrets.compare_digest(given, expected.encode()):
         raise ApiError(
             ErrorCode.UNAUTHORIZED,
             "missing or wrong API key: send 'Authorization: Bearer <key>' (GRIDPATH_API_KEY)",

@@ -245,15 +245,18 @@ class AccessLog:
 
 def _body_headers(scope: Scope) -> tuple[str | None, bool, str]:
     """``(Content-Length, whether the body is chunked, bare media type)``, in one pass
-    over the headers (the server gives them lower-cased)."""
+    over the headers (the server gives them lower-cased). The media type is the first
+    Content-Type's, the one the routes read (``Request.headers.get``): the limit must
+    be the one of the parser the body meets (with the last one, a second header
+    ``text/plain`` gave a JSON body the 128 MiB limit of text)."""
     declared: str | None = None
     chunked = False
-    content_type = ""
+    content_type: str | None = None
     for key, value in scope["headers"]:
         if key == b"content-length":
             declared = value.decode("latin-1")
         elif key == b"transfer-encoding":
             chunked = True
-        elif key == b"content-type":
+        elif key == b"content-type" and content_type is None:
             content_type = value.decode("latin-1").split(";", 1)[0].strip().lower()
-    return declared, chunked, content_type
+    return declared, chunked, content_type or ""

@@ -38,3 +38,16 @@ def test_reads_need_the_key_when_configured(make_client: ClientFactory) -> None:
     assert client.post(f"/v1/maps/{map_id}/path", json=query).status_code == 401
     assert client.post(f"/v1/maps/{map_id}/path", json=query, headers=KEY).status_code == 200
     assert client.get("/healthz").status_code == 200  # probes never need a key
+
+
+def test_regression_a_key_with_non_ascii_characters_answered_500(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client(api_key="s3cret")
+    for header in ("Bearer s3cr\xe9t".encode("latin-1"), "Bearer s3cr\u00e9t".encode()):
+        answer = client.post("/v1/maps", json={"rows": ["..."]}, headers={"authorization": header})
+        assert (answer.status_code, answer.json()["code"]) == (401, "Unauthorized")
+    unicode_key = make_client(api_key="cl\u00e9")  # sent as UTF-8, read back as latin-1
+    answer = unicode_key.post("/v1/maps", json={"rows": ["..."]},
+                              headers={"authorization": "Bearer cl\u00e9".encode()})  # fmt: skip
+    assert answer.status_code == 201

@@ -94,6 +94,18 @@ def test_each_kind_of_body_has_its_own_limit(make_client: ClientFactory) -> None
                        ).status_code == 201  # fmt: skip
 
 
+def test_regression_a_second_content_type_gave_a_json_body_the_limit_of_text(
+    make_client: ClientFactory,
+) -> None:
+    # The limit came from the last Content-Type, the parser from the first: a JSON
+    # upload with "text/plain" second was read under the text limit (128 MiB).
+    client = make_client(max_json_body_bytes=100, max_body_bytes=10_000)
+    body = orjson.dumps({"rows": ["." * 30] * 4})
+    both = [("content-type", "application/json"), ("content-type", "text/plain")]
+    answer = client.post("/v1/maps", content=body, headers=both)
+    assert (answer.status_code, answer.json()["code"]) == (413, "TooBig")
+
+
 def test_body_limits_by_route() -> None:
     limits = BodyLimits(upload=4, json_upload=3, batch=2, query=1)
     assert limits.for_request("POST", "/v1/maps", "text/plain") == (4, "GRIDPATH_MAX_BODY_BYTES")
