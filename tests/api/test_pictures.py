@@ -207,6 +207,24 @@ def test_arrows_keep_four_pixels_apart_and_within_the_cap() -> None:
     assert arrow_step(grid, scale=8, stride=5, max_arrows=16384) == 5
     assert arrow_step(grid, scale=1, stride=1, max_arrows=16384) == 4  # 4 px apart
     assert arrow_step(grid, scale=8, stride=1, max_arrows=16) == 16  # 4 x 4 arrows
+    assert arrow_step(grid, scale=8, stride=2**63, max_arrows=16) == 64  # one arrow
+
+
+def test_regression_a_stride_past_int64_and_a_unit_size_0_on_fields(
+    make_client: ClientFactory,
+) -> None:
+    # A stride of 2**63 overflowed numpy's slice (500); agent_size 0 was taken as 1 by
+    # the field routes (``or 1``) and refused by every other.
+    client = make_client()
+    map_id = client.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+    body = {"goals": [[7, 2]]}
+    far = client.post(f"/v1/maps/{map_id}/field.png", params={"stride": 2**63}, json=body)
+    assert far.status_code == 200
+    for route in ("field", "field.png"):
+        zero = client.post(f"/v1/maps/{map_id}/{route}", json=body | {"agent_size": 0})
+        message = "agent_size 0 is out of range: must be from 1 to 8"
+        assert (zero.status_code, zero.json()) == (400, {"code": "InvalidValue",
+                                                         "message": message})  # fmt: skip
 
 
 def test_a_dense_stride_still_draws_arrows_spaced_out(make_client: ClientFactory) -> None:

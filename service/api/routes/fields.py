@@ -39,8 +39,10 @@ def _json(field: Field) -> bytes:
 
 
 def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -> Field:
+    # (None is 1; 0 is the engine's to refuse, as on every route: ``or 1`` took it.)
+    agent_size = 1 if body.agent_size is None else body.agent_size
     return distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
-                          max_goals=max_goals, agent_size=body.agent_size or 1)  # fmt: skip
+                          max_goals=max_goals, agent_size=agent_size)  # fmt: skip
 
 
 def cached_field(
@@ -58,12 +60,12 @@ def cached_field(
     limit of the encoding)."""
     diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
-    capped_agent_size(body.agent_size, settings)
+    agent_size = capped_agent_size(body.agent_size, settings)
     with runtime.cache.acquire(map_id) as grid:
         if check is not None:
             check(grid)
-        key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost,
-               body.agent_size or 1, encoding)  # fmt: skip
+        key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost, agent_size,
+               encoding)  # fmt: skip
         data, hit = runtime.fields.get(
             key, lambda: encode(grid, _compute(grid, body, diagonal, settings.max_goals))
         )

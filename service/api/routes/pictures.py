@@ -274,11 +274,12 @@ async def path_image(request: Request, record: MapDep, runtime: RuntimeDep,
 def arrow_step(grid: GridMap, *, scale: int, stride: int | None, max_arrows: int) -> int:
     """Cells between a field picture's arrows: ``stride`` (default: every
     ARROW_SPACING pixels), raised to keep arrows MIN_ARROW_PIXELS apart and to at most
-    ``max_arrows`` of them (GRIDPATH_MAX_FIELD_ARROWS)."""
+    ``max_arrows`` of them (GRIDPATH_MAX_FIELD_ARROWS), and at most the map's longer
+    side (past it there is one arrow all the same; a stride past 2**63 answered 500)."""
     wanted = stride or math.ceil(ARROW_SPACING / scale)
     legible = math.ceil(MIN_ARROW_PIXELS / scale)
     capped = math.ceil(math.sqrt(grid.width * grid.height / max_arrows))
-    return max(wanted, legible, capped)
+    return min(max(wanted, legible, capped), max(grid.width, grid.height))
 
 
 def _field_png(field: Field, grid: GridMap, *, scale: int, step: int) -> bytes:
