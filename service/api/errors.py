@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from service.engine import EngineError, MapTooBigError, NotWalkableError, UnitGridTooBigError
 from service.store import (
@@ -137,10 +138,23 @@ def validation_message(exc: RequestValidationError | ValidationError) -> str:
     for error in errors[:3]:
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
         given = error.get("input")
-        shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
+        shown = "" if isinstance(given, dict | list) else f" (got {_shown(given)})"
         parts.append(f"{where}: {error.get('msg', 'invalid')}{shown}")
     more = len(errors) - 3
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+#: Characters of a bad value an error message repeats: the value is named, but a body
+#: that fails to parse (the value pydantic names is the whole body) is not sent back
+#: (a 1 MB body got a 5 MB answer).
+_SHOWN_CHARS: Final = 80
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    return f"{text[:_SHOWN_CHARS]}... ({len(text)} characters)"
 
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -178,14 +192,30 @@ async def _validation_error(_: Request, exc: Exception) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
-    if exc.status_code == 405:
+    if exc.status_code == 405:  # with ``Allow`` (HTTP requires one)
         return render(
-            ErrorCode.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.url.path}"
+            ErrorCode.METHOD_NOT_ALLOWED,
+            f"{request.method} is not allowed on {request.url.path}",
+            headers={"Allow": ", ".join(_allowed(request))},
         )
     if exc.status_code == 404:
         return render(ErrorCode.NOT_FOUND, f"no route {request.method} {request.url.path}")
     log.error("unexpected HTTP error %s: %s", exc.status_code, exc.detail)
     return render(ErrorCode.INTERNAL, "internal error")
+
+
+#: Methods a route may take (what ``Allow`` may name).
+_METHODS: Final = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def _allowed(request: Request) -> list[str]:
+    """The methods some route takes on the request's path, found by asking the routes
+    as they would be asked (Starlette's own 405 names the first route's only: ``POST``
+    for ``/v1/maps``, which has ``GET`` too)."""
+    routes = request.app.router.routes
+    return [method for method in _METHODS
+            if any(route.matches({**request.scope, "method": method})[0] == Match.FULL
+                   for route in routes)]  # fmt: skip
 
 
 async def _unknown_map(_: Request, exc: Exception) -> Response:

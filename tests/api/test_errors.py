@@ -26,6 +26,17 @@ def test_unknown_route_and_method(client: TestClient) -> None:
     wrong = client.put("/v1/maps")
     assert wrong.status_code == 405
     assert wrong.json() == {"code": "MethodNotAllowed", "message": "PUT is not allowed on /v1/maps"}
+    assert wrong.headers["allow"] == "GET, POST"
+
+
+def test_regression_a_body_that_failed_to_parse_was_sent_back_five_times_over(
+    client: TestClient, map_id: str
+) -> None:
+    answer = client.post(f"/v1/maps/{map_id}/paths/check", content=b"{" + b"\x01" * 999_999,
+                         headers={"content-type": "application/json"})  # fmt: skip
+    assert (answer.status_code, answer.json()["code"]) == (422, "InvalidQuery")
+    assert len(answer.content) < 1000
+    assert "characters)" in answer.json()["message"]  # how much there was, not all of it
 
 
 def test_unhandled_exceptions_are_500_internal_and_logged_without_leaking(
