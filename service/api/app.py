@@ -83,6 +83,6 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
     # Starlette runs the middleware added last first: the access log sees everything,
     # including bodies rejected for size or time.
     app.add_middleware(RequestBody, limits=BodyLimits.of(settings),
-                       timeout=settings.body_timeout_seconds)  # fmt: skip
+                       timeout=settings.body_timeout_seconds, settings=settings)  # fmt: skip
     app.add_middleware(AccessLog, metrics=metrics)
     return app

@@ -6,7 +6,7 @@ request), and every level of nesting costs a dependency solve on the hot path.
 """
 
 import secrets
-from typing import Annotated
+from typing import Annotated, Final
 
 from fastapi import Depends, Path, Request
 
@@ -58,20 +58,26 @@ async def get_map(
 MapDep = Annotated[MapRecord, Depends(get_map)]
 
 
+#: The message of a request without the key it needs.
+NO_KEY: Final = "missing or wrong API key: send 'Authorization: Bearer <key>' (GRIDPATH_API_KEY)"
+
+
 def _check_key(request: Request, settings: Settings) -> None:
+    if not has_key(request.headers.get("authorization", ""), settings):
+        raise ApiError(ErrorCode.UNAUTHORIZED, NO_KEY)
+
+
+def has_key(authorization: str, settings: Settings) -> bool:
+    """Whether an ``Authorization`` header carries the API key (True when none is
+    configured)."""
     if settings.api_key is None:
-        return
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+        return True
+    scheme, _, token = authorization.partition(" ")
     expected = settings.api_key.get_secret_value()
     # Compared as bytes: ``compare_digest`` refuses str holding non-ASCII characters
     # (a header is latin-1 text), which answered 500 instead of 401.
     given = token.strip().encode("latin-1", "replace")
-    if scheme.lower() != "bearer" or not secrets.compare_digest(given, expected.encode()):
-        raise ApiError(
-            ErrorCode.UNAUTHORIZED,
-            "missing or wrong API key: send 'Authorization: Bearer <key>' (GRIDPATH_API_KEY)",
-        )
+    return scheme.lower() == "bearer" and secrets.compare_digest(given, expected.encode())
 
 
 async def readable_map(request: Request, map_id: str) -> tuple[Runtime, MapRecord]:

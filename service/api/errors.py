@@ -113,12 +113,12 @@ def error_body(code: ErrorCode, message: str) -> dict[str, str]:
 
 def render(code: ErrorCode, message: str, headers: dict[str, str] | None = None) -> Response:
     """The one renderer: every error response in the service is made here, with the
-    headers its code carries (``Retry-After``, ``WWW-Authenticate``) unless given."""
+    headers its code carries (``Retry-After``, ``WWW-Authenticate``) and ``headers``."""
     return Response(
         content=orjson.dumps(error_body(code, message)),
         status_code=STATUS[code],
         media_type="application/json",
-        headers=_HEADERS.get(code) if headers is None else headers,
+        headers={**_HEADERS.get(code, {}), **(headers or {})},
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.api.deps import NO_KEY, has_key
 from service.api.errors import ErrorCode, render
 from service.api.metrics import Metrics
 from service.config import Settings
@@ -72,10 +73,12 @@ class RequestBody:
     (1 s at most), cancels the reads past their deadline.
     """
 
-    def __init__(self, app: ASGIApp, *, limits: BodyLimits, timeout: float) -> None:
+    def __init__(self, app: ASGIApp, *, limits: BodyLimits, timeout: float,
+                 settings: Settings | None = None) -> None:  # fmt: skip
         self.app = app
         self.limits = limits
         self.timeout = timeout
+        self.settings = settings  # (its API key: an upload without it is not read)
         self._deadlines: dict[asyncio.Task[Any], float] = {}  # reads under way
         self._expired: set[asyncio.Task[Any]] = set()  # cancelled by the sweep
         self._sweep_every = min(1.0, timeout / 4)
@@ -91,6 +94,11 @@ class RequestBody:
             await self.app(scope, receive, send)  # nothing to read
             return
         limit, setting = self.limits.for_request(scope["method"], scope["path"], content_type)
+        if self._keyless_upload(scope):
+            # Its 401 comes before its body (up to GRIDPATH_MAX_BODY_BYTES, which
+            # anyone who can connect could make the service hold until it was sent).
+            await _close_with(ErrorCode.UNAUTHORIZED, NO_KEY, scope, receive, send)
+            return
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await self._too_big(int(declared), limit, setting, scope, receive, send)
             return
@@ -117,6 +125,17 @@ class RequestBody:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+    def _keyless_upload(self, scope: Scope) -> bool:
+        """Whether ``scope`` is an upload (the one body past the batch limit) without
+        the API key every upload needs when one is configured."""
+        if self.settings is None or self.settings.api_key is None:
+            return False
+        if scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/maps":
+            return False
+        authorization = next((value.decode("latin-1") for key, value in scope["headers"]
+                              if key == b"authorization"), "")  # fmt: skip
+        return not has_key(authorization, self.settings)
 
     async def _read_in_time(self, limit: int, receive: Receive) -> bytes | int | None:
         """:meth:`_read` within the deadline.

@@ -220,3 +220,27 @@ def test_regression_unexpected_errors_reached_the_server_and_dropped_the_connect
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1
     assert errors[0].exc_info is not None  # logged once, with its traceback
+
+
+def test_regression_a_keyless_upload_was_read_whole_before_its_401(
+    make_client: ClientFactory,
+) -> None:
+    # The body (up to GRIDPATH_MAX_BODY_BYTES) was read before a route checked the key:
+    # anyone who could connect made the service hold 128 MiB per connection. Now the
+    # answer comes from the headers, and the body is never asked for.
+    client = make_client(api_key="s3cret")
+    asked: list[int] = []
+
+    def body() -> Iterator[bytes]:
+        for _ in range(4):
+            asked.append(1)
+            yield b"\\0" * 1024
+
+    answer = client.post("/v1/maps", content=body(), headers={"content-type": "application/x-npy"})
+    assert (answer.status_code, answer.json()["code"]) == (401, "Unauthorized")
+    assert answer.headers["www-authenticate"] == "Bearer"
+    assert answer.headers["connection"] == "close"
+    assert len(asked) <= 1  # (the client may send its first chunk before it reads)
+    keyed = client.post("/v1/maps", json={"rows": [".."]},
+                        headers={"authorization": "Bearer s3cret"})  # fmt: skip
+    assert keyed.status_code == 201
