@@ -47,15 +47,21 @@ def decode_map(content_type: str, body: bytes, settings: Settings) -> Upload:
         ApiError: UnsupportedMediaType, InvalidQuery (JSON shape), InvalidValue
             (malformed map), TooBig (over ``max_map_cells``).
     """
+    if content_type not in (TEXT, JSON, NPY):
+        raise _unsupported(content_type)
     if not body:
         raise ApiError(ErrorCode.INVALID_VALUE, "empty body: send a map")
     if content_type == TEXT:
         return Upload(_from_text(body, settings))
     if content_type == JSON:
         return _from_json(body, settings)
-    if content_type == NPY:
-        return Upload(_from_npy(body, settings))
-    raise ApiError(
+    return Upload(_from_npy(body, settings))
+
+
+def _unsupported(content_type: str) -> ApiError:
+    """UnsupportedMediaType, checked before the body is looked at (an empty body of
+    a type not accepted is that, not InvalidValue)."""
+    return ApiError(
         ErrorCode.UNSUPPORTED_MEDIA_TYPE,
         f"Content-Type {content_type or '(none)'!r} is not accepted; use one of: "
         + ", ".join(CONTENT_TYPES),

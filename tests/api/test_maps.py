@@ -78,6 +78,8 @@ def test_list_and_delete(client: TestClient, map_id: str) -> None:
         (b"hello", {"content-type": "image/png"}, 415, "UnsupportedMediaType",
          r"^Content-Type 'image/png' is not accepted; use one of: text/plain, application/json"),
         (b"hello", {}, 415, "UnsupportedMediaType", r"Content-Type '\(none\)'"),
+        (b"", {"content-type": "application/xml"}, 415, "UnsupportedMediaType",
+         r"^Content-Type 'application/xml' is not accepted"),  # the type first, then the body
         (b"type octile\nheight 2\nwidth 3\nmap\n...\n", TEXT, 400, "InvalidValue",
          r"header says height 2, but 1 rows follow"),
         (b"\xff\xfe", TEXT, 400, "InvalidValue", r"^map text is not UTF-8"),

@@ -149,6 +149,7 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
         ErrorCode.TOO_BIG,
         ErrorCode.UNAUTHORIZED,
         ErrorCode.REQUEST_TIMEOUT,
+        ErrorCode.NOT_READY,
         ErrorCode.MAP_CORRUPT,
     ),
 )
