@@ -339,6 +339,12 @@ class MapEditor:
         with self._lock:
             self._maps.pop(map_id, None)
 
+    def forget_deleted(self, map_id: str) -> None:
+        """Forget a map another service deleted: this editor's state and its builder's
+        (what the delete route does on the service that deleted it)."""
+        self.forget(map_id)
+        self._builder.forget(map_id)
+
     def close(self) -> None:
         """Stop: queued repairs are dropped, the one under way finishes."""
         self._closing = True

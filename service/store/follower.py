@@ -130,6 +130,7 @@ class EditFollower:
             stored = self._store.log_state(map_id)
             if stored is None:  # deleted by another service: free its memory here too
                 self._cache.discard(map_id)
+                self._editor.forget_deleted(map_id)
                 continue
             if stored.revision == revision:
                 continue  # (behind the store, or ahead of it after a loss: catch up)

@@ -77,6 +77,14 @@ def test_two_services_on_one_redis_see_each_others_uploads_and_deletes(
         assert [m["id"] for m in two.get("/v1/maps").json()["maps"]] == [map_id]
         assert two.delete(f"/v1/maps/{map_id}").status_code == 204
         assert one.get(f"/v1/maps/{map_id}").json()["code"] == "MapNotFound"
+        # The uploader frees what it kept of the map too: its copy, and its editor's
+        # and builder's state (these were kept until it restarted).
+        runtime = one.app.state.runtime  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 10
+        while runtime.cache.current(map_id) is not None or map_id in runtime.editor._maps:
+            assert time.monotonic() < deadline, "the deleted map was kept"
+            time.sleep(0.02)
+        assert runtime.tables.status(map_id) is None
 
 
 def test_while_redis_is_away_requests_answer_not_ready(
