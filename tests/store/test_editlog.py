@@ -172,21 +172,28 @@ def test_an_append_cuts_what_lies_past_the_acknowledged_records_first(tmp_path: 
     assert [r.revision for r in editlog.read(path)[0]] == [1, 2]
 
 
+def damage_second_record(path: Path) -> tuple[int, bytes]:
+    """Flip a byte inside the payload of a log's second record (of three or more): disk
+    damage inside the log. Where that record starts, and the log's bytes now."""
+    data = bytearray(path.read_bytes())
+    second = editlog.decode_spans(bytes(data))[1][0]
+    data[second + 12] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return second, bytes(data)
+
+
 def test_regression_a_damaged_record_inside_the_log_cut_off_the_edits_after_it(
     tmp_path: Path, open_store: OpenStore
 ) -> None:
     # Only the last record can be torn by a crash; a damaged one inside the log was
     # taken for that, and the acknowledged records after it were cut off in silence.
     store = open_store(tmp_path)
-    grid = GridMap.from_rows(["....", "...."])
+    grid = GridMap.from_rows(["...."])
     map_id = store.create(grid, None).id
     for x in range(3):
-        grid = logged_edit(store, map_id, grid, CellsEdit([[x, 0]], 0.0))
+        grid = logged_edit(store, map_id, grid, CellsEdit([[x, 0]], 2.0))
     path = tmp_path / "maps" / map_id / LOG_FILE
-    data = bytearray(path.read_bytes())
-    first = editlog.decode_spans(bytes(data))[1][0]  # where the second record starts
-    data[first + 12] ^= 0xFF  # inside the second record's payload
-    path.write_bytes(bytes(data))
+    first, data = damage_second_record(path)
     store = open_store(tmp_path)
     assert store.problem(map_id) == (
         f"map {map_id}: its edit log is damaged at byte {first} of {len(data)}; the edits "

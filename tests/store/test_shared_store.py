@@ -34,7 +34,7 @@ from service.store.editor import MapEditor
 from service.store.records import MapRecord
 from service.store.shared_store import SharedMapStore
 from tests.store.test_backends import edited, weighted
-from tests.store.test_editlog import FailingOs
+from tests.store.test_editlog import FailingOs, damage_second_record
 
 
 def edited_three_times(store: SharedMapStore) -> tuple[MapRecord, list[GridMap]]:
@@ -437,15 +437,12 @@ def test_a_damaged_record_inside_the_log_refuses_the_next_edit_instead_of_cuttin
     a, _ = pair
     record, grids = edited_three_times(a)
     path = a.root / record.id / LOG_FILE
-    data = bytearray(path.read_bytes())
-    second = editlog.decode_spans(bytes(data))[1][0]
-    data[second + 12] ^= 0xFF
-    path.write_bytes(bytes(data))
+    second, data = damage_second_record(path)
     fresh = SharedMapStore(a.root.parent)
     _, entry = edited(grids[1], [(0, 2)], 9.0)
     with pytest.raises(StoreError, match=f"its edit log is damaged at byte {second} of"):
         fresh.append_edit(record.id, entry)
-    assert path.read_bytes() == bytes(data)  # nothing cut
+    assert path.read_bytes() == data  # nothing cut
 
 
 def test_a_worker_never_serves_a_map_whose_log_is_damaged_inside(
@@ -453,11 +450,7 @@ def test_a_worker_never_serves_a_map_whose_log_is_damaged_inside(
 ) -> None:
     a, b = pair
     record, _ = edited_three_times(a)
-    path = a.root / record.id / LOG_FILE
-    data = bytearray(path.read_bytes())
-    second = editlog.decode_spans(bytes(data))[1][0]
-    data[second + 12] ^= 0xFF
-    path.write_bytes(bytes(data))
+    second, _ = damage_second_record(a.root / record.id / LOG_FILE)
     with pytest.raises(StoreError, match=f"its edit log is damaged at byte {second} of"):
         b.load(record.id)  # not revision 1, as if 2 and 3 had never been
     assert b.problem(record.id) is not None
