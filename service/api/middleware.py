@@ -30,6 +30,12 @@ _NO_BODY: Final = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 _JSON: Final = "application/json"
 
 
+def is_upload(method: str, path: str) -> bool:
+    """Whether a request uploads a map (``POST /v1/maps``): the one body past the
+    batch limit, and one that needs the API key when one is configured."""
+    return method == "POST" and path.rstrip("/") == "/v1/maps"
+
+
 @dataclass(frozen=True, slots=True)
 class BodyLimits:
     """The largest body each kind of request may send, and the setting that says so.
@@ -50,7 +56,7 @@ class BodyLimits:
 
     def for_request(self, method: str, path: str, content_type: str) -> tuple[int, str]:
         """``(limit in bytes, its setting)`` for a request's body."""
-        if method == "POST" and path.rstrip("/") == "/v1/maps":
+        if is_upload(method, path):
             if content_type == _JSON:
                 return self.json_upload, "GRIDPATH_MAX_JSON_BODY_BYTES"
             return self.upload, "GRIDPATH_MAX_BODY_BYTES"
@@ -129,9 +135,7 @@ class RequestBody:
     def _keyless_upload(self, scope: Scope) -> bool:
         """Whether ``scope`` is an upload (the one body past the batch limit) without
         the API key every upload needs when one is configured."""
-        if self.settings is None or self.settings.api_key is None:
-            return False
-        if scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/maps":
+        if self.settings is None or not is_upload(scope["method"], scope["path"]):
             return False
         authorization = next((value.decode("latin-1") for key, value in scope["headers"]
                               if key == b"authorization"), "")  # fmt: skip

@@ -43,8 +43,6 @@ from service.engine import (
 )
 
 _NO_DEFAULTS = PathOptions()
-#: A query's spec where ``answer`` does not read it (see ``_answer_in``).
-_NO_SPEC = PathQuery((0, 0), (0, 0))
 #: ``PathBatch.status`` codes (indexes of ``STATUS_NAMES``).
 _FOUND: Final = STATUS_NAMES.index("found")
 _PARTIAL: Final = STATUS_NAMES.index("partial")
@@ -202,10 +200,10 @@ _PLAIN: Final = frozenset({str, int, float, bool, type(None)})
 
 def _cells_of(item: object) -> tuple[int, int, int, int] | None:
     """``(sx, sy, gx, gy)`` of an item with a ``start`` and a ``goal`` of two integers
-    each and other members (``_start_and_goal`` of those two); None for any other."""
+    each (``_integer_cells``) and other members; None for any other."""
     if type(item) is not dict or len(item) < 3:
         return None
-    return _start_and_goal({"start": item.get("start"), "goal": item.get("goal")})
+    return _integer_cells(item.get("start"), item.get("goal"))
 
 
 def _option_set(item: dict[str, Any]) -> tuple[object, ...] | None:
@@ -239,11 +237,15 @@ def _cell_to_cell(defaults: PathOptions | None, settings: Settings) -> Query | d
 
 def _start_and_goal(item: object) -> tuple[int, int, int, int] | None:
     """``(sx, sy, gx, gy)`` of an item that is exactly ``{"start": [x, y], "goal": [x, y]}``
-    with integer coordinates (as the schema's strict integers: no bools, floats or
-    strings); None for any other item."""
+    with integer coordinates (``_integer_cells``); None for any other item."""
     if type(item) is not dict or len(item) != 2:
         return None
-    start, goal = item.get("start"), item.get("goal")
+    return _integer_cells(item.get("start"), item.get("goal"))
+
+
+def _integer_cells(start: object, goal: object) -> tuple[int, int, int, int] | None:
+    """``(sx, sy, gx, gy)`` when ``start`` and ``goal`` are each a list of two integers
+    (as the schema's strict integers: no bools, floats or strings); None otherwise."""
     if not (type(start) is list and type(goal) is list and len(start) == 2 and len(goal) == 2):
         return None
     sx, sy = start
@@ -392,7 +394,7 @@ def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expa
     if found is None:
         return None
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
-    answers = iter(_answers(found, [q.format for q in queries], each))
+    answers = iter(_answers(found, queries, each))
     return [next(answers) if isinstance(item, Query) else item for item in items]
 
 
@@ -426,7 +428,7 @@ def _cell_options(batch: CellBatch, shared_goal_queries: int) -> dict[str, Any]:
 
 
 def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:
-    return _answers(found, [batch.query.format] * len(found), elapsed_ns // max(1, len(found)))
+    return _answers(found, [batch.query] * len(found), elapsed_ns // max(1, len(found)))
 
 
 def _answer_or_error(result: PathResult | EngineError, query: Query, elapsed_ns: int
@@ -436,18 +438,12 @@ def _answer_or_error(result: PathResult | EngineError, query: Query, elapsed_ns:
     return answer(result, query, elapsed_ns)
 
 
-def _answer_in(result: PathResult | EngineError, answer_format: PathFormat, elapsed_ns: int
-               ) -> dict[str, Any]:  # fmt: skip
-    """``_answer_or_error`` of a query answered in ``answer_format`` (all ``answer``
-    reads of its query when the result carries no trace)."""
-    return _answer_or_error(result, Query(_NO_SPEC, answer_format, 0), elapsed_ns)
-
-
-def _answers(found: PathBatch, formats: Sequence[PathFormat], elapsed_ns: int
+def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
              ) -> list[dict[str, Any]]:  # fmt: skip
-    """``answer`` of every row of ``found`` (row ``i`` in ``formats[i]``), read from its
-    columns: one conversion per column, no result object per row but for a
-    ``smoothed`` one (its path is string-pulled through its result)."""
+    """``answer`` of every row of ``found`` (row ``i``: ``queries[i]``, in its format),
+    read from its columns: one conversion per column, no result object per row but
+    for a ``smoothed`` one (its path is string-pulled through its result)."""
+    formats = [query.format for query in queries]
     none: tuple[list[Any], list[int]] = ([], [])  # a format no row is answered in
     cells = (found.cells.tolist(), found.offsets.tolist()) if "cells" in formats else none
     waypoints = ((found.waypoints.tolist(), found.waypoint_offsets.tolist())
@@ -464,7 +460,7 @@ def _answers(found: PathBatch, formats: Sequence[PathFormat], elapsed_ns: int
             continue
         answer_format = formats[i]
         if answer_format == "smoothed":
-            answers.append(_answer_in(found.result(i), answer_format, elapsed_ns))
+            answers.append(_answer_or_error(found.result(i), queries[i], elapsed_ns))
             continue
         points, offsets = cells if answer_format == "cells" else waypoints
         used = plans[0] if plan is None else plans[plan[i]]

@@ -93,7 +93,6 @@ from service.engine.scratch import (
     QueryArrays,
     Scratch,
     scratch_for,
-    thread_scratch,
 )
 from service.engine.sizes import check_room, check_walkable, checked_agent_size
 
@@ -355,8 +354,7 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
         # ran no JPS, and built no bit rows: the kernel would read past the
         # placeholder's one row (and answer no_path).
         grid.prepare_jumps()
-    scratch = thread_scratch(grid.padded.size) if scratch is None else scratch_for(
-        grid.padded.size, scratch)  # fmt: skip
+    scratch = scratch_for(grid.padded.size, scratch)
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     while True:
         kernel, generation = scratch.single_query(lean.records, lean.clusters)
@@ -734,7 +732,7 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
             if slot is None:
                 key = _lean_key(*q[1:])
                 lean = None if key is None else plans.get(key)
-                if not isinstance(lean, _Lean) or q.goal is None:  # (a key says it is not)
+                if not isinstance(lean, _Lean):
                     return None
                 slot = slots.get(id(lean))
                 if slot is None:
@@ -742,7 +740,7 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
                     leans.append(lean)
                 seen[options] = slot
             goal = q.goal
-            if goal is None:  # (its options may be another query's that had a goal)
+            if goal is None:  # (no lean plan: a goal set, or its options another's)
                 return None
             (sx, sy), (gx, gy) = q.start, goal
             rows.append((slot, index(sx), index(sy), index(gx), index(gy)))

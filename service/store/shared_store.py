@@ -35,7 +35,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -290,13 +290,14 @@ class SharedMapStore(MapStore):
             yield True
 
     @contextmanager
-    def _flocked(self, map_id: str, *, exclusive: bool) -> Iterator[None]:
+    def _flocked(self, map_id: str, *, exclusive: bool, wait: bool = True) -> Iterator[None]:
         """The map's edit lock, shared or exclusive, across processes and threads; a
         thread holding it exclusively already (``edit_lock``) just goes on (a second
         ``flock`` of the file would wait for the first).
 
         Raises:
             UnknownMapError: the map is gone (perhaps while waiting for the lock).
+            BlockingIOError: not ``wait``, and another holds the lock.
         """
         held: set[str] = self._held.__dict__.setdefault("maps", set())
         if map_id in held:
@@ -307,7 +308,8 @@ class SharedMapStore(MapStore):
         except (FileNotFoundError, NotADirectoryError):
             raise UnknownMapError(map_id) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+            fcntl.flock(fd, mode if wait else mode | fcntl.LOCK_NB)
             if self._meta_identity(map_id) is None:  # deleted while we waited
                 raise UnknownMapError(map_id)
             if exclusive:
@@ -320,26 +322,18 @@ class SharedMapStore(MapStore):
 
     @contextmanager
     def _repairing(self, map_id: str) -> Iterator[bool]:
-        """The map's edit lock, exclusively, if no one holds it now (False otherwise:
-        the damaged file waits for a later load). Never waited for: the editor
-        holding it may be waiting for the very load that found the damage."""
-        if map_id in self._held.__dict__.setdefault("maps", set()):
-            yield True
-            return
-        try:
-            fd = os.open(self.root / map_id / EDIT_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        except (FileNotFoundError, NotADirectoryError):
-            yield False  # deleted
-            return
-        try:
+        """The map's edit lock, exclusively, if no one holds it now (False otherwise,
+        or when the map is gone: the damaged file waits for a later load). Never
+        waited for: the editor holding it may be waiting for the very load that found
+        the damage."""
+        with ExitStack() as held:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            yield True
-        finally:
-            os.close(fd)
+                held.enter_context(self._flocked(map_id, exclusive=True, wait=False))
+            except (BlockingIOError, UnknownMapError):
+                free = False
+            else:
+                free = True
+            yield free
 
     def _reading(self, map_id: str) -> AbstractContextManager[object]:  # noqa: ARG002
         """Nothing held: an editor holding the edit lock may be waiting for this very

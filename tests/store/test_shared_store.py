@@ -454,3 +454,25 @@ def test_a_worker_never_serves_a_map_whose_log_is_damaged_inside(
     with pytest.raises(StoreError, match=f"its edit log is damaged at byte {second} of"):
         b.load(record.id)  # not revision 1, as if 2 and 3 had never been
     assert b.problem(record.id) is not None
+
+
+def test_a_damaged_island_table_is_rewritten_only_when_the_edit_lock_is_free(
+    pair: tuple[SharedMapStore, SharedMapStore],
+) -> None:
+    # The load that finds it never waits for the lock: the editor holding it may be
+    # waiting for that very load. It serves the rebuilt table meanwhile.
+    a, b = pair
+    grid = weighted()
+    record = a.create(grid, None)
+    islands = a.root / record.id / record.islands_file
+    damaged = islands.read_bytes()[:-1] + bytes([islands.read_bytes()[-1] ^ 0xFF])
+    islands.write_bytes(damaged)
+    with a.edit_lock(record.id):
+        loaded = b.load(record.id)  # at once, though a holds the lock
+    np.testing.assert_array_equal(loaded.island_tables.labels, grid.island_tables.labels)
+    assert islands.read_bytes() == damaged  # left for a later load
+    b.load(record.id)
+    assert islands.read_bytes() != damaged  # rewritten now
+    fresh = SharedMapStore(a.root.parent)
+    np.testing.assert_array_equal(fresh.load(record.id).island_tables.labels,
+                                  grid.island_tables.labels)  # fmt: skip
