@@ -28,6 +28,7 @@ from service.engine import (
 Coordinate = Annotated[int, Field(strict=True)]
 StrictCount = Annotated[int, Field(strict=True)]
 StrictNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+StrictFlag = Annotated[bool, Field(strict=True)]  # JSON true or false; not 1 or "true"
 # Documented as an array of exactly two integers rather than with ``prefixItems``:
 # the same points, and tools that mishandle ``prefixItems`` nested in ``items``
 # (schemathesis#3842) read it too. Validation is still a strict pair.
@@ -279,7 +280,7 @@ class PathRequest(PathOptions):
     goal_region: GoalRegion | None = Field(
         default=None, description="Stop at the cheapest cell of this region ('reached')."
     )
-    trace: bool | None = Field(
+    trace: StrictFlag | None = Field(
         default=None,
         description="Record the cells the search expands, in order, as the answer's 'trace' "
         "(at most GRIDPATH_MAX_TRACE_EXPANSIONS). Single queries only (/path, path.png, "
@@ -406,6 +407,7 @@ class EditRequest(BaseModel):
     )
     if_revision: StrictCount | None = Field(
         default=None,
+        ge=0,
         description="Apply only if the map is at this revision (else 409 RevisionConflict).",
     )
     keep_connected: list[Point] | None = Field(

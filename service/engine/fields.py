@@ -124,13 +124,30 @@ def checked_max_cost(max_cost: float | None) -> float:
     return value
 
 
+def _past_int64(grid: GridMap, goals: object, name: str) -> OutOfBoundsError:
+    """The error for ``goals`` that numpy cannot hold as int64: the first pair off the
+    map is named (one with a coordinate past int64 is), as for any goals."""
+    if isinstance(goals, Sequence):
+        for i, point in enumerate(goals):
+            if isinstance(point, Sequence) and len(point) == 2:
+                x, y = point
+                if not (isinstance(x, int) and isinstance(y, int)):
+                    break
+                if not (0 <= x < grid.width and 0 <= y < grid.height):
+                    return outside_map(f"{name}[{i}]", x, y, width=grid.width,
+                                       height=grid.height)  # fmt: skip
+    return OutOfBoundsError(f"{name} must be a list of [x, y] integer pairs")
+
+
 def checked_goals(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *, max_goals: int,
                   name: str = "goals") -> npt.NDArray[np.int64]:  # fmt: skip
     """(k, 2) int64 ``(x, y)`` goals, 1 to ``max_goals`` of them, each within the map
     (walkable or not: see ``sizes.check_walkable``)."""
     try:
         points = np.asarray(goals, dtype=np.int64)
-    except (OverflowError, TypeError, ValueError):
+    except OverflowError:
+        raise _past_int64(grid, goals, name) from None
+    except (TypeError, ValueError):
         raise OutOfBoundsError(f"{name} must be a list of [x, y] integer pairs") from None
     if points.size == 0:
         points = points.reshape(0, 2)

@@ -76,6 +76,20 @@ def test_if_revision_conflicts_name_both_revisions_and_apply_nothing(
     assert client.get(f"/v1/maps/{map_id}").json()["revision"] == 1
 
 
+def test_regression_a_negative_if_revision_is_invalid_not_a_conflict(
+    make_client: ClientFactory,
+) -> None:
+    # A revision is never negative: -1 is a malformed request (422), not a stale one
+    # (409), which a client would answer by reading the map and retrying forever.
+    client = make_client()
+    map_id = upload(client)
+    for bad in (-1, "0", 0.0, True):
+        status, body = edit(client, map_id, {"cells": [[0, 3]], "cost": 0}, if_revision=bad)
+        assert (status, body["code"]) == (422, "InvalidQuery"), bad
+        assert "if_revision" in body["message"]
+    assert client.get(f"/v1/maps/{map_id}").json()["revision"] == 0
+
+
 def test_keep_connected_refuses_a_wall_that_cuts_the_map_and_applies_nothing(
     make_client: ClientFactory,
 ) -> None:

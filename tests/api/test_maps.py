@@ -71,6 +71,23 @@ def test_list_and_delete(client: TestClient, map_id: str) -> None:
     assert client.delete(f"/v1/maps/{map_id}").json()["code"] == "MapNotFound"
 
 
+def test_regression_a_delete_the_store_finds_done_still_forgets_the_map_here(
+    client: TestClient, map_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Redis delete retried after its first reply was lost finds the map gone and
+    # says it deleted nothing: the service kept the map's grid and tables in memory
+    # until the store's deleted event arrived.
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    delete = runtime.store.delete
+    monkeypatch.setattr(runtime.store, "delete", lambda map_id: delete(map_id) and False)
+    assert client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [1, 0]}).is_success
+    assert runtime.cache.current(map_id) is not None
+    assert client.delete(f"/v1/maps/{map_id}").status_code == 204
+    assert runtime.cache.current(map_id) is None
+    gone = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [1, 0]})
+    assert (gone.status_code, gone.json()["code"]) == (404, "MapNotFound")
+
+
 @pytest.mark.parametrize(
     ("content", "headers", "status", "code", "message"),
     [

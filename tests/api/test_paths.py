@@ -493,6 +493,17 @@ def test_min_revision_on_one_service_answers_at_once_or_not_ready(
         assert (cells.status_code, cells.json()["code"]) == (503, "NotReady")
 
 
+def test_regression_trace_takes_only_json_booleans(client: TestClient, map_id: str) -> None:
+    # pydantic's lax bool took 1, "true", "yes" and "on" as true.
+    query = {"start": [0, 0], "goal": [4, 3]}
+    for bad in (1, 0, "true", "yes", "on", 1.0):
+        refused = client.post(f"/v1/maps/{map_id}/path", json=query | {"trace": bad})
+        assert (refused.status_code, refused.json()["code"]) == (422, "InvalidQuery"), bad
+        assert refused.json()["message"].startswith("trace: "), bad
+    for good in (True, False, None):
+        assert client.post(f"/v1/maps/{map_id}/path", json=query | {"trace": good}).is_success
+
+
 def test_regression_coordinates_past_int64_are_invalid_values(client: TestClient,
                                                               map_id: str) -> None:  # fmt: skip
     # Found by schemathesis: once a map had answered a query's options, a coordinate
@@ -511,6 +522,11 @@ def test_regression_coordinates_past_int64_are_invalid_values(client: TestClient
     assert batch.status_code == 200, batch.text
     results = batch.json()["results"]
     assert results[0]["status"] == "found"
-    # A batch body goes through orjson, which reads an integer past 64 bits as a
-    # float: the item's schema refuses it before any bounds are checked.
-    assert results[1]["code"] == "InvalidQuery"
+    # regression: a batch body was parsed by orjson, which reads an integer past 64
+    # bits as a float, so its item was InvalidQuery where /path said InvalidValue.
+    assert results[1] == single.json()
+    mixed = {"start": [0, huge], "goal": [0, 0], "max_expansions": 50}
+    for _ in range(2):  # the second time on the event loop (the option set answered once)
+        answered = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [
+            {"start": [0, 0], "goal": [1, 0], "max_expansions": 50}, mixed]})  # fmt: skip
+        assert answered.json()["results"][1] == single.json()

@@ -123,6 +123,13 @@ def test_a_goal_given_twice_counts_once() -> None:
          "unknown diagonal 'sideways'; expected one of: never, no_corner_cutting, "
          "one_obstacle, always"),
         ({"goals": [[0, 0, 1]]}, OutOfBoundsError, "goals must be a list of [x, y] integer pairs"),
+        # regression: a coordinate past int64 got the generic message, the value unnamed
+        ({"goals": [[0, 0], [2**64, 0]]}, OutOfBoundsError,
+         "goals[1] (x=18446744073709551616, y=0) is outside the map: x must be in [0, 3] and "
+         "y in [0, 1] (width 4, height 2)"),
+        ({"goals": [[5, 0], [0, -(2**63) - 1]]}, OutOfBoundsError,
+         "goals[0] (x=5, y=0) is outside the map: x must be in [0, 3] and y in [0, 1] "
+         "(width 4, height 2)"),
     ],
 )  # fmt: skip
 def test_bad_field_requests_name_the_value_and_the_limit(

@@ -219,10 +219,14 @@ async def read_map(record: MapDep, runtime: RuntimeDep) -> Response:
 
 
 def _delete(runtime: Runtime, map_id: str) -> None:
-    if runtime.store.delete(map_id):
-        runtime.cache.discard(map_id)
-        runtime.tables.forget(map_id)
-        runtime.editor.forget(map_id)
+    # The map was there when the request began (MapDep). A store that says it deleted
+    # nothing was overtaken by another delete, or (Redis) retried the command after
+    # the reply to the first was lost: the map is gone either way, so it is forgotten
+    # here now rather than when the store's deleted event arrives.
+    runtime.store.delete(map_id)
+    runtime.cache.discard(map_id)
+    runtime.tables.forget(map_id)
+    runtime.editor.forget(map_id)
 
 
 @router.delete(
