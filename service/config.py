@@ -335,7 +335,8 @@ class Settings(BaseSettings):
     )
 
     api_key: SecretStr | None = Field(
-        default=None, description="When set, uploads and deletes need 'Authorization: Bearer'."
+        default=None,
+        description="When set, uploads, edits and deletes need 'Authorization: Bearer'.",
     )
     api_key_reads: bool = Field(default=False, description="Require the key for reads too.")
 

@@ -50,6 +50,9 @@ def test_the_quick_tour_works_from_a_fresh_clone(tmp_path: Path) -> None:
     documented = re.search(r'"cost":([0-9.]+)', script)
     assert documented is not None
     assert single["cost"] == float(documented.group(1))  # the figure the README shows
+    shown_path = re.search(r'"path":(\[\[[-0-9,\[\]]*\]\])', script)
+    assert shown_path is not None
+    assert single["path"] == json.loads(shown_path.group(1))  # and the path (it had drifted)
     results = batch["results"]
     assert isinstance(results, list)
     assert [r.get("status", r.get("code")) for r in results] == ["found", "partial", "NotWalkable"]

@@ -138,8 +138,8 @@ def validation_message(exc: RequestValidationError | ValidationError) -> str:
     for error in errors[:3]:
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
         given = error.get("input")
-        shown = "" if isinstance(given, dict | list) else f" (got {_shown(given)})"
-        parts.append(f"{where}: {error.get('msg', 'invalid')}{shown}")
+        got = "" if isinstance(given, dict | list) else f" (got {shown(given)})"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}{got}")
     more = len(errors) - 3
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
@@ -150,7 +150,7 @@ def validation_message(exc: RequestValidationError | ValidationError) -> str:
 _SHOWN_CHARS: Final = 80
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     text = repr(value)
     if len(text) <= _SHOWN_CHARS:
         return text

@@ -9,10 +9,12 @@ connection), then ``RequestBody`` (reads the body before any route does).
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api.deps import NO_KEY, has_key
@@ -218,9 +220,12 @@ class AccessLog:
     re-raises to the server), the connection stays open for the client's next request.
     """
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: Sequence[BaseRoute] = ()) -> None:
+        """``routes``: the API's, to name the route of a request answered before
+        routing (a body over its limit, a keyless upload, a body timeout)."""
         self.app = app
         self.metrics = metrics
+        self.routes = routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -249,8 +254,7 @@ class AccessLog:
             self._record(scope, status, time.perf_counter() - began)
 
     def _record(self, scope: Scope, status: int, seconds: float) -> None:
-        route = scope.get("route")
-        template = getattr(route, "path", None) or "(unmatched)"
+        template, path_params = _route_of(scope, self.routes)
         self.metrics.request(template, scope["method"], status, seconds)
         if not access_log.isEnabledFor(logging.INFO):
             return
@@ -260,10 +264,24 @@ class AccessLog:
             "method": scope["method"],
             "status": status,
             "latency_ms": round(seconds * 1000, 3),
-            "map_id": (scope.get("path_params") or {}).get("map_id"),
+            "map_id": path_params.get("map_id"),
             "expansions": state.get("expansions"),
         }
         access_log.info(orjson.dumps(line).decode())
+
+
+def _route_of(scope: Scope, routes: Sequence[BaseRoute]) -> tuple[str, dict[str, Any]]:
+    """The template of the route a request went to, and its path parameters. A
+    request answered before routing is matched against ``routes`` here (in the order
+    the router tries them); "(unmatched)" when none has its path."""
+    route = scope.get("route")
+    if route is not None:
+        return route.path, scope.get("path_params") or {}
+    for candidate in routes:
+        match, child = candidate.matches(scope)
+        if match != Match.NONE:
+            return getattr(candidate, "path", "(unmatched)"), child.get("path_params") or {}
+    return "(unmatched)", {}
 
 
 def _body_headers(scope: Scope) -> tuple[str | None, bool, str]:

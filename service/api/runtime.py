@@ -188,6 +188,17 @@ class Runtime:
         if revision < wanted:
             raise BehindError(map_id, revision, wanted)
 
+    async def reach(self, map_id: str, wanted: int | None) -> None:
+        """Bring this service's copy of the map to a query's ``min_revision``
+        (``wanted``; None: no need), catching up from the store off the event loop
+        and waiting as :meth:`at_revision` does.
+
+        Raises:
+            ApiError: ``NotReady`` when the wait is over.
+        """
+        if wanted is not None and not self.holds(map_id, wanted):
+            await self.at_revision(lambda: self.run(self.catch_up, map_id, wanted))
+
     def holds(self, map_id: str, revision: int) -> bool:
         """Whether the cached copy of the map is at ``revision`` or later (no store
         read: the event loop may ask)."""

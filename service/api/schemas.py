@@ -6,9 +6,11 @@ map or on server limits are checked after, in a fixed order (``InvalidValue``,
 ``NotWalkable``, ``TooBig``).
 """
 
-from typing import Annotated, Any, Literal
+import re
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic_core import PydanticCustomError
 
 from service.api.errors import ErrorCode
 from service.engine import (
@@ -29,6 +31,33 @@ Coordinate = Annotated[int, Field(strict=True)]
 StrictCount = Annotated[int, Field(strict=True)]
 StrictNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 StrictFlag = Annotated[bool, Field(strict=True)]  # JSON true or false; not 1 or "true"
+
+
+def _decimal_integer(value: object) -> object:
+    """A query-string integer as digits only: "8.0", "1_000" or " 8" are refused, as
+    5.0 or "8" are in a JSON body (pydantic's lax integers take them)."""
+    if isinstance(value, str) and not _DIGITS.fullmatch(value):
+        raise PydanticCustomError("int_parsing", "Input should be a valid integer")
+    return value
+
+
+def _true_or_false(value: object) -> object:
+    """A query-string flag as ``true`` or ``false`` only (pydantic's lax booleans also
+    take 1, "yes", "on", "t"...)."""
+    if isinstance(value, str) and value not in ("true", "false"):
+        raise PydanticCustomError("bool_parsing", "Input should be true or false")
+    return value
+
+
+_DIGITS: Final = re.compile(r"-?[0-9]+")
+# Query-string values arrive as text: strict integers and flags, spelt one way.
+# (The JSON schema is given: with a validator before it, pydantic writes a bound as
+# "ge", which is not JSON Schema.)
+QueryInteger = Annotated[int, BeforeValidator(_decimal_integer),
+                         WithJsonSchema({"type": "integer"})]  # fmt: skip
+PositiveQueryInteger = Annotated[int, BeforeValidator(_decimal_integer), Field(ge=1),
+                                 WithJsonSchema({"type": "integer", "minimum": 1})]  # fmt: skip
+QueryFlag = Annotated[bool, BeforeValidator(_true_or_false)]
 # Documented as an array of exactly two integers rather than with ``prefixItems``:
 # the same points, and tools that mishandle ``prefixItems`` nested in ``items``
 # (schemathesis#3842) read it too. Validation is still a strict pair.

@@ -12,7 +12,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 import orjson
 
-from service.api.errors import ApiError, ErrorCode
+from service.api.errors import ApiError, ErrorCode, shown
 from service.config import Settings
 from service.engine import GridMap
 from service.engine.clusters import MAX_CLUSTER_SIZE, MIN_CLUSTER_SIZE
@@ -74,7 +74,7 @@ def check_cells(width: int, height: int, settings: Settings) -> None:
         raise ApiError(
             ErrorCode.TOO_BIG,
             f"map of {width}x{height} = {cells} cells exceeds the limit of "
-            f"{settings.max_map_cells} cells",
+            f"{settings.max_map_cells} cells (GRIDPATH_MAX_MAP_CELLS)",
         )
 
 
@@ -139,16 +139,23 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
         raise ApiError(ErrorCode.INVALID_QUERY, f"unknown fields: {', '.join(sorted(unknown))}")
     name = data.get("name")
     if name is not None and not isinstance(name, str):
-        raise ApiError(ErrorCode.INVALID_QUERY, "name: must be a string")
+        raise ApiError(ErrorCode.INVALID_QUERY, f"name: must be a string (got {shown(name)})")
     cluster_size = data.get("cluster_size")
     if cluster_size is not None and type(cluster_size) is not int:
-        raise ApiError(ErrorCode.INVALID_QUERY, "cluster_size: must be an integer")
+        raise ApiError(ErrorCode.INVALID_QUERY,
+                       f"cluster_size: must be an integer (got {shown(cluster_size)})")  # fmt: skip
     cluster_size = check_cluster_size(cluster_size)
     if ("costs" in data) == ("rows" in data):
         raise ApiError(ErrorCode.INVALID_QUERY, "send exactly one of 'costs' or 'rows'")
     grid_rows = data.get("rows", data.get("costs"))
-    if not isinstance(grid_rows, list) or not all(isinstance(r, list | str) for r in grid_rows):
-        raise ApiError(ErrorCode.INVALID_QUERY, "costs/rows: must be a list of rows")
+    field = "rows" if "rows" in data else "costs"
+    if not isinstance(grid_rows, list):
+        raise ApiError(ErrorCode.INVALID_QUERY,
+                       f"{field}: must be a list of rows (got {shown(grid_rows)})")  # fmt: skip
+    for index, row in enumerate(grid_rows):
+        if not isinstance(row, list | str):
+            raise ApiError(ErrorCode.INVALID_QUERY,
+                           f"{field}[{index}]: must be a row (got {shown(row)})")  # fmt: skip
     width = max((len(r) for r in grid_rows), default=0)
     check_cells(width, len(grid_rows), settings)
     if "rows" in data:

@@ -297,7 +297,8 @@ class GridMap:
             raise UnitGridTooBigError(
                 f"agent_size {size} needs a unit grid of {needed} bytes on this "
                 f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
-                f"in all and hold {held} (sizes {sorted(self._sized) or 'none'})"
+                f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes "
+                f"{sorted(self._sized) or 'none'})"
             )
 
     @property

@@ -74,7 +74,7 @@ def _rows_after_header(header: dict[str, str], body: str, max_cells: int | None)
     if max_cells is not None and width * height > max_cells:
         raise MapTooBigError(
             f"map of {width}x{height} = {width * height} cells exceeds the limit of "
-            f"{max_cells} cells"
+            f"{max_cells} cells (GRIDPATH_MAX_MAP_CELLS)"
         )
     # Trailing blank lines are dropped: the rows end with the last line that is not.
     last = len(body.rstrip())

@@ -447,19 +447,22 @@ class TableBuilder:
 
     def _adopt_stored(self, map_id: str, kind: str, grid: GridMap) -> bool:
         """Adopt the stored tables of ``kind`` (as a build here would: repaired for
-        the current revision if need be) when they are for ``grid``'s revision or an
-        earlier one; tables for a later revision (another service's copy was
-        ahead) could be wrong for ``grid``, and are left for this copy to catch up."""
+        the current revision if need be) when they are for a revision this service's
+        copy has reached: ``grid``'s (the build's), or the copy served now. Tables for
+        a later revision (another service's copy was ahead) could be wrong here (a
+        wall added since): they wait for this copy to catch up; False meanwhile."""
+        current = self._cache.current(map_id)
+        onto = current if current is not None and current.revision > grid.revision else grid
         info = self._stored_info(map_id, kind)
-        if info is None or info.revision > grid.revision:
-            return info is not None
+        if info is None or info.revision > onto.revision:
+            return False
         try:
             tables = self._load(map_id, kind)
         except TableFileError:
             return False
-        if tables is None:
+        if tables is None or tables.revision > onto.revision:  # saved again since
             return False
-        self._adopt(map_id, kind, grid, tables)
+        self._adopt(map_id, kind, onto, tables)
         return True
 
     def _make(self, map_id: str, kind: str, grid: GridMap) -> TableInfo:

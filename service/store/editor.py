@@ -377,8 +377,10 @@ class MapEditor:
                 if tables is None or grid is None:
                     state.pending.pop(kind, None)
                     break
-                if tables.revision < state.history_from:
-                    state.pending.pop(kind)  # too old to repair: build anew
+                if not state.history_from <= tables.revision <= grid.revision:
+                    # Too old to repair, or for a revision this copy does not hold (the
+                    # store lost it, say): build anew.
+                    state.pending.pop(kind)
                     self._builder.schedule(map_id, kinds=(kind,))
                     break
                 lowered = _cells_since(state.history, tables.revision, grid.revision)

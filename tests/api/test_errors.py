@@ -29,6 +29,15 @@ def test_unknown_route_and_method(client: TestClient) -> None:
     assert wrong.headers["allow"] == "GET, POST"
 
 
+def test_regression_a_trailing_slash_was_an_empty_redirect(client: TestClient) -> None:
+    # Starlette answered "/v1/maps/" with an empty 307 to "/v1/maps": no error body,
+    # and a client not following redirects took it for a success (a delete of "").
+    for method, url in (("DELETE", "/v1/maps/"), ("POST", "/v1/maps/"), ("GET", "/healthz/")):
+        answer = client.request(method, url, follow_redirects=False)
+        assert answer.status_code == 404, url
+        assert answer.json() == {"code": "NotFound", "message": f"no route {method} {url}"}
+
+
 def test_regression_a_body_that_failed_to_parse_was_sent_back_five_times_over(
     client: TestClient, map_id: str
 ) -> None:

@@ -223,7 +223,7 @@ def test_agent_sizes_past_the_unit_grid_bound_answer_too_big(make_client: Client
     assert body["code"] == "TooBig"
     assert body["message"] == (
         "agent_size 3 needs a unit grid of 1680 bytes on this 9x5 map; its unit grids may "
-        "take 2520 bytes in all and hold 1680 (sizes [2])"
+        "take 2520 bytes in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold 1680 (sizes [2])"
     )
     answer = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [
         {"start": [0, 0], "goal": [2, 3], "agent_size": 2},

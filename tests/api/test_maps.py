@@ -136,7 +136,7 @@ def test_huge_dimensions_are_too_big_from_the_header_alone(make_client: ClientFa
     assert response.status_code == 413
     assert response.json()["code"] == "TooBig"
     assert (
-        "100000x100000 = 10000000000 cells exceeds the limit of 100 cells"
+        "100000x100000 = 10000000000 cells exceeds the limit of 100 cells (GRIDPATH_MAX_MAP_CELLS)"
         in (response.json()["message"])
     )
     # A .npy header claiming a huge array is refused before any data is read.
@@ -148,7 +148,8 @@ def test_huge_dimensions_are_too_big_from_the_header_alone(make_client: ClientFa
     response = client.post("/v1/maps", content=fake, headers=NPY)
     assert response.status_code == 413
     assert response.json()["message"] == (
-        "map of 100000x100000 = 10000000000 cells exceeds the limit of 100 cells"
+        "map of 100000x100000 = 10000000000 cells exceeds the limit of 100 cells "
+        "(GRIDPATH_MAX_MAP_CELLS)"
     )
     json_map = client.post("/v1/maps", json={"costs": [[1] * 11] * 10})
     assert json_map.status_code == 413
@@ -285,7 +286,14 @@ def test_cluster_size_comes_from_the_query_or_the_json_body(client: TestClient) 
         }
     wrong_type = client.post("/v1/maps", json={"rows": rows, "cluster_size": "big"})
     assert wrong_type.status_code == 422
-    assert wrong_type.json()["message"] == "cluster_size: must be an integer"
+    assert wrong_type.json()["message"] == "cluster_size: must be an integer (got 'big')"
+    for text in ("8.0", "8e0", " 8", "true"):  # regression: the query's number was lax
+        response = client.post("/v1/maps", params={"cluster_size": text}, content=ROOMS,
+                               headers=TEXT)  # fmt: skip
+        assert response.status_code == 422, text
+        assert response.json()["message"] == (
+            f"query.cluster_size: Input should be a valid integer (got {text!r})"
+        )
 
 
 def test_a_failed_build_is_reported(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -445,8 +453,25 @@ def test_cluster_size_in_json_uploads_is_strict(client: TestClient) -> None:
     for size in (True, "8", 8.0):
         response = client.post("/v1/maps", json={"rows": ["..."], "cluster_size": size})
         assert response.status_code == 422, (size, response.text)
-        assert response.json() == {"code": "InvalidQuery",
-                                   "message": "cluster_size: must be an integer"}  # fmt: skip
+        assert response.json() == {"code": "InvalidQuery", "message": "cluster_size: must "
+                                   f"be an integer (got {size!r})"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"name": 5, "rows": ["..."]}, "name: must be a string (got 5)"),
+        ({"rows": "..."}, "rows: must be a list of rows (got '...')"),
+        ({"rows": ["...", 5]}, "rows[1]: must be a row (got 5)"),
+        ({"costs": [[1.0], None]}, "costs[1]: must be a row (got None)"),
+    ],
+)
+def test_regression_json_upload_errors_did_not_name_the_value(
+    client: TestClient, body: dict[str, object], message: str
+) -> None:
+    response = client.post("/v1/maps", json=body)
+    assert (response.status_code, response.json()) == (
+        422, {"code": "InvalidQuery", "message": message})  # fmt: skip
 
 
 # -- hardening: races, corruption, memory ----------------------------------------------

@@ -54,6 +54,31 @@ def test_one_access_log_line_per_request(
     assert line["latency_ms"] > 0
 
 
+def test_regression_requests_refused_before_routing_were_logged_as_unmatched(
+    make_client: ClientFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A body over its route's limit (or a keyless upload, or a body timeout) is
+    # answered by the middleware before routing: its route was "(unmatched)".
+    client = make_client(max_batch_body_bytes=100, api_key="k")
+    map_id = client.post("/v1/maps", json={"rows": ["...."]},
+                         headers={"authorization": "Bearer k"}).json()["id"]  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="gridpath.access"):
+        big = client.post(f"/v1/maps/{map_id}/paths", content=b"{" + b" " * 200 + b"}",
+                          headers={"content-type": "application/json"})  # fmt: skip
+        keyless = client.post("/v1/maps", json={"rows": ["..."]})
+        nowhere = client.get("/v2/nothing")
+    assert (big.status_code, keyless.status_code, nowhere.status_code) == (413, 401, 404)
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "gridpath.access"]
+    assert [(line["route"], line["status"], line["map_id"]) for line in lines] == [
+        ("/v1/maps/{map_id}/paths", 413, map_id),
+        ("/v1/maps", 401, None),
+        ("(unmatched)", 404, None),
+    ]
+    metrics = client.get("/metrics").text
+    assert 'gridpath_requests_total{route="/v1/maps/{map_id}/paths",method="POST",' \
+        'status="413"} 1' in metrics  # fmt: skip
+
+
 @pytest.mark.parametrize("option", [{}, {"algorithm": "astar"}], ids=["cell-batch", "long-way"])
 def test_a_batch_logs_and_counts_its_answers_expansions(
     make_client: ClientFactory, caplog: pytest.LogCaptureFixture, option: dict[str, str]

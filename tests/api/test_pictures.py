@@ -80,10 +80,21 @@ def test_bad_scales_and_cluster_choices_are_refused(make_client: ClientFactory) 
         "code": "InvalidValue",
         "message": "clusters 5 must be 4 (the 4-connected table) or 8 (the 8-connected one)",
     })  # fmt: skip
-    for params in ({"scale": 0}, {"scale": "big"}, {"islands": "maybe"}):
+    for params in ({"scale": 0}, {"scale": "big"}, {"islands": "maybe"},
+                   # regression: query-string values were lax, unlike the JSON bodies'
+                   {"scale": "2.0"}, {"scale": " 2"}, {"scale": "1_0"}, {"clusters": "4.0"},
+                   {"islands": "yes"}, {"islands": "1"}, {"islands": "on"}):  # fmt: skip
         bad = client.get(f"/v1/maps/{map_id}/image.png", params=params)
         assert bad.status_code == 422, params
         assert bad.json()["code"] == "InvalidQuery"
+    for picture_route in ("path.png", "field.png"):
+        bad = client.post(f"/v1/maps/{map_id}/{picture_route}", params={"scale": "2.0"},
+                          json={"start": [0, 0], "goal": [1, 0], "goals": [[1, 0]]})  # fmt: skip
+        assert bad.json() == {"code": "InvalidQuery", "message": "query.scale: Input should "
+                              "be a valid integer (got '2.0')"}  # fmt: skip
+    strided = client.post(f"/v1/maps/{map_id}/field.png", params={"stride": "2.0"},
+                          json={"goals": [[1, 0]]})  # fmt: skip
+    assert strided.status_code == 422
     missing = client.get("/v1/maps/nope/image.png")
     assert missing.json()["code"] == "MapNotFound"
 
@@ -269,3 +280,19 @@ def test_regression_a_goal_region_far_past_the_map_froze_the_picture(
                                 json={"start": [0, 0], "goal_region": box}).content)  # fmt: skip
     assert image.getpixel((60, 70)) == GOAL_COLOUR  # its left edge, 1 px wide at scale 4
     assert image.getpixel((79, 70)) != GOAL_COLOUR  # no edge where the map ends
+
+
+def test_regression_a_path_picture_ignored_min_revision(make_client: ClientFactory) -> None:
+    # path.png takes /path's body, but drew revision 0 for a min_revision of 1.
+    client = make_client(min_revision_wait_seconds=0)
+    map_id = client.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+    query = {"start": [0, 0], "goal": [7, 0]}
+    ahead = client.post(f"/v1/maps/{map_id}/path.png", json=query | {"min_revision": 1})
+    assert (ahead.status_code, ahead.json()["code"]) == (503, "NotReady")
+    assert "min_revision 1 was not reached" in ahead.json()["message"]
+    edited = client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 2]],
+                                                                       "cost": 0}]})  # fmt: skip
+    assert edited.json()["revision"] == 1
+    drawn = client.post(f"/v1/maps/{map_id}/path.png", json=query | {"min_revision": 1})
+    assert (drawn.status_code, drawn.headers["etag"]) == (200, '"1"')
+    assert drawn.headers["x-path-status"] == "no_path"

@@ -45,7 +45,7 @@ def test_each_file_is_served_with_its_type(client: TestClient) -> None:
 
 
 def test_head_answers_like_get_without_a_body(client: TestClient) -> None:
-    for url in ("/viewer", "/viewer/viewer.js", "/viewer/viewer.css"):
+    for url in ("/viewer", "/viewer/", "/viewer/viewer.js", "/viewer/viewer.css"):
         got, head = client.get(url), client.head(url)
         assert head.status_code == 200, url
         assert head.content == b""

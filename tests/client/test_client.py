@@ -105,6 +105,20 @@ def test_cluster_size_is_sent_with_either_kind_of_upload(client: Client, source:
     assert "cluster_size 3" in caught.value.message
 
 
+def test_regression_costs_of_bools_or_strings_were_sent_as_numbers(client: Client) -> None:
+    # float(True) is 1.0: the client sent costs the service refuses as JSON.
+    import numpy as np
+
+    bad_cells: list[tuple[Any, str]] = [(True, "bool"), ("1", "str"), (np.True_, "bool")]
+    for bad, kind in bad_cells:
+        with pytest.raises(TypeError, match=rf"^costs\[1\]\[0\] must be a number, got {kind}"):
+            client.upload_map([[1, 2], [bad, 1]])
+    numbers: list[list[Any]] = [[np.float32(1.5), np.int64(2)], [1, 0]]
+    info = client.upload_map(numbers)  # numpy's numbers are fine
+    assert (info.walkable_cells, info.max_cost) == (3, 2.0)
+    client.delete_map(info.id)
+
+
 def test_get_list_and_delete(client: Client) -> None:
     info = client.upload_map(SPLIT, name="split")
     assert untabled(client.get_map(info.id)) == untabled(info)  # tables build meanwhile

@@ -22,6 +22,7 @@ from gridpath_client import (
     UnexpectedResponse,
     UnsupportedMediaType,
     WouldDisconnect,
+    calls,
 )
 from gridpath_client.calls import error_of
 from gridpath_client.errors import error_for
@@ -56,6 +57,17 @@ def test_an_answer_that_is_not_an_error_body_is_unexpected() -> None:
     assert isinstance(error, UnexpectedResponse)
     assert error.status == 502
     assert "Bad Gateway" in error.message
+
+
+def test_regression_a_redirect_was_taken_for_a_success() -> None:
+    # delete_map("") got the server's empty 307 for "/v1/maps/" and returned None.
+    moved = httpx.Response(307, headers={"location": "/v1/maps"},
+                           request=httpx.Request("DELETE", "http://h/v1/maps/x"))  # fmt: skip
+    with pytest.raises(UnexpectedResponse) as caught:
+        calls.delete_map("x").result(moved)
+    assert caught.value.status == 307
+    with pytest.raises(ValueError, match="map_id must not be empty"):
+        calls.delete_map("")
 
 
 def test_invalid_query_names_the_value(client: Client, rooms: MapInfo) -> None:

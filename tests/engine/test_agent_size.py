@@ -256,7 +256,8 @@ def test_unit_grids_past_their_memory_bound_are_refused_not_built() -> None:
         find_path(grid, start, goal, agent_size=3)
     assert str(caught.value) == (
         f"agent_size 3 needs a unit grid of {one} bytes on this 40x30 map; its unit grids "
-        f"may take {one + one // 2} bytes in all and hold {one} (sizes [2])"
+        f"may take {one + one // 2} bytes in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold "
+        f"{one} (sizes [2])"
     )
     with pytest.raises(UnitGridTooBigError):
         distance_field(grid, [goal], max_goals=1, agent_size=3)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from service.config import REPO_ROOT
-from service.engine import GridMap
+from service.engine import GridMap, build_clusters
 from service.engine.edits import CellsEdit
 from service.store import (
     MapCache,
@@ -476,3 +476,58 @@ def test_a_damaged_island_table_is_rewritten_only_when_the_edit_lock_is_free(
     fresh = SharedMapStore(a.root.parent)
     np.testing.assert_array_equal(fresh.load(record.id).island_tables.labels,
                                   grid.island_tables.labels)  # fmt: skip
+
+
+@pytest.mark.parametrize("caught_up", [False, True], ids=["behind", "caught-up"])
+def test_regression_a_worker_waiting_on_a_build_said_ready_for_tables_it_never_attached(
+    tmp_path: Path, caught_up: bool
+) -> None:
+    # Worker B waited for A's cluster build while pinning its copy at revision 1; A
+    # built and saved them on its copy at revision 2. B took the stored tables being
+    # for a later revision as "built by another service, attached", attached nothing
+    # and said "ready": its cluster queries fell back to octile for good.
+    data = tmp_path / "data"
+    supervisor = MapStore(data)  # the parent process: holds the data dir's lock
+    map_id = supervisor.create(weighted(), None).id
+    workers = []
+    for _ in range(2):
+        store = SharedMapStore(data)
+        cache = MapCache(store, 1 << 30)
+        builder = TableBuilder(store, cache, workers=1, max_table_bytes=1 << 30,
+                               cluster_size=None, jump_table_bytes=1 << 30,
+                               landmarks=3)  # fmt: skip
+        editor = MapEditor(store, cache, builder, max_edit_cells=1 << 20,
+                           compact_log_bytes=1 << 30, jump_table_bytes=1 << 30)  # fmt: skip
+        cache.on_load = lambda *_: None  # no build on load: the test orders the builds
+        workers.append((store, cache, builder, editor))
+    (store_a, cache_a, _, editor_a), (_, cache_b, builder_b, editor_b) = workers
+    try:
+        editor_a.edit(map_id, [CellsEdit(np.array([[1, 0]]), 3.0)])
+        with cache_b.acquire(map_id) as held:
+            assert held.revision == 1
+        editor_a.edit(map_id, [CellsEdit(np.array([[3, 2]]), 0.0)])  # B does not follow yet
+        token = store_a.claim_build(map_id, "clusters", seconds=60)
+        assert token is not None
+        builder_b.schedule(map_id, kinds=("clusters",))  # pins revision 1, waits for the claim
+        time.sleep(0.2)
+        if caught_up:
+            assert editor_b.catch_up(map_id) == 2
+        with cache_a.acquire(map_id) as grid_a:  # what A's own build does
+            tables = build_clusters(grid_a, cluster_size=4, max_table_bytes=1 << 30)
+            assert store_a.save_clusters(map_id, tables)
+        store_a.release_build(map_id, "clusters", token)
+        deadline = time.monotonic() + 30
+        while (status := builder_b.status(map_id, "clusters")) is None or \
+                status.status == "building":  # fmt: skip
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert status.status == "ready"
+        assert editor_b.catch_up(map_id) == 2
+        while (current := cache_b.current(map_id)) is None or current.clusters is None:
+            assert time.monotonic() < deadline, "B said ready and attached nothing"
+            time.sleep(0.01)
+        assert current.clusters.revision <= current.revision
+    finally:
+        for _, _, builder, editor in workers:
+            editor.close()
+            builder.close()

@@ -11,7 +11,7 @@ from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses
 from service.api.runtime import Runtime
-from service.api.schemas import MapCreate, MapList, MapPublic
+from service.api.schemas import MapCreate, MapList, MapPublic, QueryInteger
 from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
 from service.store import MapRecord, TableStatus
 from service.store.backend import StoreUnavailableError
@@ -175,7 +175,7 @@ async def create_map(
     runtime: RuntimeDep,
     name: Annotated[str | None, Query(description="Map name for text and .npy uploads.")] = None,
     cluster_size: Annotated[
-        int | None,
+        QueryInteger | None,
         Query(
             description="Sector side of the cluster tables (4..1024); default: 8 "
             "(GRIDPATH_CLUSTER_SIZE), doubled while the tables would not fit "

@@ -190,9 +190,7 @@ async def find_one(request: Request) -> Response:
         await runtime.until_ready()
     body = parsed_body(PathRequest, await request.body())
     query = resolve(body, None, runtime.settings)
-    wanted = body.min_revision
-    if wanted is not None and not runtime.holds(record.id, wanted):
-        await runtime.at_revision(lambda: runtime.run(runtime.catch_up, record.id, wanted))
+    await runtime.reach(record.id, body.min_revision)
     payload = _try_inline(runtime, record.id, query)
     if payload is None:
         payload = await runtime.run(_run_cached, runtime, record.id, query)

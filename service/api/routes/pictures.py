@@ -20,7 +20,13 @@ from service.api.pathing import answer, resolve, search
 from service.api.routes.fields import CACHE_HEADER, cached_field
 from service.api.routes.maps import etag, no_clusters_error
 from service.api.runtime import Runtime
-from service.api.schemas import FieldRequest, PathRequest
+from service.api.schemas import (
+    FieldRequest,
+    PathRequest,
+    PositiveQueryInteger,
+    QueryFlag,
+    QueryInteger,
+)
 from service.config import Settings
 from service.engine import CircleRegion, GridMap, RectRegion
 from service.engine.fields import DIRECTIONS, Field
@@ -45,8 +51,8 @@ GOAL_COLOUR: Final = (214, 39, 40)
 ARROW_COLOUR: Final = (255, 255, 255)
 
 ScaleQuery = Annotated[
-    int | None,
-    Query(ge=1, description="Pixels per cell side, 1 to GRIDPATH_MAX_IMAGE_SCALE; default: the "
+    PositiveQueryInteger | None,
+    Query(description="Pixels per cell side, 1 to GRIDPATH_MAX_IMAGE_SCALE; default: the "
           "largest keeping the picture's longer side within 1024 pixels and the picture "
           "within GRIDPATH_MAX_IMAGE_PIXELS (at least 1)."),
 ]  # fmt: skip
@@ -124,10 +130,11 @@ def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
 async def map_image(
     record: MapDep,
     runtime: RuntimeDep,
-    scale: Annotated[int, Query(ge=1, description="Pixels per cell side.")] = 1,
-    islands: Annotated[bool, Query(description="Tint each island its own colour.")] = False,
+    scale: Annotated[PositiveQueryInteger, Query(description="Pixels per cell side.")] = 1,
+    islands: Annotated[QueryFlag, Query(description="Tint each island its own colour.")] = False,
     clusters: Annotated[
-        int | None, Query(description="4 or 8: draw the 4- or 8-connected clusters' bounds.")
+        QueryInteger | None,
+        Query(description="4 or 8: draw the 4- or 8-connected clusters' bounds."),
     ] = None,
 ) -> Response:
     await runtime.until_ready()
@@ -267,6 +274,7 @@ async def path_image(request: Request, record: MapDep, runtime: RuntimeDep,
     await runtime.until_ready()
     body = parsed_body(PathRequest, await request.body())
     query = resolve(body, None, runtime.settings, trace=True)
+    await runtime.reach(record.id, body.min_revision)
     data, headers = await runtime.run(_path_picture, runtime, record.id, query, scale)
     return Response(data, media_type=PNG, headers=headers)
 
@@ -337,7 +345,9 @@ async def field_image(
     record: MapDep,
     runtime: RuntimeDep,
     scale: ScaleQuery = None,
-    stride: Annotated[int | None, Query(ge=1, description="Cells between arrows.")] = None,
+    stride: Annotated[
+        PositiveQueryInteger | None, Query(description="Cells between arrows.")
+    ] = None,
 ) -> Response:
     await runtime.until_ready()
     raw = await request.body()

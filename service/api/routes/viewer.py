@@ -42,6 +42,7 @@ def _file(name: str, media_type: str, headers: dict[str, str]) -> FileResponse:
 
 
 @router.api_route("/viewer", methods=["GET", "HEAD"], include_in_schema=False)
+@router.api_route("/viewer/", methods=["GET", "HEAD"], include_in_schema=False)
 async def viewer_page() -> FileResponse:
     return _file("index.html", HTML, _HEADERS | {"Content-Security-Policy": POLICY})
 

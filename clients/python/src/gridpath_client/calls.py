@@ -72,7 +72,7 @@ class Call(Generic[T]):
             GridpathError: the error class of the answer's code, or
                 ``UnexpectedResponse`` for an answer that is not the API's.
         """
-        if response.status_code >= 400:
+        if not response.is_success:  # a redirect, say, is not the API's answer either
             raise error_of(response)
         try:
             return self.read(response)
@@ -101,7 +101,13 @@ def error_of(response: httpx.Response) -> GridpathError:
 
 
 def map_url(map_id: str, tail: str = "") -> str:
-    """A map's URL; the id is quoted, so no id can reach another route."""
+    """A map's URL; the id is quoted, so no id can reach another route.
+
+    Raises:
+        ValueError: an empty id (the URL would be another route's).
+    """
+    if not map_id:
+        raise ValueError("map_id must not be empty")
     return f"/v1/maps/{quote(map_id, safe='')}{tail}"
 
 

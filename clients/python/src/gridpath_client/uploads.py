@@ -11,6 +11,7 @@ The service takes three bodies (``POST /v1/maps``):
 from __future__ import annotations
 
 import io
+import numbers
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -64,12 +65,26 @@ def upload_of(source: MapSource, *, name: str | None, cluster_size: int | None) 
     if rows and all(isinstance(row, str) for row in rows):
         body: dict[str, Any] = {"rows": rows}
     else:
-        body = {"costs": [[float(value) for value in row] for row in rows]}
+        body = {"costs": [[_cost(value, x, y) for x, value in enumerate(row)]
+                          for y, row in enumerate(rows)]}  # fmt: skip
     if name is not None:
         body["name"] = name
     if cluster_size is not None:
         body["cluster_size"] = cluster_size
     return Upload(JSON, json=body)
+
+
+def _cost(value: Any, x: int, y: int) -> float:
+    """A cell's cost as a JSON number (numpy's included). Booleans and strings are
+    refused here as the service refuses them, not turned into 1.0 by ``float``.
+
+    Raises:
+        TypeError: ``value`` is not a real number, or is a bool (numpy's too).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"costs[{y}][{x}] must be a number, got {type(value).__name__} "
+                        f"{value!r}")  # fmt: skip
+    return float(value)
 
 
 def _raw(content_type: str, data: bytes, name: str | None, cluster_size: int | None) -> Upload:
