@@ -197,6 +197,19 @@ class Settings(BaseSettings):
             "search threads; short paths skip the thread hop, long ones never block the loop."
         ),
     )
+    inline_path_cells: int = Field(
+        default=4096,
+        ge=0,
+        description="Most path cells an answer made on the event loop may hold (all of a "
+        "batch's together); a longer one is answered, and serialised, on the search threads.",
+    )
+    max_path_cells: int = Field(
+        default=1 << 20,
+        ge=1,
+        description="Most path cells one request's answers may hold together (a path in a "
+        "maze can hold millions, 8 bytes each in memory and more as JSON); past it the "
+        "request is TooBig.",
+    )
     inline_batch_bytes: int = Field(
         default=16 * 1024,
         ge=0,

@@ -17,7 +17,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
-from service.engine import EngineError, MapTooBigError, NotWalkableError, UnitGridTooBigError
+from service.engine import (
+    EngineError,
+    MapTooBigError,
+    NotWalkableError,
+    PathTooLongError,
+    UnitGridTooBigError,
+)
 from service.store import (
     CacheBudgetError,
     RevisionTakenError,
@@ -75,8 +81,9 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_WALKABLE: "The start or goal is on a blocked cell.",
     ErrorCode.MAP_NOT_FOUND: "No map has this id.",
     ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes (per route), batch size, "
-    "a map whose grid and tables would not fit the map cache, or a unit size whose grid "
-    "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES.",
+    "a map whose grid and tables would not fit the map cache, a unit size whose grid "
+    "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES, or paths holding more than "
+    "GRIDPATH_MAX_PATH_CELLS cells in one request.",
     ErrorCode.UNAUTHORIZED: "A valid 'Authorization: Bearer <key>' header is required.",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",
     ErrorCode.NOT_FOUND: "No such route.",
@@ -126,7 +133,7 @@ def engine_error_code(exc: EngineError) -> ErrorCode:
     """Engine exceptions map onto three API codes."""
     if isinstance(exc, NotWalkableError):
         return ErrorCode.NOT_WALKABLE
-    if isinstance(exc, MapTooBigError | UnitGridTooBigError):
+    if isinstance(exc, MapTooBigError | UnitGridTooBigError | PathTooLongError):
         return ErrorCode.TOO_BIG
     return ErrorCode.INVALID_VALUE
 

@@ -377,11 +377,13 @@ def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: 
 
 
 def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expansions: int,
-                     shared_goal_queries: int = 0) -> list[dict[str, Any]] | None:  # fmt: skip
+                     max_cells: int, shared_goal_queries: int = 0
+                     ) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_batch`` at most ``expansions`` a query, building nothing (for the event
-    loop: see ``find_paths_within``); None when it cannot answer so, or when a query
-    is traced (a trace is kept for the search threads, like every query that is not
-    ``simple``)."""
+    loop: see ``find_paths_within``); None when it cannot answer so, when its paths
+    hold more than ``max_cells`` together (short to find, long to send), or when a
+    query is traced (a trace is kept for the search threads, like every query that
+    is not ``simple``)."""
     queries = [item for item in items if isinstance(item, Query)]
     if not queries:  # every item an error (or none): nothing to search
         return [item for item in items if not isinstance(item, Query)]
@@ -391,7 +393,7 @@ def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expa
     specs = [q.spec for q in queries]
     found = find_paths_within(grid, specs, expansions=expansions,
                               shared_goal_queries=shared_goal_queries)  # fmt: skip
-    if found is None:
+    if found is None or found.offsets[-1] > max_cells:
         return None
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
     answers = iter(_answers(found, queries, each))
@@ -407,14 +409,15 @@ def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
 
 
-def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int,
+def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int, max_cells: int,
                      shared_goal_queries: int = 0) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_cells`` at most ``expansions`` a query, building nothing (for the event
-    loop: see ``find_paths_between_within``); None when it cannot answer so."""
+    loop: see ``find_paths_between_within``); None when it cannot answer so, or when
+    its paths hold more than ``max_cells`` together."""
     began = time.perf_counter_ns()
     found = find_paths_between_within(grid, batch.cells, expansions=expansions,
                                       **_cell_options(batch, shared_goal_queries))  # fmt: skip
-    if found is None:
+    if found is None or found.offsets[-1] > max_cells:
         return None
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
 

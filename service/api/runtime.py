@@ -14,7 +14,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 from service.api.errors import ApiError, ErrorCode
 from service.api.metrics import Metrics
 from service.config import Settings
-from service.engine import kernels_warm, warmup
+from service.engine import kernels_warm, set_path_cell_limit, warmup
 from service.store import (
     CacheBudgetError,
     DataDirLock,
@@ -64,6 +64,8 @@ class Runtime:
                  ) -> None:  # fmt: skip
         """``lock``: the data dir's lock, if the caller took it already."""
         self.settings = settings
+        # The engine's, process-wide; put back at close (tests start many services).
+        self._path_cells_before = set_path_cell_limit(settings.max_path_cells)
         self.store = open_store(settings, lock)
         try:
             self._start(settings, metrics)
@@ -258,6 +260,7 @@ class Runtime:
         self.tables.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.store.close()
+        set_path_cell_limit(self._path_cells_before)
 
 
 def open_store(settings: Settings, lock: DataDirLock | None = None) -> Store:

@@ -24,6 +24,7 @@ from service.engine.errors import (
     MapTooBigError,
     NotWalkableError,
     OutOfBoundsError,
+    PathTooLongError,
     TableBudgetError,
     UnitGridTooBigError,
     UnknownAlgorithmError,
@@ -59,7 +60,7 @@ from service.engine.result import (
     SearchTrace,
     SmoothedPath,
 )
-from service.engine.scratch import Scratch
+from service.engine.scratch import Scratch, set_path_cell_limit
 from service.engine.search import (
     PathQuery,
     find_path,
@@ -108,6 +109,7 @@ __all__ = [
     "PathBatch",
     "PathQuery",
     "PathResult",
+    "PathTooLongError",
     "RectRegion",
     "Region",
     "Scratch",
@@ -129,5 +131,6 @@ __all__ = [
     "find_paths_between_within",
     "find_paths_within",
     "kernels_warm",
+    "set_path_cell_limit",
     "warmup",
 ]

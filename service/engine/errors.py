@@ -23,6 +23,19 @@ class UnitGridTooBigError(EngineError):
     grid's bound on them allows (``GridMap.limit_unit_grids``; the API's ``TooBig``)."""
 
 
+class PathTooLongError(EngineError):
+    """The paths of one call would hold more cells than the path buffers may grow to
+    (``scratch.set_path_cell_limit``; the API's ``TooBig``)."""
+
+    def __init__(self, needed: int, limit: int) -> None:
+        super().__init__(
+            f"the paths asked for hold at least {needed} cells, more than the {limit} an "
+            "answer may hold (GRIDPATH_MAX_PATH_CELLS): ask for fewer paths or nearer goals"
+        )
+        self.needed = needed
+        self.limit = limit
+
+
 class InvalidQueryError(EngineError):
     """A query parameter is outside its allowed range (the API's ``InvalidValue``)."""
 

@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import InvalidQueryError
+from service.engine.errors import InvalidQueryError, PathTooLongError
 from service.engine.handles import Handle, handle
 from service.engine.kernels.dial import RECORD_FIELDS, STAMP
 from service.engine.kernels.handles import SCRATCH_SLOTS
@@ -26,6 +26,28 @@ from service.engine.landmarks import MAX_LANDMARKS
 _LAST_GENERATION: Final = int(np.iinfo(np.int32).max)
 #: Initial room in the path buffers, in cells; they double when a batch needs more.
 INITIAL_PATH_CELLS: Final = 1 << 14
+#: The most cells the path buffers of one call may grow to (``set_path_cell_limit``).
+_path_cell_limit = 1 << 62
+
+
+def check_path_cells(cells: int) -> None:
+    """Raise :class:`PathTooLongError` if one call's paths hold more than the limit
+    (buffers grown before it was lowered may hold them without growing again)."""
+    if cells > _path_cell_limit:
+        raise PathTooLongError(cells, _path_cell_limit)
+
+
+def set_path_cell_limit(cells: int) -> int:
+    """Bound the cells of every path one engine call writes (all its queries'
+    together), for every thread: past it the call raises :class:`PathTooLongError`
+    instead of growing its buffers. A path in a maze may hold millions of cells, 8
+    bytes each and more once answered: a server bounds what one request can take.
+    Returns the limit before."""
+    global _path_cell_limit
+    before, _path_cell_limit = _path_cell_limit, cells
+    return before
+
+
 #: Most buckets a bucket-queue search may use (max cost + min cost + 1); beyond it,
 #: the heap. Uniform maps need 3.
 MAX_BUCKETS: Final = 1 << 12
@@ -110,9 +132,14 @@ class PathBuffers:
         self.arrays = (self.cells, self.offsets, self.turns, self.turn_offsets)
 
     def grow_cells(self, used: int, turns_used: int, *, needed: int = 0) -> None:
-        """Make room for at least ``needed`` cells (at least double it), keeping the
-        first ``used`` cells and ``turns_used`` waypoints written."""
-        room = max(2 * self.cells.shape[0], needed)
+        """Make room for at least ``needed`` cells (at least double it, within the
+        limit), keeping the first ``used`` cells and ``turns_used`` waypoints written.
+
+        Raises:
+            PathTooLongError: ``needed`` is past the limit (``set_path_cell_limit``).
+        """
+        check_path_cells(needed)
+        room = max(min(2 * self.cells.shape[0], _path_cell_limit), needed)
         for name, keep in (("cells", used), ("turns", turns_used)):
             old: CellArray = getattr(self, name)
             new = np.empty((room, 2), np.int32)

@@ -92,6 +92,7 @@ from service.engine.scratch import (
     PathBuffers,
     QueryArrays,
     Scratch,
+    check_path_cells,
     scratch_for,
 )
 from service.engine.sizes import check_room, check_walkable, checked_agent_size
@@ -367,6 +368,7 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
             return None
         paths = scratch.paths
         paths.grow_cells(0, 0, needed=int(paths.offsets[1]))
+    check_path_cells(n)
     code = _STATUS[status]
     paths = scratch.paths
     cells = paths.cells[:n].copy()
@@ -797,6 +799,7 @@ def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
         refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
         status[refused] = REFUSED_ROW
     cost = arrays.cost[:count].copy()  # NaN where no path, or refused: the kernel's
+    check_path_cells(int(paths.offsets[count]))
     offsets = paths.offsets[: count + 1].copy()
     turn_offsets = paths.turn_offsets[: count + 1].copy()
     return PathBatch(
@@ -1310,6 +1313,7 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
     # results view.
     status, cost, length = (a[:count].tolist() for a in (arrays.status, arrays.cost,
                                                           arrays.length))  # fmt: skip
+    check_path_cells(int(paths.offsets[count]))
     offsets = paths.offsets[: count + 1].tolist()
     turn_offsets = paths.turn_offsets[: count + 1].tolist()
     all_cells = paths.cells[: offsets[count]].copy()

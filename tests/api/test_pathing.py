@@ -236,15 +236,19 @@ MIXED_ITEMS = [
 def test_mixed_batches_within_a_bound_answer_as_the_long_way_byte_for_byte() -> None:
     grid = GridMap.from_rows(ROOM)
     items = resolve_items(MIXED_ITEMS, None, SETTINGS)
-    assert run_batch_within(grid, items, expansions=10**6) is None  # options new to the map
+    assert (
+        run_batch_within(grid, items, expansions=10**6, max_cells=10**6) is None
+    )  # options new to the map
     for _ in range(2):  # the first call builds the map's tables, which forgets plans
         slow = run_batch(grid, items, max_goals=SETTINGS.max_goals)
-    fast = run_batch_within(grid, items, expansions=10**6)
+    fast = run_batch_within(grid, items, expansions=10**6, max_cells=10**6)
     assert fast is not None
     assert [_json(a) for a in fast] == [_json(a) for a in slow]
     assert [a.get("status", a.get("code")) for a in fast] == [
         "found", "found", "NotWalkable", "partial", "no_path", "InvalidQuery", "found"]  # fmt: skip
-    assert run_batch_within(grid, items, expansions=2) is None  # the first needs more
+    assert (
+        run_batch_within(grid, items, expansions=2, max_cells=10**6) is None
+    )  # the first needs more
 
 
 def test_a_traced_query_is_never_answered_within_a_bound() -> None:
@@ -253,5 +257,7 @@ def test_a_traced_query_is_never_answered_within_a_bound() -> None:
     assert isinstance(query, Query)
     for _ in range(2):
         run_batch(grid, [query], max_goals=SETTINGS.max_goals)
-    assert run_batch_within(grid, [query], expansions=10**6) is not None
-    assert run_batch_within(grid, [query._replace(trace=5)], expansions=10**6) is None
+    assert run_batch_within(grid, [query], expansions=10**6, max_cells=10**6) is not None
+    assert (
+        run_batch_within(grid, [query._replace(trace=5)], expansions=10**6, max_cells=10**6) is None
+    )

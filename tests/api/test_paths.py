@@ -3,6 +3,7 @@
 import math
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -225,6 +226,61 @@ def test_a_batch_needing_more_than_its_inline_share_goes_to_the_threads(
     assert on_threads == [map_id]
     assert [r["status"] for r in results] == ["found", "found"]
     assert results[0]["expanded"] > 50
+
+
+def test_regression_long_paths_were_sent_from_the_event_loop(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Straight lines take no expansions, so a batch of them (or one /path) passed the
+    # inline bound however many cells they held: 1.9 M cells were listed and
+    # serialised on the event loop, stalling every other request for a second.
+    client = make_client(inline_expansions=1_000_000, inline_path_cells=100)
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    url = f"/v1/maps/{map_id}/paths"
+    on_threads = _count_thread_answers(monkeypatch)
+    short = {"queries": [{"start": [0, 0], "goal": [39, 0]}] * 2}  # 80 cells together
+    _settled(client, url, short, on_threads)
+    long = {"queries": [{"start": [0, 0], "goal": [39, 0]}] * 3}  # 120
+    on_threads.clear()
+    assert [r["status"] for r in client.post(url, json=long).json()["results"]] == ["found"] * 3
+    assert on_threads == [map_id]
+    inline = paths_routes._try_inline
+    tried: list[object] = []
+
+    def recorded(*args: Any) -> object:
+        tried.append(inline(*args))
+        return tried[-1]
+
+    monkeypatch.setattr(paths_routes, "_try_inline", recorded)
+    body = {"start": [0, 0], "goal": [39, 0], "format": "cells"}
+    for cap, inline_answered in ((100, True), (30, False)):  # 40 cells: over 30
+        client = make_client(inline_expansions=1_000_000, inline_path_cells=cap)
+        client.post(f"/v1/maps/{map_id}/path", json=body)  # the map is cached after
+        tried.clear()
+        answer = client.post(f"/v1/maps/{map_id}/path", json=body).json()
+        assert len(answer["path"]) == 40
+        assert [found is not None for found in tried] == [inline_answered]
+
+
+def test_regression_a_few_long_paths_took_gigabytes(make_client: ClientFactory) -> None:
+    # A path in a maze holds millions of cells: ten of them in a 426-byte batch took
+    # 15 GB. One request's paths are bounded together (GRIDPATH_MAX_PATH_CELLS).
+    client = make_client(max_path_cells=100)
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    ok = {"start": [0, 0], "goal": [39, 0]}  # 40 cells
+    far = {"start": [0, 0], "goal": [0, 29]}  # around the wall: 79 cells and more
+    assert client.post(f"/v1/maps/{map_id}/path", json=far).json()["status"] == "found"
+    for body in ({"queries": [ok, far]}, {"queries": [ok] * 3, "defaults": {"format": "cells"}}):
+        refused = client.post(f"/v1/maps/{map_id}/paths", json=body)
+        assert (refused.status_code, refused.json()["code"]) == (413, "TooBig")
+        assert refused.json()["message"].endswith(
+            "cells, more than the 100 an answer may hold (GRIDPATH_MAX_PATH_CELLS): ask for "
+            "fewer paths or nearer goals")  # fmt: skip
+    assert len(client.post(f"/v1/maps/{map_id}/paths", json={"queries": [ok, ok]}
+                           ).json()["results"]) == 2  # fmt: skip
+    client = make_client(max_path_cells=60)
+    single = client.post(f"/v1/maps/{map_id}/path", json=far)
+    assert (single.status_code, single.json()["code"]) == (413, "TooBig")
 
 
 def test_batches_over_the_inline_size_never_try_the_event_loop(

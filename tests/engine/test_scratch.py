@@ -2,6 +2,7 @@
 
 import re
 import threading
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -10,10 +11,12 @@ from service.engine import (
     GridMap,
     InvalidQueryError,
     PathQuery,
+    PathTooLongError,
     Scratch,
     find_path,
     find_paths,
     find_paths_between,
+    set_path_cell_limit,
 )
 from service.engine.scratch import thread_scratch
 from tests.support import close, oracle_distances, random_grid
@@ -112,3 +115,34 @@ def test_regression_a_caller_scratch_smaller_than_the_map_was_written_past() -> 
         find_path(big, (59, 0), (0, 59))  # remembers the plan
     fitting = Scratch(big.padded.size)
     assert find_path(big, (59, 0), (0, 59), scratch=fitting).status == "found"
+
+
+@pytest.fixture
+def path_cell_limit() -> Iterator[Callable[[int], int]]:
+    """Set the process-wide path cell limit for a test; put back after it."""
+    before = set_path_cell_limit(1 << 62)
+    yield set_path_cell_limit
+    set_path_cell_limit(before)
+
+
+def test_one_calls_paths_are_bounded_however_they_are_asked_for(
+    path_cell_limit: Callable[[int], int],
+) -> None:
+    grid = GridMap.from_rows(["." * 30, "." * 30])
+    scratch = Scratch(grid.padded.size)
+    path_cell_limit(50)
+    assert len(find_path(grid, (0, 0), (29, 0), scratch=scratch).cells) == 30
+    rows = np.array([[0, 0, 29, 0], [0, 1, 29, 1]])  # 60 cells together
+    queries = [PathQuery((0, 0), (29, 0)), PathQuery((0, 1), (29, 1), algorithm="astar")]
+    for call in (lambda: find_paths_between(grid, rows, scratch=scratch),
+                 lambda: find_paths(grid, queries, scratch=scratch)):  # fmt: skip
+        with pytest.raises(PathTooLongError, match=r"^the paths asked for hold at least 60 "
+                           r"cells, more than the 50 an answer may hold"):  # fmt: skip
+            call()
+    path_cell_limit(20)  # buffers grown before (or large from the start) do not let more by
+    with pytest.raises(PathTooLongError):
+        find_path(grid, (0, 0), (29, 0), scratch=scratch)
+    big = GridMap.from_rows(["." * 20_000])
+    path_cell_limit(18_000)  # past the buffers' first size (2**14): they are not grown
+    with pytest.raises(PathTooLongError, match="at least 20000 cells"):
+        find_path(big, (0, 0), (19_999, 0), scratch=Scratch(big.padded.size))

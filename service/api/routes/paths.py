@@ -126,14 +126,15 @@ def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered
     if body.min_revision is not None and not runtime.holds(map_id, body.min_revision):
         return None
     each = max(1, settings.inline_expansions // max(1, len(body.queries)))
-    shared = settings.shared_goal_queries
+    bounds = {"expansions": each, "max_cells": settings.inline_path_cells,
+              "shared_goal_queries": settings.shared_goal_queries}  # fmt: skip
     with runtime.cache.acquire_cached(map_id) as grid:
         if grid is None:
             return None
         if cells is not None:
-            results = run_cells_within(grid, cells, expansions=each, shared_goal_queries=shared)
+            results = run_cells_within(grid, cells, **bounds)
         else:
-            results = run_batch_within(grid, items, expansions=each, shared_goal_queries=shared)
+            results = run_batch_within(grid, items, **bounds)
     return None if results is None else _of_results(results)
 
 
@@ -156,12 +157,17 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         result = search(grid, query, budget=budget, max_goals=runtime.settings.max_goals)
         if result.status == "partial" and (wanted is None or budget < wanted):
             return None
+        if len(result.cells) > runtime.settings.inline_path_cells:
+            return None  # short to find, long to send: answered off the loop
         return answer(result, query, time.perf_counter_ns() - began)
 
 
-def _run_cached(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any]:
+def _run_cached(runtime: Runtime, map_id: str, query: Query) -> _Answered:
+    """One query answered and serialised on a search thread (a path may hold a
+    million cells: the event loop only sends it)."""
     with runtime.cache.acquire(map_id) as grid:
-        return run(grid, query, max_goals=runtime.settings.max_goals)
+        payload = run(grid, query, max_goals=runtime.settings.max_goals)
+    return _Answered(orjson.dumps(payload, option=_JSON_NUMPY), _tally([payload]))
 
 
 @router.post(
@@ -192,10 +198,12 @@ async def find_one(request: Request) -> Response:
     query = resolve(body, None, runtime.settings)
     await runtime.reach(record.id, body.min_revision)
     payload = _try_inline(runtime, record.id, query)
-    if payload is None:
-        payload = await runtime.run(_run_cached, runtime, record.id, query)
-    _note(request, runtime, _tally([payload]))
-    return _respond(payload)
+    if payload is not None:
+        _note(request, runtime, _tally([payload]))
+        return _respond(payload)
+    answered = await runtime.run(_run_cached, runtime, record.id, query)
+    _note(request, runtime, answered.tally)
+    return Response(answered.body, media_type="application/json")
 
 
 def _batch_request(data: Any, queries: Any) -> BatchRequest:
