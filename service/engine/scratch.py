@@ -11,6 +11,8 @@ copies of its own path that it returns.
 """
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final
 
 import numpy as np
@@ -26,19 +28,46 @@ from service.engine.landmarks import MAX_LANDMARKS
 _LAST_GENERATION: Final = int(np.iinfo(np.int32).max)
 #: Initial room in the path buffers, in cells; they double when a batch needs more.
 INITIAL_PATH_CELLS: Final = 1 << 14
-#: The most cells the path buffers of one call may grow to (``set_path_cell_limit``).
+#: The most cells the paths of one call may hold together (``set_path_cell_limit``).
 _path_cell_limit = 1 << 62
+#: Per thread: cells the kernel runs of the call under way wrote so far
+#: (``path_cell_scope``): one call (``find_paths``) may run several.
+_scope = threading.local()
 
 
 def check_path_cells(cells: int) -> None:
-    """Raise :class:`PathTooLongError` if one call's paths hold more than the limit
-    (buffers grown before it was lowered may hold them without growing again)."""
-    if cells > _path_cell_limit:
-        raise PathTooLongError(cells, _path_cell_limit)
+    """Raise :class:`PathTooLongError` if ``cells`` more (one kernel run's, which may
+    not be written yet) would take the call under way past the limit."""
+    earlier = getattr(_scope, "cells", 0)
+    if earlier + cells > _path_cell_limit:
+        raise PathTooLongError(earlier + cells, _path_cell_limit)
+
+
+def take_path_cells(cells: int) -> None:
+    """``check_path_cells``, then count ``cells`` (a kernel run's, copied out) as
+    written by the call under way, if one is (``path_cell_scope``)."""
+    check_path_cells(cells)
+    if getattr(_scope, "depth", 0):
+        _scope.cells += cells
+
+
+@contextmanager
+def path_cell_scope() -> Iterator[None]:
+    """One call of the engine's, which may run the kernels several times (groups of
+    queries): their paths count together against the limit. Nested scopes are the
+    outer one's."""
+    depth = getattr(_scope, "depth", 0)
+    if depth == 0:
+        _scope.cells = 0
+    _scope.depth = depth + 1
+    try:
+        yield
+    finally:
+        _scope.depth = depth
 
 
 def set_path_cell_limit(cells: int) -> int:
-    """Bound the cells of every path one engine call writes (all its queries'
+    """Bound the cells of the paths one engine call writes (all its queries'
     together), for every thread: past it the call raises :class:`PathTooLongError`
     instead of growing its buffers. A path in a maze may hold millions of cells, 8
     bytes each and more once answered: a server bounds what one request can take.

@@ -92,8 +92,9 @@ from service.engine.scratch import (
     PathBuffers,
     QueryArrays,
     Scratch,
-    check_path_cells,
+    path_cell_scope,
     scratch_for,
+    take_path_cells,
 )
 from service.engine.sizes import check_room, check_walkable, checked_agent_size
 
@@ -368,7 +369,7 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
             return None
         paths = scratch.paths
         paths.grow_cells(0, 0, needed=int(paths.offsets[1]))
-    check_path_cells(n)
+    take_path_cells(n)
     code = _STATUS[status]
     paths = scratch.paths
     cells = paths.cells[:n].copy()
@@ -402,7 +403,18 @@ def find_paths(
 
     Returns, in order, each query's result, or the error :func:`find_path` would
     have raised for it: one bad query never fails the others.
+
+    Raises:
+        PathTooLongError: the paths hold more cells together than the limit
+            (``set_path_cell_limit``).
     """
+    with path_cell_scope():  # its groups' kernel runs count together
+        return _find_paths(grid, queries, scratch, shared_goal_queries, max_goals)
+
+
+def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | None,
+                shared_goal_queries: int, max_goals: int
+                ) -> list[PathResult | EngineError]:  # fmt: skip
     lean = _lean_batch(grid, queries, shared_goal_queries)
     if lean is not None:
         return _answer_lean(grid, queries, *lean, scratch)
@@ -799,7 +811,7 @@ def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
         refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
         status[refused] = REFUSED_ROW
     cost = arrays.cost[:count].copy()  # NaN where no path, or refused: the kernel's
-    check_path_cells(int(paths.offsets[count]))
+    take_path_cells(int(paths.offsets[count]))
     offsets = paths.offsets[: count + 1].copy()
     turn_offsets = paths.turn_offsets[: count + 1].copy()
     return PathBatch(
@@ -933,6 +945,7 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None, *,
     if status == STATUS_PARTIAL:
         reason = "budget"
     n = chain_length(scratch.parent, end)
+    take_path_cells(n)  # before its buffers are allocated
     cells = np.empty((n, 2), np.int32)
     write_chain(scratch.parent, width, end, n, cells, 0)
     turns = np.empty((n, 2), np.int32)
@@ -1313,7 +1326,7 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
     # results view.
     status, cost, length = (a[:count].tolist() for a in (arrays.status, arrays.cost,
                                                           arrays.length))  # fmt: skip
-    check_path_cells(int(paths.offsets[count]))
+    take_path_cells(int(paths.offsets[count]))
     offsets = paths.offsets[: count + 1].tolist()
     turn_offsets = paths.turn_offsets[: count + 1].tolist()
     all_cells = paths.cells[: offsets[count]].copy()

@@ -146,3 +146,17 @@ def test_one_calls_paths_are_bounded_however_they_are_asked_for(
     path_cell_limit(18_000)  # past the buffers' first size (2**14): they are not grown
     with pytest.raises(PathTooLongError, match="at least 20000 cells"):
         find_path(big, (0, 0), (19_999, 0), scratch=Scratch(big.padded.size))
+
+
+def test_regression_queries_run_apart_by_one_call_counted_apart(
+    path_cell_limit: Callable[[int], int],
+) -> None:
+    # find_paths runs goal sets (and agent sizes, shared goals) as kernel runs of their
+    # own: each was bounded alone, so a batch of them could hold the limit many times.
+    grid = GridMap.from_rows(["." * 30, "." * 30])
+    path_cell_limit(50)
+    one = [PathQuery((0, 0), None, goals=[(29, 0), (29, 1)])]  # 30 cells
+    assert len(find_paths(grid, one)[0].cells) == 30  # type: ignore[union-attr]
+    with pytest.raises(PathTooLongError, match="at least 60 cells"):
+        find_paths(grid, one * 2)
+    assert len(find_paths(grid, one)[0].cells) == 30  # type: ignore[union-attr]
