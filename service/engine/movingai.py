@@ -12,6 +12,11 @@ from service.engine.errors import InvalidMapError, MapTooBigError
 
 PASSABLE: Final = frozenset(".GS")
 _HEADER_KEYS: Final = ("type", "height", "width")
+#: Lines (blank ones too) within which the ``map`` line must come, and the longest a
+#: header line may be: a header is four short lines, and one of megabytes of blank
+#: lines took seconds of a search thread to read line by line.
+MAX_HEADER_LINES: Final = 64
+MAX_HEADER_LINE: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +49,13 @@ def parse_map(text: str, *, max_cells: int | None = None) -> list[str]:
     at = 0  # the header's lines are read one by one: the rows only once it is checked
     index = 0
     while at <= len(text):
-        end = text.find("\n", at)
+        if index == MAX_HEADER_LINES:
+            raise InvalidMapError(f"Moving AI map: no 'map' line within the first "
+                                  f"{MAX_HEADER_LINES} lines")  # fmt: skip
+        end = text.find("\n", at, at + MAX_HEADER_LINE + 1)
+        if end < 0 and len(text) - at > MAX_HEADER_LINE:
+            raise InvalidMapError(f"Moving AI map: header line {index + 1} is longer than "
+                                  f"{MAX_HEADER_LINE} characters")  # fmt: skip
         end = len(text) if end < 0 else end
         line = text[at:end]
         at = end + 1
