@@ -74,10 +74,10 @@ def test_regression_a_body_of_many_short_lines_was_split_before_the_header_was_c
 def test_regression_a_header_of_blank_lines_was_read_line_by_line() -> None:
     # 8 MiB of blank lines before the header took 3.3 s of a search thread (a 128 MiB
     # upload: a minute) to be refused all the same.
-    with pytest.raises(InvalidMapError, match="^Moving AI map: no 'map' line within the "
-                       "first 64 lines$"):  # fmt: skip
+    with pytest.raises(InvalidMapError, match=r"^Moving AI map: no 'map' line within the "
+                       r"first 64 lines$"):  # fmt: skip
         parse_map("\n" * (8 << 20) + MAP)
-    with pytest.raises(InvalidMapError, match="^Moving AI map: header line 2 is longer than "
-                       "256 characters$"):  # fmt: skip
+    with pytest.raises(InvalidMapError, match=r"^Moving AI map: header line 2 is longer than "
+                       r"256 characters$"):  # fmt: skip
         parse_map("type octile\n" + " " * (8 << 20) + "height 2\n")
     assert parse_map("\n" * 50 + MAP) == [".@T", "GS."]  # a few blank lines are fine
