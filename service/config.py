@@ -179,6 +179,14 @@ class Settings(BaseSettings):
         ge=1,
         description="Threads running searches (the kernels release the GIL).",
     )
+    max_waiting_work: int = Field(
+        default=256,
+        ge=1,
+        description="Requests that may wait for or run on the search threads at once "
+        "(searches, batches, fields, pictures, uploads, edits); one more answers 503 "
+        "NotReady at once, nothing done (clients retry after Retry-After), instead of "
+        "joining a queue that every later request waits behind.",
+    )
     gc_threshold: int = Field(
         default=10_000,
         ge=0,

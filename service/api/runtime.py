@@ -113,14 +113,30 @@ class Runtime:
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
         )
+        self._waiting = 0  # calls of ``run`` under way
         self.ready = False
         self._ready = asyncio.Event()
         self._warmup_error: str | None = None
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run blocking work (searches, map I/O) on the search threads."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, functools.partial(fn, *args, **kwargs))
+        """Run blocking work (searches, map I/O) on the search threads.
+
+        Raises:
+            ApiError: ``NotReady`` when ``max_waiting_work`` requests already wait for
+                them or run there (nothing is done).
+        """
+        limit = self.settings.max_waiting_work
+        if self._waiting >= limit:  # (only the event loop counts: no lock)
+            raise ApiError(ErrorCode.NOT_READY, f"{self._waiting} requests wait for the "
+                           f"search threads, the most allowed (GRIDPATH_MAX_WAITING_WORK); "
+                           "retry")  # fmt: skip
+        self._waiting += 1
+        try:
+            loop = asyncio.get_running_loop()
+            call = functools.partial(fn, *args, **kwargs)
+            return await loop.run_in_executor(self.executor, call)
+        finally:
+            self._waiting -= 1
 
     async def warm_up(self) -> None:
         """Compile (or load cached) kernels off the event loop, then report ready.

@@ -152,3 +152,40 @@ def test_builds_and_repairs_run_at_the_background_priority(make_client: ClientFa
     for pool in (runtime.tables._pool, runtime.editor._repairs):
         assert pool.submit(nice).result(timeout=30) == LOW_NICE
     assert runtime.executor.submit(nice).result(timeout=30) < LOW_NICE  # queries: not lowered
+
+
+def test_regression_the_search_threads_queue_had_no_bound(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every request needing a search thread joined one unbounded queue: batches sent
+    # by one client kept the others' queries waiting for tens of seconds.
+    from service.api.routes import paths as paths_routes
+
+    client = make_client(max_waiting_work=1, inline_expansions=0)
+    map_id = client.post("/v1/maps", json={"rows": ["....", "...."]}).json()["id"]
+    query = {"start": [0, 0], "goal": [3, 1]}
+    release, running = threading.Event(), threading.Event()
+    answer = paths_routes._run_cached
+
+    def held(*args: Any) -> Any:
+        running.set()
+        release.wait(30)
+        return answer(*args)
+
+    monkeypatch.setattr(paths_routes, "_run_cached", held)
+    first: list[int] = []
+    waiting = threading.Thread(target=lambda: first.append(
+        client.post(f"/v1/maps/{map_id}/path", json=query).status_code))  # fmt: skip
+    waiting.start()
+    try:
+        assert running.wait(30)
+        refused = client.post(f"/v1/maps/{map_id}/path", json=query)
+        assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
+        assert refused.json() == {"code": "NotReady", "message": "1 requests wait for the "
+                                  "search threads, the most allowed "
+                                  "(GRIDPATH_MAX_WAITING_WORK); retry"}  # fmt: skip
+    finally:
+        release.set()
+        waiting.join(30)
+    assert first == [200]
+    assert client.post(f"/v1/maps/{map_id}/path", json=query).status_code == 200
