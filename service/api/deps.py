@@ -30,6 +30,17 @@ async def get_store(request: Request) -> Store:
     return runtime_of(request).store
 
 
+#: Where ``middleware.RequestBody`` leaves the body it read, in the request's scope.
+BODY_KEY: Final = "gridpath.body"
+
+
+async def body_of(request: Request) -> bytes:
+    """The request's body as the middleware read it: the same bytes, not a copy
+    (``Request.body()`` joins its stream again: a second 128 MiB for an upload)."""
+    body = request.scope.get(BODY_KEY)
+    return body if isinstance(body, bytes) else await request.body()
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 StoreDep = Annotated[Store, Depends(get_store)]
 

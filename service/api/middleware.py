@@ -17,7 +17,7 @@ import orjson
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api.deps import NO_KEY, has_key
+from service.api.deps import BODY_KEY, NO_KEY, has_key
 from service.api.errors import ErrorCode, render
 from service.api.metrics import Metrics
 from service.config import Settings
@@ -92,6 +92,7 @@ class RequestBody:
         self._sweep_every = min(1.0, timeout / 4)
         self._sweep: asyncio.TimerHandle | None = None
         self._sweep_loop: asyncio.AbstractEventLoop | None = None
+        self._uploads = 0  # uploads being read or handled
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,6 +111,27 @@ class RequestBody:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await self._too_big(int(declared), limit, setting, scope, receive, send)
             return
+        if not is_upload(scope["method"], scope["path"]):
+            await self._read_and_call(limit, setting, scope, receive, send)
+            return
+        allowed = None if self.settings is None else self.settings.max_concurrent_uploads
+        if allowed is not None and self._uploads >= allowed:
+            # Each upload holds its body and its grid being built (some ten times a
+            # .npy body): uploads in flight are bounded before a byte more is read.
+            await _close_with(ErrorCode.NOT_READY,
+                              f"{self._uploads} uploads are being received or stored, the "
+                              "most allowed (GRIDPATH_MAX_CONCURRENT_UPLOADS); retry",
+                              scope, receive, send)  # fmt: skip
+            return
+        self._uploads += 1  # (the event loop's alone: no lock)
+        try:
+            await self._read_and_call(limit, setting, scope, receive, send)
+        finally:
+            self._uploads -= 1
+
+    async def _read_and_call(self, limit: int, setting: str, scope: Scope, receive: Receive,
+                             send: Send) -> None:  # fmt: skip
+        """Read the body (within its limit and the deadline), then call the app."""
         try:
             body = await self._read_in_time(limit, receive)
         except TimeoutError:
@@ -123,6 +145,7 @@ class RequestBody:
         if isinstance(body, int):
             await self._too_big(body, limit, setting, scope, receive, send)
             return
+        scope[BODY_KEY] = body  # the routes take it from here (``deps.body_of``)
         replayed = False
 
         async def replay() -> Message:

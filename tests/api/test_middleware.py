@@ -4,7 +4,9 @@ last resort for unexpected errors."""
 import asyncio
 import json
 import logging
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest
@@ -269,3 +271,60 @@ def test_regression_a_keyless_upload_was_read_whole_before_its_401(
     keyed = client.post("/v1/maps", json={"rows": [".."]},
                         headers={"authorization": "Bearer s3cret"})  # fmt: skip
     assert keyed.status_code == 201
+
+
+def test_regression_uploads_in_flight_had_no_bound(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Six 128 MiB uploads at once took the service from 274 MiB to 4 GB: uploads are
+    # bounded before their bodies are read; other requests go on meanwhile.
+    from service.api.routes import maps as maps_routes
+
+    client = make_client(max_concurrent_uploads=1)
+    map_id = client.post("/v1/maps", json={"rows": ["...."]}).json()["id"]
+    release, storing = threading.Event(), threading.Event()
+    create = maps_routes._create
+
+    def held(*args: Any) -> Any:
+        storing.set()
+        release.wait(30)
+        return create(*args)
+
+    monkeypatch.setattr(maps_routes, "_create", held)
+    first: list[int] = []
+    uploading = threading.Thread(target=lambda: first.append(
+        client.post("/v1/maps", json={"rows": ["..."]}).status_code))  # fmt: skip
+    uploading.start()
+    try:
+        assert storing.wait(30)
+        refused = client.post("/v1/maps", json={"rows": ["..."]})
+        assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
+        assert refused.json() == {"code": "NotReady", "message": "1 uploads are being "
+                                  "received or stored, the most allowed "
+                                  "(GRIDPATH_MAX_CONCURRENT_UPLOADS); retry"}  # fmt: skip
+        path = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [3, 0]})
+        assert path.status_code == 200
+    finally:
+        release.set()
+        uploading.join(30)
+    assert first == [201]
+    assert client.post("/v1/maps", json={"rows": ["..."]}).status_code == 201
+
+
+def test_regression_routes_copied_the_body_the_middleware_had_read(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Request.body() joins its stream again: a second copy of a 128 MiB upload, made
+    # on the event loop. The routes take the middleware's bytes as they are.
+    from starlette.requests import Request
+
+    async def copied(_: Request) -> bytes:
+        raise AssertionError("the body was read again")
+
+    monkeypatch.setattr(Request, "body", copied)
+    map_id = client.post("/v1/maps", json={"rows": ["...."]}).json()["id"]
+    for route, body in (("path", {"start": [0, 0], "goal": [3, 0]}),
+                        ("paths", {"queries": [{"start": [0, 0], "goal": [3, 0]}]}),
+                        ("edits", {"edits": [{"cells": [[1, 0]], "cost": 2}]}),
+                        ("field", {"goals": [[3, 0]], "format": "json"})):  # fmt: skip
+        assert client.post(f"/v1/maps/{map_id}/{route}", json=body).status_code == 200, route

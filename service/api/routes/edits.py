@@ -6,7 +6,7 @@ import orjson
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
+from service.api.deps import MapDep, RuntimeDep, body_of, require_reader, require_writer
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import capped_agent_size
@@ -81,7 +81,7 @@ def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
 )
 async def edit_map(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
-    payload = await runtime.run(_apply, runtime, record.id, await request.body())
+    payload = await runtime.run(_apply, runtime, record.id, await body_of(request))
     return Response(orjson.dumps(payload), media_type="application/json",
                     headers={"ETag": etag(payload["revision"])})  # fmt: skip
 
@@ -155,5 +155,5 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
 )
 async def check_held_paths(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
-    payload = await runtime.run(_check, runtime, record.id, await request.body())
+    payload = await runtime.run(_check, runtime, record.id, await body_of(request))
     return Response(orjson.dumps(payload), media_type="application/json")

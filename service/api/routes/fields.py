@@ -8,7 +8,7 @@ import orjson
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from service.api.deps import MapDep, RuntimeDep, require_reader
+from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import capped_agent_size
@@ -135,7 +135,7 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
 )
 async def flow_field(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
-    raw = await request.body()
+    raw = await body_of(request)
     data, media, revision, hit = await runtime.run(_field, runtime, record.id, raw)
     headers = {"ETag": etag(revision), CACHE_HEADER: "hit" if hit else "miss"}
     return Response(data, media_type=media, headers=headers)

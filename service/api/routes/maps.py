@@ -7,7 +7,7 @@ import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
-from service.api.deps import MapDep, RuntimeDep, require_reader, require_writer
+from service.api.deps import MapDep, RuntimeDep, body_of, require_reader, require_writer
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses
 from service.api.runtime import Runtime
@@ -184,7 +184,7 @@ async def create_map(
     ] = None,
 ) -> Response:
     await runtime.until_ready()
-    body = await request.body()
+    body = await body_of(request)
     content_type = media_type(request.headers.get("content-type"))
     record = await runtime.run(_create, runtime, content_type, body, name, cluster_size)
     payload = await runtime.run(describe_created, runtime, record)

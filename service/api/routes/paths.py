@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 from starlette.responses import Response
 
-from service.api.deps import readable_map
+from service.api.deps import body_of, readable_map
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body, validation_message
 from service.api.pathing import (
@@ -194,7 +194,7 @@ async def find_one(request: Request) -> Response:
     runtime, record = await readable_map(request, request.path_params["map_id"])
     if not runtime.ready:
         await runtime.until_ready()
-    body = parsed_body(PathRequest, await request.body())
+    body = parsed_body(PathRequest, await body_of(request))
     query = resolve(body, None, runtime.settings)
     await runtime.reach(record.id, body.min_revision)
     payload = _try_inline(runtime, record.id, query)
@@ -301,7 +301,7 @@ async def find_many(request: Request) -> Response:
     runtime, record = await readable_map(request, request.path_params["map_id"])
     if not runtime.ready:
         await runtime.until_ready()
-    raw = await request.body()
+    raw = await body_of(request)
     batch = answered = None
     if 0 < len(raw) <= runtime.settings.inline_batch_bytes and runtime.settings.inline_expansions:
         batch = _parsed_batch(runtime, raw)  # small: the parse is short, and not repeated

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from PIL import Image, ImageDraw
 from starlette.responses import Response
 
-from service.api.deps import MapDep, RuntimeDep, require_reader
+from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import Query as PathQuery
@@ -272,7 +272,7 @@ _PNG_ANSWER: Final[dict[int | str, dict[str, Any]]] = {
 async def path_image(request: Request, record: MapDep, runtime: RuntimeDep,
                      scale: ScaleQuery = None) -> Response:  # fmt: skip
     await runtime.until_ready()
-    body = parsed_body(PathRequest, await request.body())
+    body = parsed_body(PathRequest, await body_of(request))
     query = resolve(body, None, runtime.settings, trace=True)
     await runtime.reach(record.id, body.min_revision)
     data, headers = await runtime.run(_path_picture, runtime, record.id, query, scale)
@@ -350,7 +350,7 @@ async def field_image(
     ] = None,
 ) -> Response:
     await runtime.until_ready()
-    raw = await request.body()
+    raw = await body_of(request)
     data, revision, hit = await runtime.run(_field_picture, runtime, record.id, raw, scale,
                                             stride)  # fmt: skip
     headers = {"ETag": etag(revision), CACHE_HEADER: "hit" if hit else "miss"}
