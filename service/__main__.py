@@ -17,6 +17,7 @@ The kernels are compiled once, before the workers start.
 import argparse
 import logging
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from fastapi import FastAPI
 from uvicorn.supervisors import Multiprocess
 
 from service.api import create_app
+from service.api.connections import HeaderDeadlineProtocol
 from service.config import Settings
 from service.engine import kernels_warm
 from service.store import DataDirInUseError, DataDirLock, MapStore
@@ -117,14 +119,34 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
         access_log=False,
         log_config=None,
         server_header=False,
+        http=HeaderDeadlineProtocol,
     )
     Multiprocess(config, sockets=[sock]).run()
+
+
+#: The most open files the service asks for when the system allows more than it has:
+#: a connection is one, and the common soft limit of 1,024 let 1,100 idle
+#: connections refuse every other client.
+OPEN_FILES: Final = 1 << 16
+
+
+def raise_open_files_limit() -> None:
+    """Raise the soft limit of open files towards ``OPEN_FILES`` (within the hard
+    limit, which only root could raise)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except (ValueError, OSError) as exc:
+            logging.getLogger("gridpath").warning("open files stay at %d: %s", soft, exc)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     settings = Settings(host=args.host, port=args.port, data_dir=args.data_dir)
     configure_logging(settings)
+    raise_open_files_limit()
     try:
         sock = listen(settings.host, settings.port)
     except OSError as exc:
@@ -146,6 +168,7 @@ def main(argv: list[str] | None = None) -> None:
         access_log=False,  # gridpath.access logs one structured line per request
         log_config=None,
         server_header=False,
+        http=HeaderDeadlineProtocol,
     )
     server = uvicorn.Server(config)
     server.run(sockets=[sock])

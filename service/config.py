@@ -99,6 +99,14 @@ class Settings(BaseSettings):
             "answered 408 RequestTimeout and the connection closed."
         ),
     )
+    header_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="Time a connection has to send a request's headers, from when it "
+        "opens or a request's first byte; past it the connection is closed (without it, "
+        "connections that send nothing held a file descriptor each for good).",
+    )
     build_lease_seconds: float = Field(
         default=60.0,
         gt=0,

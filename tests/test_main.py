@@ -154,6 +154,35 @@ def test_regression_upload_body_that_never_completes_held_its_connection(tmp_pat
     assert 0.9 < waited < 10
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_regression_connections_that_never_sent_their_headers_were_held_for_good(
+    tmp_path: Path, workers: int
+) -> None:
+    # uvicorn gives a connection no deadline before its first request: 1,100 idle
+    # ones used up 1,024 files, refusing every other client. Nothing, half a request
+    # line, or headers that stop: each closed after GRIDPATH_HEADER_TIMEOUT_SECONDS.
+    env = {"GRIDPATH_HEADER_TIMEOUT_SECONDS": "1", "GRIDPATH_WORKERS": str(workers)}
+    process, port, log = start_server(tmp_path / "data", env=env)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            wait_until_ready(client, process, log)
+            for head in (b"", b"GET /heal", b"GET /healthz HTTP/1.1\r\nHost: x\r\n"):
+                began = time.monotonic()
+                received, closed = raw_request(port, head, timeout=15)
+                assert (received, closed) == (b"", True), head
+                assert 0.9 < time.monotonic() - began < 10, head
+            kept = client.get("/healthz")  # a kept-alive connection: the next request too
+            time.sleep(0.5)
+            assert (kept.status_code, client.get("/healthz").status_code) == (200, 200)
+        limits = Path(f"/proc/{process.pid}/limits").read_text()
+        soft, hard = next(line.split()[3:5] for line in limits.splitlines()
+                          if line.startswith("Max open files"))  # fmt: skip
+        assert hard == "unlimited" or int(soft) >= min(65536, int(hard)), limits
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def test_regression_client_disconnect_mid_body_was_a_logged_500(tmp_path: Path) -> None:
     head = (b"POST /v1/maps HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
             b"Content-Length: 1000\r\n\r\ntype octile\n")  # fmt: skip
