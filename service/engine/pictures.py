@@ -144,8 +144,13 @@ def field_pixels(grid: GridMap, cost: npt.NDArray[np.float32], *, scale: int = 1
     cell deep purple, unreached walkable cells light grey, blocked cells dark."""
     if scale < 1:
         raise ValueError(f"scale must be at least 1, got {scale}")
-    reached = np.isfinite(cost)
-    top = float(cost[reached].max()) if reached.any() else 0.0
+    height, width = cost.shape
+    band = max(1, BAND_CELLS // width)  # rows at a time, as ``map_pixels``
+    top = 0.0
+    for first in range(0, height, band):
+        part = cost[first : first + band]
+        reached = part[np.isfinite(part)]
+        top = max(top, float(reached.max())) if reached.size else top
     # 256 shades through the stops, looked up by each cell's share of the dearest cost:
     # uint8 all the way (a map may have 16 Mi cells).
     position = np.linspace(0.0, len(HEAT_STOPS) - 1, HEAT_SHADES)
@@ -153,14 +158,17 @@ def field_pixels(grid: GridMap, cost: npt.NDArray[np.float32], *, scale: int = 1
     within = (position - low)[:, None]
     ramp = ((1 - within) * HEAT_STOPS[low] + within * HEAT_STOPS[low + 1]).round()
     shades = np.vstack([ramp, [UNREACHED, BLOCKED]]).astype(np.uint8)
-    index = np.full(cost.shape, HEAT_SHADES, np.int64)  # unreached
-    if top > 0:
-        index[reached] = np.rint(cost[reached] * ((HEAT_SHADES - 1) / top))
-    else:
-        index[reached] = 0
-    index[grid.costs <= 0] = HEAT_SHADES + 1
-    rgb = shades[index]
-    return np.repeat(np.repeat(rgb, scale, axis=0), scale, axis=1)
+    pixels = np.empty((height * scale, width * scale, 3), np.uint8)
+    for first in range(0, height, band):
+        rows = slice(first, first + band)
+        part = cost[rows]
+        reached = np.isfinite(part)
+        index = np.full(part.shape, HEAT_SHADES, np.int64)  # unreached
+        index[reached] = np.rint(part[reached] * ((HEAT_SHADES - 1) / top)) if top > 0 else 0
+        index[grid.costs[rows] <= 0] = HEAT_SHADES + 1
+        pixels[first * scale : (first + band) * scale] = np.repeat(
+            np.repeat(shades[index], scale, axis=0), scale, axis=1)  # fmt: skip
+    return pixels
 
 
 def field_arrows(next_step: npt.NDArray[np.int8], directions: tuple[tuple[int, int], ...],

@@ -108,3 +108,16 @@ def test_a_map_drawn_in_bands_of_rows_is_the_map_drawn_at_once(
         monkeypatch.setattr(pictures, "BAND_CELLS", cells)
         banded = map_pixels(grid, scale=scale, islands=True)
         assert np.array_equal(banded, whole), cells
+
+
+def test_a_field_drawn_in_bands_of_rows_is_the_field_drawn_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grid = random_grid(np.random.default_rng(5), 37, 23, 0.25, None)
+    cost = np.random.default_rng(6).random((23, 37)).astype(np.float32) * 40
+    cost[np.random.default_rng(7).random((23, 37)) < 0.3] = np.inf
+    cost[:5] = np.inf  # a band with nothing reached
+    whole = field_pixels(grid, cost, scale=2)
+    for cells in (37, 37 * 4, 37 * 5 + 1):
+        monkeypatch.setattr(pictures, "BAND_CELLS", cells)
+        assert np.array_equal(field_pixels(grid, cost, scale=2), whole), cells
