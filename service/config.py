@@ -62,13 +62,14 @@ class Settings(BaseSettings):
         ge=1,
         description="Largest map upload body (Moving AI text or .npy), in bytes.",
     )
-    max_concurrent_uploads: int = Field(
-        default=2,
+    max_upload_bytes_in_flight: int = Field(
+        default=256 * MIB,
         ge=1,
-        description="Map uploads a service receives and stores at once; one more is "
-        "answered 503 NotReady before its body is read (nothing done; clients retry). "
-        "Each holds its body and the grid built from it: a 128 MiB .npy takes some 1.5 GB "
-        "while stored.",
+        description="Bytes of upload bodies (as declared; the route's limit for a chunked "
+        "one) a service receives and stores at once; an upload past it is answered 503 "
+        "NotReady before its body is read (nothing done; clients retry), unless it is the "
+        "only one. Each holds its body and the grid built from it: a 128 MiB .npy takes "
+        "some 1.5 GB while stored.",
     )
     max_json_body_bytes: int = Field(
         default=8 * MIB,

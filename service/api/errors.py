@@ -91,8 +91,9 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_READY: "The service is starting (kernels compiling) and did not become "
     "ready within GRIDPATH_READY_WAIT_SECONDS, or a map's cluster tables are still building "
     "(`/clusters`), or a Redis store cannot be reached, or GRIDPATH_MAX_WAITING_WORK "
-    "requests already wait for the search threads, or GRIDPATH_MAX_CONCURRENT_UPLOADS "
-    "uploads are under way (nothing was done). Retry after the `Retry-After` seconds.",
+    "requests already wait for the search threads, or uploads under way hold "
+    "GRIDPATH_MAX_UPLOAD_BYTES_IN_FLIGHT (nothing was done). Retry after the `Retry-After` "
+    "seconds.",
     ErrorCode.REQUEST_TIMEOUT: "The request body did not arrive within "
     "GRIDPATH_BODY_TIMEOUT_SECONDS; the connection is closed.",
     ErrorCode.MAP_CORRUPT: "The map's stored grid fails its checksum (see its `health`); it "

@@ -92,7 +92,7 @@ class RequestBody:
         self._sweep_every = min(1.0, timeout / 4)
         self._sweep: asyncio.TimerHandle | None = None
         self._sweep_loop: asyncio.AbstractEventLoop | None = None
-        self._uploads = 0  # uploads being read or handled
+        self._upload_bytes = 0  # bodies of the uploads being read or handled
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -114,20 +114,24 @@ class RequestBody:
         if not is_upload(scope["method"], scope["path"]):
             await self._read_and_call(limit, setting, scope, receive, send)
             return
-        allowed = None if self.settings is None else self.settings.max_concurrent_uploads
-        if allowed is not None and self._uploads >= allowed:
-            # Each upload holds its body and its grid being built (some ten times a
-            # .npy body): uploads in flight are bounded before a byte more is read.
+        # Each upload holds its body and the grid built from it (some ten times a .npy
+        # body): their bodies' bytes in flight are bounded before a byte more is read,
+        # as declared (or the route's limit, for a body sent in chunks). One upload is
+        # always let in: a budget below the limit cannot starve the largest.
+        size = int(declared) if declared is not None and declared.isdigit() else limit
+        budget = None if self.settings is None else self.settings.max_upload_bytes_in_flight
+        if budget is not None and self._upload_bytes and self._upload_bytes + size > budget:
             await _close_with(ErrorCode.NOT_READY,
-                              f"{self._uploads} uploads are being received or stored, the "
-                              "most allowed (GRIDPATH_MAX_CONCURRENT_UPLOADS); retry",
+                              f"uploads of {self._upload_bytes} bytes are under way; this one's "
+                              f"{size} more would pass the {budget} allowed "
+                              "(GRIDPATH_MAX_UPLOAD_BYTES_IN_FLIGHT); retry",
                               scope, receive, send)  # fmt: skip
             return
-        self._uploads += 1  # (the event loop's alone: no lock)
+        self._upload_bytes += size  # (the event loop's alone: no lock)
         try:
             await self._read_and_call(limit, setting, scope, receive, send)
         finally:
-            self._uploads -= 1
+            self._upload_bytes -= size
 
     async def _read_and_call(self, limit: int, setting: str, scope: Scope, receive: Receive,
                              send: Send) -> None:  # fmt: skip

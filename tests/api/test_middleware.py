@@ -280,7 +280,7 @@ def test_regression_uploads_in_flight_had_no_bound(
     # bounded before their bodies are read; other requests go on meanwhile.
     from service.api.routes import maps as maps_routes
 
-    client = make_client(max_concurrent_uploads=1)
+    client = make_client(max_upload_bytes_in_flight=100)
     map_id = client.post("/v1/maps", json={"rows": ["...."]}).json()["id"]
     release, storing = threading.Event(), threading.Event()
     create = maps_routes._create
@@ -292,16 +292,18 @@ def test_regression_uploads_in_flight_had_no_bound(
 
     monkeypatch.setattr(maps_routes, "_create", held)
     first: list[int] = []
+    big = {"rows": ["." * 100]}  # alone, past the budget: let in all the same
     uploading = threading.Thread(target=lambda: first.append(
-        client.post("/v1/maps", json={"rows": ["..."]}).status_code))  # fmt: skip
+        client.post("/v1/maps", json=big).status_code))  # fmt: skip
     uploading.start()
     try:
         assert storing.wait(30)
-        refused = client.post("/v1/maps", json={"rows": ["..."]})
+        refused = client.post("/v1/maps", content=b'{"rows": ["..."]}',
+                              headers={"content-type": "application/json"})  # fmt: skip
         assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
-        assert refused.json() == {"code": "NotReady", "message": "1 uploads are being "
-                                  "received or stored, the most allowed "
-                                  "(GRIDPATH_MAX_CONCURRENT_UPLOADS); retry"}  # fmt: skip
+        assert refused.json() == {"code": "NotReady", "message": "uploads of 113 bytes are "
+                                  "under way; this one's 17 more would pass the 100 allowed "
+                                  "(GRIDPATH_MAX_UPLOAD_BYTES_IN_FLIGHT); retry"}  # fmt: skip
         path = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [3, 0]})
         assert path.status_code == 200
     finally:
