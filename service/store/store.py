@@ -45,6 +45,7 @@ import orjson
 from service.engine import ClusterTables, GridMap, Islands, LandmarkTables
 from service.engine.edits import Changes, apply_changes
 from service.store import editlog
+from service.store.backend import RevisionTakenError
 from service.store.editlog import LOG_FILE, LogRecord
 from service.store.files import (
     atomic_write,
@@ -246,6 +247,11 @@ class MapStore:
                 state = self._logs.get(map_id)
             if state is None:  # deleted meanwhile (``delete`` takes no log lock)
                 raise UnknownMapError(map_id)
+            if entry.revision != state.revision + 1:
+                # Computed on a copy that is not the map's revision: logged, a restart
+                # would skip it (a revision the log holds already). The editor
+                # catches up and makes the edit again.
+                raise RevisionTakenError(map_id, entry.revision)
             try:
                 size = editlog.append(self.root / map_id / LOG_FILE, data,
                                       whole=state.log_bytes)  # fmt: skip
@@ -306,9 +312,16 @@ class MapStore:
                     grid_file=grid_file,
                     islands_file=islands_file,
                 )
-                atomic_write(folder / META_FILE, orjson.dumps(fresh.to_json()))
                 kept = b"".join(editlog.encode(r) for r in records if r.revision > grid.revision)
-                atomic_write(folder / LOG_FILE, kept)
+                try:
+                    atomic_write(folder / META_FILE, orjson.dumps(fresh.to_json()))  # commit
+                    atomic_write(folder / LOG_FILE, kept)
+                except BaseException:
+                    # Past the commit (a rename done, its folder's fsync failed, say) the
+                    # disk holds the new snapshot: memory must follow it, or a load
+                    # would serve the old one without the edits it holds.
+                    self._reread(map_id, folder)
+                    raise
                 self._compacted(map_id, fresh, len(kept))
             for name in (current.grid_file, current.islands_file):
                 if name not in (grid_file, islands_file):
@@ -318,10 +331,27 @@ class MapStore:
         return True
 
     def _compacted(self, map_id: str, record: MapRecord, log_bytes: int) -> None:
-        """Remember a compaction's new record and log size."""
+        """Remember a compaction's new record and log size (not for a map deleted
+        meanwhile: ``delete`` takes no log lock, and it would be listed again)."""
         with self._lock:
+            if map_id not in self._logs:
+                return
             self._records[map_id] = record
             self._logs[map_id] = self._logs[map_id]._replace(log_bytes=log_bytes)
+
+    def _reread(self, map_id: str, folder: Path) -> None:
+        """Remember the map's record and log as they are on disk now (after a failed
+        compaction, whose commit may or may not have happened); the map's writers'
+        lock held."""
+        record = self._read_record(folder)
+        if record is None:  # unreadable: ``_read_record`` logged it
+            return
+        records, whole, _ = editlog.read(folder / LOG_FILE)
+        state = folded(base_state(record), records, whole)
+        with self._lock:
+            if map_id in self._logs:  # (not deleted meanwhile)
+                self._records[map_id] = record
+                self._logs[map_id] = state
 
     def _reading(self, map_id: str) -> AbstractContextManager[object]:
         """Held while a map's snapshot and log are read together."""

@@ -1,6 +1,7 @@
 """``MapStore``: records and folder layout, restarts, deletion, crash leftovers,
 format versions, and corrupt files (a bad grid fails, a bad island table is rebuilt)."""
 
+import errno
 import json
 import logging
 import os
@@ -22,12 +23,15 @@ from service.store import (
     DataDirInUseError,
     MapRecord,
     MapStore,
+    RevisionTakenError,
     StoreError,
     editlog,
 )
-from service.store.editlog import LogRecord
+from service.store import store as store_module
+from service.store.editlog import LOG_FILE, LogRecord
 from service.store.files import checksum, npy_bytes
 from service.store.store import (
+    META_FILE,
     LogGapError,
     UnknownMapError,
     figures_of,
@@ -36,6 +40,7 @@ from service.store.store import (
     valid_map_id,
 )
 from tests.store.conftest import OpenStore
+from tests.store.test_backends import edited
 
 HEX16 = re.compile(r"^[0-9a-f]{16}$")
 HEX8 = re.compile(r"^[0-9a-f]{8}$")
@@ -697,3 +702,70 @@ def test_regression_a_map_deleted_while_its_edit_was_logged_raised_key_error(
     entry = LogRecord(1, False, np.array([2]), np.array([4.0], np.float32), figures_of(grid))
     with pytest.raises(UnknownMapError):
         store.append_edit(record.id, entry)
+
+
+def _edited_three_times(store: MapStore) -> tuple[MapRecord, GridMap]:
+    """A new map with three logged edits (revisions 1 to 3), and its grid at 3."""
+    grid = weighted()
+    record = store.create(grid, None)
+    for cell in ((0, 0), (2, 0), (2, 1)):
+        grid, entry = edited(grid, [cell], 5.0)
+        store.append_edit(record.id, entry)
+    return record, grid
+
+
+@pytest.mark.parametrize("failing", [META_FILE, LOG_FILE])
+def test_regression_a_compaction_failing_past_its_commit_took_the_map_back(
+    data_dir: Path, open_store: OpenStore, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    # The folder's fsync after a rename failed (EIO): meta.json (the commit point) or
+    # the log was replaced on disk, but memory kept the old snapshot. A load served
+    # revision 0, the next edit was acknowledged as revision 1 again, and a restart
+    # skipped it (revision 3 was in the snapshot): an acknowledged edit lost.
+    store = open_store(data_dir)
+    record, grid = _edited_three_times(store)
+    write = store_module.atomic_write  # type: ignore[attr-defined]
+
+    def renamed_then_failed(path: Path, data: bytes) -> None:
+        write(path, data)
+        if path.name == failing:
+            raise OSError(errno.EIO, "fsync of the map folder failed")
+
+    monkeypatch.setattr(store_module, "atomic_write", renamed_then_failed)
+    with pytest.raises(OSError, match="fsync of the map folder failed"):
+        store.compact(record.id, grid)
+    monkeypatch.undo()
+    loaded = store.load(record.id)
+    assert loaded.revision == 3
+    assert_same_grid(loaded, grid)
+    stale = LogRecord(1, False, np.array([4]), np.array([9.0], np.float32), figures_of(grid))
+    with pytest.raises(RevisionTakenError):  # an edit of a stale copy is refused, not logged
+        store.append_edit(record.id, stale)
+    grid, entry = edited(loaded, [(1, 1)], 7.0)
+    store.append_edit(record.id, entry)
+    store.close()
+    reopened = open_store(data_dir)
+    back = reopened.load(record.id)
+    assert back.revision == 4
+    assert_same_grid(back, grid)
+
+
+def test_regression_a_map_deleted_while_its_compaction_finished_was_listed_again(
+    store: MapStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, grid = _edited_three_times(store)
+    write = store_module.atomic_write  # type: ignore[attr-defined]
+
+    def deleted_meanwhile(path: Path, data: bytes) -> None:
+        write(path, data)
+        if path.name == LOG_FILE:  # a DELETE answered on another thread just now
+            assert store.delete(record.id)
+
+    monkeypatch.setattr(store_module, "atomic_write", deleted_meanwhile)
+    store.compact(record.id, grid)
+    monkeypatch.undo()
+    assert store.record(record.id) is None
+    assert [r.id for r in store.records()] == []
+    assert not store.delete(record.id)  # a second DELETE: MapNotFound, not a 500
+    with pytest.raises(UnknownMapError):
+        store.load(record.id)
