@@ -15,9 +15,11 @@ The kernels are compiled once, before the workers start.
 """
 
 import argparse
+import ctypes
 import logging
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -85,9 +87,33 @@ def configure_logging(settings: Settings) -> None:
 def worker_app() -> FastAPI:
     """The app of one worker process (``GRIDPATH_WORKERS``): settings from the
     environment, which the parent completed from its command line."""
+    die_with_supervisor()
     settings = Settings()
     configure_logging(settings)
     return create_app(settings)
+
+
+#: The supervisor's process id, for its workers (``die_with_supervisor``).
+SUPERVISOR_PID: Final = "GRIDPATH_SUPERVISOR_PID"
+#: ``prctl`` option: the signal a process gets when its parent dies (Linux).
+_PR_SET_PDEATHSIG: Final = 1
+
+
+def die_with_supervisor() -> None:
+    """Have this worker stopped (SIGTERM: it finishes what it serves) when the
+    supervisor dies, however it dies. Killed with SIGKILL, the supervisor could not
+    stop its workers: they went on serving the data dir without its lock, and the
+    port stayed taken, so a restart failed on it."""
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        log = logging.getLogger("gridpath")
+        log.warning("workers may outlive their supervisor: prctl failed (errno %d)",
+                    ctypes.get_errno())  # fmt: skip
+    supervisor = os.environ.get(SUPERVISOR_PID)
+    if supervisor is not None and os.getppid() != int(supervisor):
+        os.kill(os.getpid(), signal.SIGTERM)  # it died before the prctl
 
 
 def serve_workers(settings: Settings, sock: socket.socket) -> None:
@@ -105,7 +131,8 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
             fail(str(exc))
         MapStore(settings.data_dir, lock=lock)  # opening repairs; the lock stays held
     os.environ |= {"GRIDPATH_HOST": settings.host, "GRIDPATH_PORT": str(settings.port),
-                   "GRIDPATH_DATA_DIR": str(settings.data_dir)}  # fmt: skip
+                   "GRIDPATH_DATA_DIR": str(settings.data_dir),
+                   SUPERVISOR_PID: str(os.getpid())}  # fmt: skip
     if not kernels_warm():  # once here, not once per worker at the same time
         logging.getLogger("gridpath").info("compiling the kernels before the workers start")
         subprocess.run([sys.executable, "-m", "service.engine.warmup"], check=False,

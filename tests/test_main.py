@@ -371,6 +371,41 @@ def test_workers_share_the_port_and_the_maps_and_a_dead_one_is_replaced(
             redis.stop()
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_regression_workers_outlived_a_supervisor_killed_with_sigkill(tmp_path: Path) -> None:
+    # They served on without the data dir's lock (a second server could open it), and
+    # held the port: the restart a service manager makes failed on it.
+    process, port, log = start_server(tmp_path / "data", env={"GRIDPATH_WORKERS": "2"})
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            wait_until_ready(client, process, log)
+            workers = children(process.pid)
+            assert len(workers) == 2, (workers, log.read_text())
+        process.kill()
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while alive := [pid for pid in workers if running(pid)]:
+            assert time.monotonic() < deadline, f"workers {alive} outlived their supervisor"
+            time.sleep(0.1)
+        again, _, again_log = start_server(tmp_path / "data", port=port)  # the same port
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+                wait_until_ready(client, again, again_log)
+        finally:
+            again.terminate()
+            again.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 def fresh_post(base: str, url: str, body: Mapping[str, object]) -> httpx.Response:
     """A request on a new connection: the kernel hands it to either worker."""
     with httpx.Client(base_url=base, timeout=30) as fresh:
