@@ -383,6 +383,7 @@ def test_regression_workers_outlived_a_supervisor_killed_with_sigkill(tmp_path: 
     # They served on without the data dir's lock (a second server could open it), and
     # held the port: the restart a service manager makes failed on it.
     process, port, log = start_server(tmp_path / "data", env={"GRIDPATH_WORKERS": "2"})
+    workers: set[int] = set()
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
             wait_until_ready(client, process, log)
@@ -404,6 +405,9 @@ def test_regression_workers_outlived_a_supervisor_killed_with_sigkill(tmp_path: 
     finally:
         if process.poll() is None:
             process.kill()
+        for pid in workers:  # (should the test fail: no orphans left behind)
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def fresh_post(base: str, url: str, body: Mapping[str, object]) -> httpx.Response:
