@@ -21,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from service.store.files import fsync_dir
+
 LOG_FILE: Final = "edits.log"
 _HEAD: Final = struct.Struct("<II")
 _JSON_LENGTH: Final = struct.Struct("<I")
@@ -58,7 +60,12 @@ def append(path: Path, data: bytes, *, whole: int | None = None) -> int:
     off again before the error propagates: its edit was never acknowledged, and the
     next one must not follow it, nor take its revision while it stays in the log.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        created = False
+    except FileNotFoundError:  # the map's first edit (or its first since a compaction)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        created = True
     try:
         before = os.fstat(fd).st_size
         if whole is not None and before > whole:
@@ -74,6 +81,8 @@ def append(path: Path, data: bytes, *, whole: int | None = None) -> int:
                 os.ftruncate(fd, before)
                 os.fsync(fd)
             raise
+        if created:  # the file's name too must survive a power loss, not only its bytes
+            fsync_dir(path.parent)
         return os.fstat(fd).st_size
     finally:
         os.close(fd)

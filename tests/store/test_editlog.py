@@ -1,5 +1,6 @@
 """The edit log and what a restart rebuilds from it (``editlog``, ``MapStore``)."""
 
+import dataclasses
 import errno
 import os
 from pathlib import Path
@@ -218,3 +219,18 @@ def test_snapshot_files_a_crash_left_behind_a_compaction_are_removed_at_open(
     store = open_store(tmp_path)
     assert sorted(p.name for p in folder.glob("*.npy")) == ["grid-1.npy", "islands-1.npy"]
     assert np.array_equal(store.load(map_id).costs, grid.costs)
+
+
+def test_regression_a_new_log_was_not_made_durable_in_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first edit's log file was created and its bytes fsynced, but not the folder
+    # entry naming it: after a power loss the acknowledged edit could be gone.
+    synced: list[Path] = []
+    monkeypatch.setattr(editlog, "fsync_dir", synced.append)
+    path = tmp_path / editlog.LOG_FILE
+    entry = LogRecord(1, False, np.array([2]), np.array([4.0], np.float32), {})
+    editlog.append(path, editlog.encode(entry))
+    assert synced == [tmp_path]
+    editlog.append(path, editlog.encode(dataclasses.replace(entry, revision=2)))
+    assert synced == [tmp_path]  # an existing file: its name is durable already
