@@ -558,12 +558,22 @@ class MapStore:
     def delete(self, map_id: str) -> bool:
         """Remove a map; False if there was none."""
         with self._lock:
-            if self._records.pop(map_id, None) is None:
+            record = self._records.pop(map_id, None)
+            if record is None:
                 return False
-            self._problems.pop(map_id, None)
-            self._logs.pop(map_id, None)
+            problem = self._problems.pop(map_id, None)
+            state = self._logs.pop(map_id, None)
         doomed = self.root / f"{_DELETING}{map_id}"
-        (self.root / map_id).rename(doomed)
+        try:
+            (self.root / map_id).rename(doomed)
+        except OSError:  # not deleted (EIO, say): the map stays, as the disk holds it
+            with self._lock:
+                self._records[map_id] = record
+                if state is not None:
+                    self._logs[map_id] = state
+                if problem is not None:
+                    self._problems[map_id] = problem
+            raise
         fsync_dir(self.root)
         shutil.rmtree(doomed, ignore_errors=True)
         return True

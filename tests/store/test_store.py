@@ -769,3 +769,21 @@ def test_regression_a_map_deleted_while_its_compaction_finished_was_listed_again
     assert not store.delete(record.id)  # a second DELETE: MapNotFound, not a 500
     with pytest.raises(UnknownMapError):
         store.load(record.id)
+
+
+def test_regression_a_delete_whose_rename_failed_dropped_the_map_until_a_restart(
+    store: MapStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, grid = _edited_three_times(store)
+
+    def failing(self: Path, target: Path) -> None:
+        raise OSError(errno.EIO, "rename failed")
+
+    monkeypatch.setattr(Path, "rename", failing)
+    with pytest.raises(OSError, match="rename failed"):
+        store.delete(record.id)
+    monkeypatch.undo()
+    assert store.record(record.id) is not None  # it is still there, as on disk
+    assert_same_grid(store.load(record.id), grid)
+    assert store.log_state(record.id) is not None
+    assert store.delete(record.id)
