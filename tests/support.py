@@ -168,20 +168,27 @@ def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
-class BuildGate:
-    """Holds every cluster table build (``TableBuilder``'s) until ``release`` is set;
-    ``started`` is set when one reaches the gate."""
+class Gate:
+    """Holds every call of ``module.name`` until ``release`` is set; ``started`` is set
+    when one reaches the gate."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> None:
+        self.release = threading.Event()
+        self.started = threading.Event()
+        real = getattr(module, name)
+
+        def gated(*args: Any, **kwargs: Any) -> Any:
+            self.started.set()
+            assert self.release.wait(30), "test never released the gate"
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, gated)
+
+
+class BuildGate(Gate):
+    """Holds every cluster table build (``TableBuilder``'s) until ``release`` is set."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         import service.store.builder as builder
 
-        self.release = threading.Event()
-        self.started = threading.Event()
-        real = builder.build_clusters
-
-        def gated(*args: Any, **kwargs: Any) -> Any:
-            self.started.set()
-            assert self.release.wait(30), "test never released the build"
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(builder, "build_clusters", gated)
+        super().__init__(monkeypatch, builder, "build_clusters")

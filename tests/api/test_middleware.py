@@ -6,7 +6,6 @@ import json
 import logging
 import threading
 from collections.abc import Iterator
-from typing import Any
 
 import orjson
 import pytest
@@ -17,6 +16,7 @@ from service.api.metrics import Metrics
 from service.api.middleware import AccessLog, BodyLimits, RequestBody
 from service.store import CacheStats
 from tests.api.conftest import ClientFactory
+from tests.support import Gate
 
 
 def test_bodies_over_the_limit_are_too_big(make_client: ClientFactory) -> None:
@@ -282,22 +282,14 @@ def test_regression_uploads_in_flight_had_no_bound(
 
     client = make_client(max_upload_bytes_in_flight=100)
     map_id = client.post("/v1/maps", json={"rows": ["...."]}).json()["id"]
-    release, storing = threading.Event(), threading.Event()
-    create = maps_routes._create
-
-    def held(*args: Any) -> Any:
-        storing.set()
-        release.wait(30)
-        return create(*args)
-
-    monkeypatch.setattr(maps_routes, "_create", held)
+    storing = Gate(monkeypatch, maps_routes, "_create")
     first: list[int] = []
     big = {"rows": ["." * 100]}  # alone, past the budget: let in all the same
     uploading = threading.Thread(target=lambda: first.append(
         client.post("/v1/maps", json=big).status_code))  # fmt: skip
     uploading.start()
     try:
-        assert storing.wait(30)
+        assert storing.started.wait(30)
         refused = client.post("/v1/maps", content=b'{"rows": ["..."]}',
                               headers={"content-type": "application/json"})  # fmt: skip
         assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
@@ -307,7 +299,7 @@ def test_regression_uploads_in_flight_had_no_bound(
         path = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [3, 0]})
         assert path.status_code == 200
     finally:
-        release.set()
+        storing.release.set()
         uploading.join(30)
     assert first == [201]
     assert client.post("/v1/maps", json={"rows": ["..."]}).status_code == 201

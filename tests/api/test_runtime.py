@@ -18,6 +18,7 @@ from service.api import create_app
 from service.config import Settings
 from service.store.priority import LOW_NICE
 from tests.api.conftest import ClientFactory
+from tests.support import Gate
 
 QUERY = {"rows": ["....", "...."]}
 
@@ -164,28 +165,20 @@ def test_regression_the_search_threads_queue_had_no_bound(
     client = make_client(max_waiting_work=1, inline_expansions=0)
     map_id = client.post("/v1/maps", json={"rows": ["....", "...."]}).json()["id"]
     query = {"start": [0, 0], "goal": [3, 1]}
-    release, running = threading.Event(), threading.Event()
-    answer = paths_routes._run_cached
-
-    def held(*args: Any) -> Any:
-        running.set()
-        release.wait(30)
-        return answer(*args)
-
-    monkeypatch.setattr(paths_routes, "_run_cached", held)
+    running = Gate(monkeypatch, paths_routes, "_run_cached")
     first: list[int] = []
     waiting = threading.Thread(target=lambda: first.append(
         client.post(f"/v1/maps/{map_id}/path", json=query).status_code))  # fmt: skip
     waiting.start()
     try:
-        assert running.wait(30)
+        assert running.started.wait(30)
         refused = client.post(f"/v1/maps/{map_id}/path", json=query)
         assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
         assert refused.json() == {"code": "NotReady", "message": "1 requests wait for the "
                                   "search threads, the most allowed "
                                   "(GRIDPATH_MAX_WAITING_WORK); retry"}  # fmt: skip
     finally:
-        release.set()
+        running.release.set()
         waiting.join(30)
     assert first == [200]
     assert client.post(f"/v1/maps/{map_id}/path", json=query).status_code == 200
