@@ -204,6 +204,15 @@ class Settings(BaseSettings):
         "NotReady at once, nothing done (clients retry after Retry-After), instead of "
         "joining a queue that every later request waits behind.",
     )
+    batch_slice_ms: int = Field(
+        default=20,
+        ge=1,
+        description="Search-thread time a batch takes before it lets the requests "
+        "waiting for the threads run: a longer batch is answered in slices, each queued "
+        "behind the work waiting when the one before ends, and one whose client has hung "
+        "up stops at the next slice. Every slice answers whole queries (and whole groups "
+        "sharing a goal), from the map revision the batch began on.",
+    )
     gc_threshold: int = Field(
         default=10_000,
         ge=0,

@@ -130,6 +130,11 @@ class Runtime:
             raise ApiError(ErrorCode.NOT_READY, f"{self._waiting} requests wait for the "
                            f"search threads, the most allowed (GRIDPATH_MAX_WAITING_WORK); "
                            "retry")  # fmt: skip
+        return await self.resume(fn, *args, **kwargs)
+
+    async def resume(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """:meth:`run`, never refused: the next part of work already admitted (a
+        batch's next slice), which joins the queue's end like new work."""
         self._waiting += 1
         try:
             loop = asyncio.get_running_loop()

@@ -60,7 +60,12 @@ from service.engine.result import (
     SearchTrace,
     SmoothedPath,
 )
-from service.engine.scratch import Scratch, set_path_cell_limit
+from service.engine.scratch import (
+    Scratch,
+    path_cell_scope,
+    set_path_cell_limit,
+    written_path_cells,
+)
 from service.engine.search import (
     PathQuery,
     find_path,
@@ -131,6 +136,8 @@ __all__ = [
     "find_paths_between_within",
     "find_paths_within",
     "kernels_warm",
+    "path_cell_scope",
     "set_path_cell_limit",
     "warmup",
+    "written_path_cells",
 ]

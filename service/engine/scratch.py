@@ -52,18 +52,26 @@ def take_path_cells(cells: int) -> None:
 
 
 @contextmanager
-def path_cell_scope() -> Iterator[None]:
+def path_cell_scope(*, earlier: int = 0) -> Iterator[None]:
     """One call of the engine's, which may run the kernels several times (groups of
     queries): their paths count together against the limit. Nested scopes are the
-    outer one's."""
+    outer one's. ``earlier``: cells already written for the same request by calls
+    before this one (a batch answered in slices, maybe on other threads), counted
+    with this scope's (``written_path_cells``)."""
     depth = getattr(_scope, "depth", 0)
     if depth == 0:
-        _scope.cells = 0
+        _scope.cells = earlier
     _scope.depth = depth + 1
     try:
         yield
     finally:
         _scope.depth = depth
+
+
+def written_path_cells() -> int:
+    """Cells counted by the outermost ``path_cell_scope`` under way on this thread
+    (its ``earlier`` included); 0 outside one."""
+    return int(getattr(_scope, "cells", 0)) if getattr(_scope, "depth", 0) else 0
 
 
 def set_path_cell_limit(cells: int) -> int:

@@ -1,15 +1,19 @@
 """Path queries: answers, formats, options, limits, batches."""
 
 import math
+import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from service.api.routes import paths as paths_routes
 from tests.api.conftest import ClientFactory
+from tests.server import running_server, server_log
 
 SQRT2 = math.sqrt(2)
 
@@ -117,15 +121,15 @@ def test_inline_and_threaded_searches_agree(make_client: ClientFactory) -> None:
 
 
 def _count_thread_answers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record each batch answered on a search thread (``_answered``), by map id."""
+    """Record each batch answered on a search thread (``_begin``), by map id."""
     calls: list[str] = []
-    answered = paths_routes._answered
+    begin = paths_routes._begin
 
     def counted(runtime: object, map_id: str, *rest: object) -> object:
         calls.append(map_id)
-        return answered(runtime, map_id, *rest)  # type: ignore[arg-type]
+        return begin(runtime, map_id, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(paths_routes, "_answered", counted)
+    monkeypatch.setattr(paths_routes, "_begin", counted)
     return calls
 
 
@@ -586,3 +590,65 @@ def test_regression_coordinates_past_int64_are_invalid_values(client: TestClient
         answered = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [
             {"start": [0, 0], "goal": [1, 0], "max_expansions": 50}, mixed]})  # fmt: skip
         assert answered.json()["results"][1] == single.json()
+
+
+# A 512x512 map split by a wall open at its last row: from one top corner to the other,
+# an A* with the zero heuristic settles nearly every cell (about 0.05 to 0.15 s a query
+# here), so a few dozen make a batch of seconds.
+_WALLED = ["." * 256 + "#" + "." * 255] * 511 + ["." * 512]
+_SLOW_QUERY = {"start": [0, 0], "goal": [511, 0]}
+_SLOW_OPTIONS = {"algorithm": "astar", "heuristic": "zero"}
+# One search thread, nothing answered on the event loop, no goals shared: every query
+# goes through the search threads' queue one at a time. No cluster or landmark tables:
+# their builds (seconds on this map) would only hold up the server's shutdown.
+_ONE_THREAD = {"GRIDPATH_SEARCH_THREADS": "1", "GRIDPATH_INLINE_EXPANSIONS": "0",
+               "GRIDPATH_SHARED_GOAL_QUERIES": "0", "GRIDPATH_BATCH_SLICE_MS": "5",
+               "GRIDPATH_MAX_TABLE_BYTES": "0", "GRIDPATH_MAX_LANDMARK_BYTES": "0"}  # fmt: skip
+
+
+def _walled_map(client: httpx.Client) -> str:
+    response = client.post("/v1/maps", json={"rows": _WALLED})
+    assert response.status_code == 201, response.text
+    map_id: str = response.json()["id"]
+    return map_id
+
+
+def _slow_batch(count: int) -> dict[str, object]:
+    return {"queries": [_SLOW_QUERY] * count, "defaults": _SLOW_OPTIONS}
+
+
+def test_a_query_sent_during_a_long_batch_is_answered_before_it(tmp_path: Path) -> None:
+    with running_server(tmp_path / "data", env=_ONE_THREAD) as client:
+        map_id = _walled_map(client)
+        finished: list[str] = []
+
+        def send_batch() -> None:
+            response = client.post(f"/v1/maps/{map_id}/paths", json=_slow_batch(40), timeout=300)
+            assert response.status_code == 200, response.text
+            assert {r["status"] for r in response.json()["results"]} == {"found"}
+            finished.append("batch")
+
+        batch = threading.Thread(target=send_batch)
+        batch.start()
+        time.sleep(0.3)  # the batch is on the search thread by now (or the test is moot)
+        single = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [1, 1]})
+        finished.append("single")
+        batch.join(timeout=300)
+        assert single.status_code == 200, single.text
+        assert finished == ["single", "batch"]  # unsliced, the batch held the thread to its end
+
+
+def test_a_batch_whose_client_hung_up_stops(tmp_path: Path) -> None:
+    env = _ONE_THREAD | {"GRIDPATH_LOG_LEVEL": "info"}
+    with running_server(tmp_path / "data", env=env) as client:
+        map_id = _walled_map(client)
+        with pytest.raises(httpx.ReadTimeout):  # a minute of searches at least
+            client.post(f"/v1/maps/{map_id}/paths", json=_slow_batch(1000), timeout=1.0)
+        stopped = 'route="/v1/maps/{map_id}/paths",method="POST",status="499"} 1'
+        deadline = time.monotonic() + 60
+        while stopped not in client.get("/metrics").text:
+            assert time.monotonic() < deadline, "the batch went on after its client left"
+            time.sleep(0.1)
+        assert "batch on map" in server_log(client, tmp_path / "data")
+        answered = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [1, 1]})
+        assert answered.status_code == 200

@@ -16,7 +16,9 @@ from service.engine import (
     find_path,
     find_paths,
     find_paths_between,
+    path_cell_scope,
     set_path_cell_limit,
+    written_path_cells,
 )
 from service.engine.scratch import thread_scratch
 from tests.support import close, oracle_distances, random_grid
@@ -160,3 +162,18 @@ def test_regression_queries_run_apart_by_one_call_counted_apart(
     with pytest.raises(PathTooLongError, match="at least 60 cells"):
         find_paths(grid, one * 2)
     assert len(find_paths(grid, one)[0].cells) == 30  # type: ignore[union-attr]
+
+
+def test_a_scope_counts_what_earlier_calls_of_its_request_wrote(
+    path_cell_limit: Callable[[int], int],
+) -> None:
+    grid = GridMap.from_rows(["." * 30, "." * 30])
+    path_cell_limit(50)
+    one = [PathQuery((0, 0), (29, 0))]  # 30 cells
+    assert written_path_cells() == 0  # outside a scope
+    with path_cell_scope(earlier=15):
+        find_paths(grid, one)
+        assert written_path_cells() == 45
+    with path_cell_scope(earlier=25), pytest.raises(PathTooLongError, match="at least 55"):
+        find_paths(grid, one)
+    assert written_path_cells() == 0

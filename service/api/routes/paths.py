@@ -1,9 +1,11 @@
 """``/v1/maps/{map_id}/path`` and ``/paths``: single and batch path queries."""
 
+import logging
 import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any, Final, NamedTuple
 
 import orjson
@@ -23,17 +25,21 @@ from service.api.pathing import (
     resolve,
     resolve_items,
     run,
-    run_batch,
     run_batch_within,
-    run_cells,
     run_cells_within,
     search,
     simple,
 )
 from service.api.runtime import Runtime
 from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
+from service.api.slices import SlicedBatch
 
 router = APIRouter(prefix="/v1/maps", tags=["paths"])
+log = logging.getLogger(__name__)
+
+#: The status logged for a batch stopped because its client hung up (nginx's 499):
+#: nobody receives it.
+CLIENT_CLOSED_REQUEST: Final = 499
 
 
 # The path routes are the hottest in the service and a short search costs tens of
@@ -98,14 +104,6 @@ class _Batch(NamedTuple):
     body: BatchRequest
     cells: CellBatch | None
     items: list[Query | dict[str, str]]  # empty when ``cells`` holds them
-
-
-def _answered(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
-              ) -> _Answered:  # fmt: skip
-    """A batch parsed (unless the event loop did: ``batch``) and answered on a search
-    thread."""
-    results = _batch(runtime, map_id, _parsed_batch(runtime, raw) if batch is None else batch)
-    return _of_results(results)
 
 
 def _of_results(results: list[dict[str, Any]]) -> _Answered:
@@ -266,26 +264,57 @@ def _validated_batch(runtime: Runtime, data: Any) -> _Batch:
     return _Batch(body, None, resolve_items(body.queries, body.defaults, runtime.settings))
 
 
-def _batch(runtime: Runtime, map_id: str, batch: _Batch) -> list[dict[str, Any]]:
-    """Answer a whole batch: all of it on one search thread."""
+def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
+           ) -> tuple[SlicedBatch, _Answered | None]:  # fmt: skip
+    """A batch parsed (unless the event loop did: ``batch``), its map pinned at the
+    batch's ``min_revision``, and its first slice answered, on a search thread."""
     settings = runtime.settings
-    body, cells, items = batch
+    body, cells, items = _parsed_batch(runtime, raw) if batch is None else batch
     if body.min_revision is not None:
         runtime.catch_up(map_id, body.min_revision)  # BehindError: waited for on the loop
-    with runtime.cache.acquire(map_id) as grid:
-        if cells is not None:  # a game tick's batch: every item just a start and a goal
-            return run_cells(grid, cells, shared_goal_queries=settings.shared_goal_queries)
-        return run_batch(grid, items, max_goals=settings.max_goals,
-                         shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
+    pin = ExitStack()
+    try:
+        grid = pin.enter_context(runtime.cache.acquire(map_id))
+        sliced = SlicedBatch(grid, cells, items, pin=pin, max_goals=settings.max_goals,
+                             shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
+        return sliced, _go_on(runtime, sliced)
+    except BaseException:
+        pin.close()
+        raise
+
+
+def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
+    """One slice of a batch (on a search thread); its answer once it is done."""
+    sliced.run_slice(runtime.settings.batch_slice_ms * 1_000_000)
+    return _of_results(sliced.results()) if sliced.finished else None
+
+
+async def _in_slices(request: Request, runtime: Runtime, map_id: str, raw: bytes,
+                     batch: _Batch | None) -> _Answered | None:  # fmt: skip
+    """Answer a batch on the search threads, a slice at a time (``SlicedBatch``):
+    between two slices the requests that came meanwhile run, and a batch whose client
+    has hung up stops (None)."""
+    sliced, answered = await runtime.run(_begin, runtime, map_id, raw, batch)
+    try:
+        while answered is None:
+            if await request.is_disconnected():
+                log.info("client gone: batch on map %s stopped after %d of %d queries",
+                         map_id, sliced.done, len(sliced.order))  # fmt: skip
+                return None
+            answered = await runtime.resume(_go_on, runtime, sliced)
+        return answered
+    finally:
+        sliced.release()
 
 
 @router.post(
     "/{map_id}/paths",
     response_model=BatchResponse,
     summary="Find many paths on one map",
-    description="One request per game tick: every query is answered in order, on one "
-    "thread, with one map lookup. A bad query gets an error object (`code`, `message`) in "
-    "its slot; the batch still succeeds.",
+    description="One request per game tick: every query is answered in order, from one "
+    "map revision, with one map lookup; a long batch takes turns with other requests on "
+    "the search threads (GRIDPATH_BATCH_SLICE_MS). A bad query gets an error object "
+    "(`code`, `message`) in its slot; the batch still succeeds.",
     openapi_extra=_BATCH_BODY,
     responses=error_responses(
         ErrorCode.INVALID_QUERY,
@@ -308,7 +337,9 @@ async def find_many(request: Request) -> Response:
         answered = _try_inline_batch(runtime, record.id, batch)
     if answered is None:
         answered = await runtime.at_revision(
-            lambda: runtime.run(_answered, runtime, record.id, raw, batch)
+            lambda: _in_slices(request, runtime, record.id, raw, batch)
         )
+        if answered is None:  # nobody to answer: for the access log and the metrics
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
     _note(request, runtime, answered.tally)
     return Response(answered.body, media_type="application/json")

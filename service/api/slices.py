@@ -1,0 +1,167 @@
+"""A batch answered in slices of search-thread time.
+
+A batch runs on one search thread. Without slices, one batch of a thousand long
+searches holds its thread for minutes while every other request waits behind it, and
+goes on after its client has hung up. :class:`SlicedBatch` answers a batch a chunk of
+queries at a time (one engine call each) and stops once a slice's time is spent; the
+route then queues the next slice behind the work waiting by then, and drops the batch
+if its client is gone (``routes/paths.py``).
+
+What a slice never changes: the answers. The batch keeps its map revision (the map
+pinned from the first slice to the last), its queries are answered whole, and the
+queries sharing a goal (answered from one search, ``shared_goal_queries``) are run in
+one chunk, so each answer is the one an unsliced batch gives; the paths of all slices
+count together against ``GRIDPATH_MAX_PATH_CELLS``. Only ``elapsed_us``, each answer's
+share of the batch's search time, is measured over every chunk.
+"""
+
+import bisect
+import time
+from contextlib import ExitStack
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from service.api.pathing import CellBatch, Query, run_batch, run_cells
+from service.engine import GridMap, path_cell_scope, written_path_cells
+
+#: Queries in a batch's first chunk, whose cost nothing tells yet: small, so a batch of
+#: long searches overruns its first slice by little.
+FIRST_CHUNK: Final = 4
+#: A chunk holds at most this many times the queries of the one before: a batch whose
+#: first queries were short does not bet a whole slice on the rest being as short.
+CHUNK_GROWTH: Final = 8
+
+Answer = dict[str, Any]
+
+
+class SlicedBatch:
+    """One batch's progress across slices: the map it pinned, the order its queries
+    run in, and the answers so far (``answers[i]``: item ``i``'s, None until run).
+
+    ``cells`` is a ``cell_batch`` (then ``items`` is empty), or None and ``items``
+    holds the resolved items (an item's error body stands in its own slot).
+    ``pin`` holds the map's pin (``MapCache.acquire``); :meth:`release` lets it go.
+    """
+
+    def __init__(self, grid: GridMap, cells: CellBatch | None, items: list[Query | Answer],
+                 *, pin: ExitStack, shared_goal_queries: int, max_goals: int) -> None:  # fmt: skip
+        self.grid = grid
+        self._cells = cells
+        self._items = items
+        self._pin = pin
+        self._shared = shared_goal_queries
+        self._max_goals = max_goals
+        count = len(items) if cells is None else cells.cells.shape[0]
+        self.answers: list[Answer | None] = [None] * count
+        if cells is None:
+            for i, item in enumerate(items):
+                if not isinstance(item, Query):
+                    self.answers[i] = item
+        self.order, self._ends = run_order(cells, items, shared_goal_queries)
+        self.done = 0  # of ``order``
+        self.chunks = 0
+        self.path_cells = 0  # written so far, by every slice
+        self.search_ns = 0
+        self._last = 0  # queries in the last chunk
+        self._each_ns = 0  # its time per query
+
+    @property
+    def finished(self) -> bool:
+        return self.done == len(self.order)
+
+    def run_slice(self, quantum_ns: int) -> None:
+        """Answer chunks of queries until the batch is done or ``quantum_ns`` has
+        passed since the call (one chunk at least: the batch always moves on)."""
+        deadline = time.perf_counter_ns() + quantum_ns
+        while not self.finished:
+            began = time.perf_counter_ns()
+            end = self._chunk_end(self.done + self._chunk_size(deadline - began))
+            self._run_chunk(self.order[self.done : end])
+            now = time.perf_counter_ns()
+            self._last, self.done = end - self.done, end
+            self._each_ns = max(1, (now - began) // self._last)
+            self.search_ns += now - began
+            self.chunks += 1
+            if now >= deadline:
+                return
+
+    def results(self) -> list[Answer]:
+        """Every item's answer, in order (once :attr:`finished`)."""
+        answers = [answer for answer in self.answers if answer is not None]
+        if len(answers) != len(self.answers):
+            raise RuntimeError(f"{len(self.answers) - len(answers)} items not answered yet")
+        if self.chunks > 1:  # each chunk timed its own mean: give the batch's
+            each_us = self.search_ns // max(1, len(self.order)) // 1000
+            for answer in answers:
+                if "elapsed_us" in answer:
+                    answer["elapsed_us"] = each_us
+        return answers
+
+    def release(self) -> None:
+        """Unpin the map (idempotent)."""
+        self._pin.close()
+
+    def _chunk_size(self, left_ns: int) -> int:
+        if not self._last:
+            return FIRST_CHUNK
+        return max(1, min(CHUNK_GROWTH * self._last, left_ns // self._each_ns))
+
+    def _chunk_end(self, wanted: int) -> int:
+        """The first end of a group of ``order`` at or after ``wanted``."""
+        wanted = min(wanted, len(self.order))
+        if self._ends is None:
+            return wanted
+        return self._ends[bisect.bisect_left(self._ends, wanted)]
+
+    def _run_chunk(self, positions: npt.NDArray[np.int64]) -> None:
+        with path_cell_scope(earlier=self.path_cells):
+            if self._cells is not None:
+                part = CellBatch(self._cells.cells[positions], self._cells.query)
+                answers = run_cells(self.grid, part, shared_goal_queries=self._shared)
+            else:
+                items = [self._items[i] for i in positions.tolist()]
+                answers = run_batch(self.grid, items, max_goals=self._max_goals,
+                                    shared_goal_queries=self._shared)  # fmt: skip
+            self.path_cells = written_path_cells()
+        for i, answer in zip(positions.tolist(), answers, strict=True):
+            self.answers[i] = answer
+
+
+def run_order(cells: CellBatch | None, items: list[Query | Answer], shared_goal_queries: int
+              ) -> tuple[npt.NDArray[np.int64], list[int] | None]:  # fmt: skip
+    """The positions of a batch's queries in the order they run, and the ends (in that
+    order, ascending, the last one its length) of the groups a chunk may not split;
+    None: any end will do.
+
+    The engine answers the queries of a batch that share a goal together, when there
+    are ``shared_goal_queries`` of them or more: they are put side by side, each goal
+    a group, so that a chunk holds all of a goal's queries or none. A group's key (the
+    goal, its policy and agent size) may be finer than the engine's only where a goal
+    set is named two ways; the answers' costs are the same then too."""
+    if cells is not None:
+        count = cells.cells.shape[0]
+        if shared_goal_queries <= 0 or count < shared_goal_queries:
+            return np.arange(count, dtype=np.int64), None
+        goals = cells.cells[:, 2:4]
+        order = np.lexsort((goals[:, 1], goals[:, 0])).astype(np.int64)  # stable
+        ranked = goals[order]
+        changes = np.flatnonzero(np.any(ranked[1:] != ranked[:-1], axis=1)) + 1
+        return order, [*changes.tolist(), count]
+    queries = [i for i, item in enumerate(items) if isinstance(item, Query)]
+    if shared_goal_queries <= 0 or len(queries) < shared_goal_queries:
+        return np.array(queries, dtype=np.int64), None
+    keys = {i: _goal_key(items[i]) for i in queries}
+    queries.sort(key=keys.__getitem__)  # stable
+    ends = [n for n in range(1, len(queries)) if keys[queries[n]] != keys[queries[n - 1]]]
+    return np.array(queries, dtype=np.int64), [*ends, len(queries)]
+
+
+def _goal_key(item: Query | Answer) -> tuple[str, ...]:
+    """What the engine groups a query's goal by: the goal (or goal set) and the policy,
+    on the grid of its agent size (``repr``: goals may be lists, which do not hash)."""
+    assert isinstance(item, Query)
+    spec = item.spec
+    return (repr(spec.goal), repr(spec.goals), repr(spec.goal_region), str(spec.diagonal),
+            str(spec.agent_size))  # fmt: skip

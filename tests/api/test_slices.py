@@ -1,0 +1,166 @@
+"""``api.slices``: a batch answered a chunk at a time gives an unsliced batch's answers."""
+
+from contextlib import ExitStack
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+
+from service.api.pathing import cell_batch, resolve_items, run_batch, run_cells
+from service.api.slices import FIRST_CHUNK, SlicedBatch, run_order
+from service.config import Settings
+from service.engine import GridMap, PathTooLongError, set_path_cell_limit
+from tests.support import random_grid, walkable_cells
+
+SETTINGS = Settings(max_agent_size=4)
+SHARED = 8  # shared_goal_queries, the default
+
+
+def _grid(seed: int) -> GridMap:
+    return random_grid(np.random.default_rng(seed), 48, 40, 0.25, (1, 4))
+
+
+def _cell_items(grid: GridMap, seed: int, count: int) -> list[dict[str, Any]]:
+    """``count`` bare start-goal items; some goals shared by enough queries for a
+    field search, some by a few, the rest alone, shuffled together."""
+    rng = np.random.default_rng(seed)
+    cells = walkable_cells(grid)
+    pick = [cells[i] for i in rng.integers(len(cells), size=count + 3)]
+    crowded, few = pick[-1], pick[-2]
+    goals = [crowded] * (SHARED + 3) + [few] * (SHARED - 3) + pick[: count - 2 * SHARED]
+    starts = [cells[i] for i in rng.integers(len(cells), size=len(goals))]
+    items = [{"start": list(s), "goal": list(g)} for s, g in zip(starts, goals, strict=True)]
+    return [items[i] for i in rng.permutation(len(items))]
+
+
+def _mixed_items(grid: GridMap, seed: int) -> list[dict[str, Any]]:
+    """Items of their own options: formats, a goal set shared by a group, agent
+    sizes, budgets, and bad items (an error in their slots)."""
+    items: list[dict[str, Any]] = _cell_items(grid, seed, 40)
+    rng = np.random.default_rng(seed + 1)
+    cells = walkable_cells(grid)
+    goal_set = [list(cells[i]) for i in rng.integers(len(cells), size=3)]
+    for n, item in enumerate(items):
+        if n % 5 == 0:
+            item["format"] = "cells"
+        if n % 7 == 0:
+            item["max_expansions"] = 5  # some end partial
+        if n % 11 == 0:
+            item["agent_size"] = 2
+    for n in range(SHARED + 1):
+        start = cells[int(rng.integers(len(cells)))]
+        items.insert(3 * n, {"start": list(start), "goals": goal_set})
+    items.insert(5, {"start": [0, 0]})  # no goal
+    items.insert(17, {"start": [-1, 0], "goal": [1, 1]})  # off the map
+    return items
+
+
+def _without_time(answers: list[dict[str, Any]]) -> bytes:
+    """The answers' JSON (paths may be arrays), their times aside."""
+    timeless = [{k: v for k, v in answer.items() if k != "elapsed_us"} for answer in answers]
+    return orjson.dumps(timeless, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _sliced(grid: GridMap, cells: Any, items: Any, quantum_ns: int) -> SlicedBatch:
+    """The batch answered a slice at a time, every slice ``quantum_ns``."""
+    sliced = SlicedBatch(grid, cells, items, pin=ExitStack(), shared_goal_queries=SHARED,
+                         max_goals=SETTINGS.max_goals)  # fmt: skip
+    while not sliced.finished:
+        sliced.run_slice(quantum_ns)
+    return sliced
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_cell_batch_in_slices_gets_the_unsliced_answers(seed: int) -> None:
+    grid = _grid(seed)
+    cells = cell_batch(_cell_items(grid, seed, 60), None, SETTINGS)
+    assert cells is not None
+    whole = run_cells(grid, cells, shared_goal_queries=SHARED)
+    sliced = _sliced(grid, cells, [], 0)  # one chunk a slice
+    assert sliced.chunks > 3
+    assert _without_time(sliced.results()) == _without_time(whole)
+    assert "field" in {answer["algorithm_used"] for answer in whole}  # a group was tested
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_batch_of_mixed_items_in_slices_gets_the_unsliced_answers(seed: int) -> None:
+    grid = _grid(seed)
+    items = resolve_items(_mixed_items(grid, seed), None, SETTINGS)
+    whole = run_batch(grid, items, max_goals=SETTINGS.max_goals, shared_goal_queries=SHARED)
+    sliced = _sliced(grid, None, items, 0)
+    assert sliced.chunks > 3
+    assert _without_time(sliced.results()) == _without_time(whole)
+    assert {"InvalidQuery", "InvalidValue"} <= {a.get("code") for a in whole}
+    assert "field" in {answer.get("algorithm_used") for answer in whole}
+
+
+def test_a_batch_within_its_slice_runs_in_few_chunks() -> None:
+    grid = _grid(0)
+    cells = cell_batch(_cell_items(grid, 0, 100), None, SETTINGS)
+    sliced = _sliced(grid, cells, [], 10**12)  # a slice it never spends
+    assert sliced.chunks <= 3  # FIRST_CHUNK, then grown by CHUNK_GROWTH: 4, 32, the rest
+    assert len(sliced.results()) == 100
+
+
+def test_every_answer_gets_the_batchs_mean_time_when_it_ran_in_chunks() -> None:
+    grid = _grid(1)
+    cells = cell_batch(_cell_items(grid, 1, 40), None, SETTINGS)
+    sliced = _sliced(grid, cells, [], 0)
+    times = {answer["elapsed_us"] for answer in sliced.results()}
+    assert times == {sliced.search_ns // 40 // 1000}
+
+
+def test_the_queries_sharing_a_goal_run_in_one_chunk() -> None:
+    grid = _grid(2)
+    cells = cell_batch(_cell_items(grid, 2, 60), None, SETTINGS)
+    assert cells is not None
+    order, ends = run_order(cells, [], SHARED)
+    assert ends is not None
+    assert ends[-1] == 60
+    assert sorted(order.tolist()) == list(range(60))
+    goals = [tuple(cells.cells[i, 2:4]) for i in order]
+    starts = [0, *ends[:-1]]
+    groups = [set(goals[a:b]) for a, b in zip(starts, ends, strict=True)]
+    assert all(len(group) == 1 for group in groups)  # one goal a group
+    assert len({next(iter(group)) for group in groups}) == len(groups)  # a goal's whole
+
+
+def test_a_batch_too_small_to_share_goals_runs_in_its_order() -> None:
+    grid = _grid(3)
+    cells = cell_batch(_cell_items(grid, 3, 30)[: SHARED - 1], None, SETTINGS)
+    order, ends = run_order(cells, [], SHARED)
+    assert order.tolist() == list(range(SHARED - 1))
+    assert ends is None
+    items = resolve_items([{"start": [0, 0]}, {"start": [0, 0], "goal": [1, 0]}], None, SETTINGS)
+    assert run_order(None, items, SHARED)[0].tolist() == [1]  # the bad item is answered
+
+
+def test_the_paths_of_every_slice_count_together_against_the_limit() -> None:
+    grid = GridMap.from_rows(["." * 30] * 3)
+    items = [{"start": [0, 0], "goal": [29, 0]}] * (FIRST_CHUNK * 2)  # 30 cells each
+    cells = cell_batch(items, None, SETTINGS)
+    before = set_path_cell_limit(30 * FIRST_CHUNK + 10)  # the first chunk fits, not two
+    try:
+        sliced = SlicedBatch(grid, cells, [], pin=ExitStack(), shared_goal_queries=0,
+                             max_goals=SETTINGS.max_goals)  # fmt: skip
+        sliced.run_slice(0)
+        assert sliced.done == FIRST_CHUNK
+        assert sliced.path_cells == 30 * FIRST_CHUNK
+        with pytest.raises(PathTooLongError):
+            sliced.run_slice(0)
+    finally:
+        set_path_cell_limit(before)
+
+
+def test_release_unpins_the_map_once() -> None:
+    released: list[int] = []
+    pin = ExitStack()
+    pin.callback(released.append, 1)
+    sliced = SlicedBatch(_grid(0), None, [], pin=pin, shared_goal_queries=SHARED,
+                         max_goals=SETTINGS.max_goals)  # fmt: skip
+    assert sliced.finished
+    assert sliced.results() == []
+    sliced.release()
+    sliced.release()
+    assert released == [1]
