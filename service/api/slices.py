@@ -17,6 +17,7 @@ share of the batch's search time, is measured over every chunk.
 
 import bisect
 import time
+from collections import Counter
 from contextlib import ExitStack
 from typing import Any, Final
 
@@ -26,12 +27,13 @@ import numpy.typing as npt
 from service.api.pathing import CellBatch, Query, run_batch, run_cells
 from service.engine import GridMap, path_cell_scope, written_path_cells
 
-#: Queries in a batch's first chunk, whose cost nothing tells yet: small, so a batch of
-#: long searches overruns its first slice by little.
-FIRST_CHUNK: Final = 4
+#: Queries in a batch's first chunk, whose cost nothing tells yet: few, so a batch of
+#: long searches overruns its first slice by little, but enough that a short batch is
+#: answered in one or two engine calls (each costs some microseconds of its own).
+FIRST_CHUNK: Final = 16
 #: A chunk holds at most this many times the queries of the one before: a batch whose
 #: first queries were short does not bet a whole slice on the rest being as short.
-CHUNK_GROWTH: Final = 8
+CHUNK_GROWTH: Final = 16
 
 Answer = dict[str, Any]
 
@@ -118,7 +120,9 @@ class SlicedBatch:
     def _run_chunk(self, positions: npt.NDArray[np.int64]) -> None:
         with path_cell_scope(earlier=self.path_cells):
             if self._cells is not None:
-                part = CellBatch(self._cells.cells[positions], self._cells.query)
+                whole = self.chunks == 0 and len(positions) == len(self.answers)
+                rows = self._cells.cells if whole else self._cells.cells[positions]
+                part = CellBatch(rows, self._cells.query)
                 answers = run_cells(self.grid, part, shared_goal_queries=self._shared)
             else:
                 items = [self._items[i] for i in positions.tolist()]
@@ -144,15 +148,17 @@ def run_order(cells: CellBatch | None, items: list[Query | Answer], shared_goal_
         count = cells.cells.shape[0]
         if shared_goal_queries <= 0 or count < shared_goal_queries:
             return np.arange(count, dtype=np.int64), None
-        goals = cells.cells[:, 2:4]
-        order = np.lexsort((goals[:, 1], goals[:, 0])).astype(np.int64)  # stable
+        goals = (cells.cells[:, 2] << 32) ^ cells.cells[:, 3]  # one int64 a goal (x, y < 2**31)
+        order = np.argsort(goals, kind="stable")
         ranked = goals[order]
-        changes = np.flatnonzero(np.any(ranked[1:] != ranked[:-1], axis=1)) + 1
+        changes = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
         return order, [*changes.tolist(), count]
     queries = [i for i, item in enumerate(items) if isinstance(item, Query)]
     if shared_goal_queries <= 0 or len(queries) < shared_goal_queries:
         return np.array(queries, dtype=np.int64), None
     keys = {i: _goal_key(items[i]) for i in queries}
+    if max(Counter(keys.values()).values()) < shared_goal_queries:
+        return np.array(queries, dtype=np.int64), None
     queries.sort(key=keys.__getitem__)  # stable
     ends = [n for n in range(1, len(queries)) if keys[queries[n]] != keys[queries[n - 1]]]
     return np.array(queries, dtype=np.int64), [*ends, len(queries)]

@@ -136,6 +136,17 @@ def test_a_batch_too_small_to_share_goals_runs_in_its_order() -> None:
     assert run_order(None, items, SHARED)[0].tolist() == [1]  # the bad item is answered
 
 
+def test_items_whose_goals_are_shared_by_too_few_run_in_their_order() -> None:
+    items = [{"start": [0, 0], "goal": [x, 0]} for x in range(SHARED)] * (SHARED - 1)
+    resolved = resolve_items(items, None, SETTINGS)
+    order, ends = run_order(None, resolved, SHARED)
+    assert order.tolist() == list(range(len(items)))
+    assert ends is None
+    order, ends = run_order(None, resolve_items(items + items[:1], None, SETTINGS), SHARED)
+    assert ends is not None  # goal (0, 0) is shared by SHARED items now
+    assert order.tolist()[:SHARED] == [SHARED * n for n in range(SHARED)]
+
+
 def test_the_paths_of_every_slice_count_together_against_the_limit() -> None:
     grid = GridMap.from_rows(["." * 30] * 3)
     items = [{"start": [0, 0], "goal": [29, 0]}] * (FIRST_CHUNK * 2)  # 30 cells each
