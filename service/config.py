@@ -207,8 +207,8 @@ class Settings(BaseSettings):
     batch_slice_ms: int = Field(
         default=20,
         ge=1,
-        description="Search-thread time a batch takes before it lets the requests "
-        "waiting for the threads run: a longer batch is answered in slices, each queued "
+        description="CPU time a batch takes on a search thread before it lets the "
+        "requests waiting for the threads run: a longer batch is answered in slices, each queued "
         "behind the work waiting when the one before ends, and one whose client has hung "
         "up stops at the next slice. Every slice answers whole queries (and whole groups "
         "sharing a goal), from the map revision the batch began on.",

@@ -114,6 +114,9 @@ class Runtime:
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
         )
         self._waiting = 0  # calls of ``run`` under way
+        #: CPU time per query of the last batch slice: sizes the next batch's first
+        #: chunk (``SlicedBatch``); 0: none yet.
+        self.batch_query_ns = 0
         self.ready = False
         self._ready = asyncio.Event()
         self._warmup_error: str | None = None

@@ -3,7 +3,7 @@
 A batch runs on one search thread. Without slices, one batch of a thousand long
 searches holds its thread for minutes while every other request waits behind it, and
 goes on after its client has hung up. :class:`SlicedBatch` answers a batch a chunk of
-queries at a time (one engine call each) and stops once a slice's time is spent; the
+queries at a time (one engine call each) and stops once a slice's CPU time is spent; the
 route then queues the next slice behind the work waiting by then, and drops the batch
 if its client is gone (``routes/paths.py``).
 
@@ -27,10 +27,14 @@ import numpy.typing as npt
 from service.api.pathing import CellBatch, Query, run_batch, run_cells
 from service.engine import GridMap, path_cell_scope, written_path_cells
 
-#: Queries in a batch's first chunk, whose cost nothing tells yet: few, so a batch of
-#: long searches overruns its first slice by little, but enough that a short batch is
-#: answered in one or two engine calls (each costs some microseconds of its own).
+#: Queries in a batch's first chunk when nothing tells their cost: few, so a batch of
+#: long searches overruns its first slice by little.
 FIRST_CHUNK: Final = 16
+#: The most queries in a first chunk sized by the batches before (``query_ns``): each
+#: engine call costs tens of microseconds of its own, so a game tick's batch of short
+#: queries is best answered in one; and one batch of long searches after many short
+#: ones overruns its first slice by no more than this many.
+FIRST_CHUNK_MAX: Final = 256
 #: A chunk holds at most this many times the queries of the one before: a batch whose
 #: first queries were short does not bet a whole slice on the rest being as short.
 CHUNK_GROWTH: Final = 16
@@ -45,48 +49,68 @@ class SlicedBatch:
     ``cells`` is a ``cell_batch`` (then ``items`` is empty), or None and ``items``
     holds the resolved items (an item's error body stands in its own slot).
     ``pin`` holds the map's pin (``MapCache.acquire``); :meth:`release` lets it go.
+    ``query_ns``: CPU time a query took in the batches before (:attr:`query_ns` of the
+    last), which sizes the first chunk; 0: unknown.
     """
 
     def __init__(self, grid: GridMap, cells: CellBatch | None, items: list[Query | Answer],
-                 *, pin: ExitStack, shared_goal_queries: int, max_goals: int) -> None:  # fmt: skip
+                 *, pin: ExitStack, shared_goal_queries: int, max_goals: int,
+                 query_ns: int = 0) -> None:  # fmt: skip
         self.grid = grid
         self._cells = cells
         self._items = items
         self._pin = pin
         self._shared = shared_goal_queries
         self._max_goals = max_goals
-        count = len(items) if cells is None else cells.cells.shape[0]
-        self.answers: list[Answer | None] = [None] * count
-        if cells is None:
-            for i, item in enumerate(items):
-                if not isinstance(item, Query):
-                    self.answers[i] = item
-        self.order, self._ends = run_order(cells, items, shared_goal_queries)
-        self.done = 0  # of ``order``
+        #: Queries to answer (an item's error body is its answer already).
+        self.queries = (sum(isinstance(item, Query) for item in items) if cells is None
+                        else cells.cells.shape[0])  # fmt: skip
+        self.answers: list[Answer | None] = (
+            [None if isinstance(item, Query) else item for item in items]
+            if cells is None else [None] * self.queries
+        )  # fmt: skip
+        self._order: tuple[npt.NDArray[np.int64], list[int] | None] | None = None
+        self.done = 0  # queries answered, in ``run_order``'s order
         self.chunks = 0
         self.path_cells = 0  # written so far, by every slice
         self.search_ns = 0
+        self.cpu_ns = 0  # spent on the searches, by every slice
         self._last = 0  # queries in the last chunk
-        self._each_ns = 0  # its time per query
+        self._each_ns = query_ns  # CPU time per query: the last chunk's, or a guess
 
     @property
     def finished(self) -> bool:
-        return self.done == len(self.order)
+        return self.done == self.queries
+
+    @property
+    def query_ns(self) -> int:
+        """CPU time per query answered so far (0 before any)."""
+        return self.cpu_ns // self.done if self.done else 0
 
     def run_slice(self, quantum_ns: int) -> None:
-        """Answer chunks of queries until the batch is done or ``quantum_ns`` has
-        passed since the call (one chunk at least: the batch always moves on)."""
-        deadline = time.perf_counter_ns() + quantum_ns
+        """Answer chunks of queries until the batch is done or this thread has spent
+        ``quantum_ns`` of CPU time on it in this call (one chunk at least: the batch
+        always moves on). CPU time, not wall time: under load a thread waits for the
+        interpreter lock, while others work, and a busy server would otherwise cut
+        short batches into slices that each wait at the queue's end again."""
+        deadline = time.thread_time_ns() + quantum_ns
         while not self.finished:
-            began = time.perf_counter_ns()
-            end = self._chunk_end(self.done + self._chunk_size(deadline - began))
-            self._run_chunk(self.order[self.done : end])
-            now = time.perf_counter_ns()
+            began, began_cpu = time.perf_counter_ns(), time.thread_time_ns()
+            wanted = self.done + self._chunk_size(deadline - began_cpu)
+            if self.done == 0 and wanted >= self.queries:
+                self._run_whole()  # the common case: as if never sliced
+                end = self.queries
+            else:
+                order, ends = self._run_order()
+                end = _chunk_end(ends, min(wanted, self.queries))
+                self._run_chunk(order[self.done : end])
+            now, now_cpu = time.perf_counter_ns(), time.thread_time_ns()
             self._last, self.done = end - self.done, end
-            self._each_ns = max(1, (now - began) // self._last)
+            self._each_ns = max(1, (now_cpu - began_cpu) // self._last)
             self.search_ns += now - began
+            self.cpu_ns += now_cpu - began_cpu
             self.chunks += 1
-            if now >= deadline:
+            if now_cpu >= deadline:
                 return
 
     def results(self) -> list[Answer]:
@@ -95,7 +119,7 @@ class SlicedBatch:
         if len(answers) != len(self.answers):
             raise RuntimeError(f"{len(self.answers) - len(answers)} items not answered yet")
         if self.chunks > 1:  # each chunk timed its own mean: give the batch's
-            each_us = self.search_ns // max(1, len(self.order)) // 1000
+            each_us = self.search_ns // max(1, self.queries) // 1000
             for answer in answers:
                 if "elapsed_us" in answer:
                     answer["elapsed_us"] = each_us
@@ -106,23 +130,30 @@ class SlicedBatch:
         self._pin.close()
 
     def _chunk_size(self, left_ns: int) -> int:
-        if not self._last:
+        if not self._each_ns:
             return FIRST_CHUNK
-        return max(1, min(CHUNK_GROWTH * self._last, left_ns // self._each_ns))
+        most = CHUNK_GROWTH * self._last if self._last else FIRST_CHUNK_MAX
+        return max(1, min(most, left_ns // self._each_ns))
 
-    def _chunk_end(self, wanted: int) -> int:
-        """The first end of a group of ``order`` at or after ``wanted``."""
-        wanted = min(wanted, len(self.order))
-        if self._ends is None:
-            return wanted
-        return self._ends[bisect.bisect_left(self._ends, wanted)]
+    def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
+        if self._order is None:  # only for a batch of more than one chunk
+            self._order = run_order(self._cells, self._items, self._shared)
+        return self._order
+
+    def _run_whole(self) -> None:
+        with path_cell_scope(earlier=self.path_cells):
+            if self._cells is not None:
+                answers = run_cells(self.grid, self._cells, shared_goal_queries=self._shared)
+            else:
+                answers = run_batch(self.grid, self._items, max_goals=self._max_goals,
+                                    shared_goal_queries=self._shared)  # fmt: skip
+            self.path_cells = written_path_cells()
+        self.answers = list(answers)
 
     def _run_chunk(self, positions: npt.NDArray[np.int64]) -> None:
         with path_cell_scope(earlier=self.path_cells):
             if self._cells is not None:
-                whole = self.chunks == 0 and len(positions) == len(self.answers)
-                rows = self._cells.cells if whole else self._cells.cells[positions]
-                part = CellBatch(rows, self._cells.query)
+                part = CellBatch(self._cells.cells[positions], self._cells.query)
                 answers = run_cells(self.grid, part, shared_goal_queries=self._shared)
             else:
                 items = [self._items[i] for i in positions.tolist()]
@@ -131,6 +162,11 @@ class SlicedBatch:
             self.path_cells = written_path_cells()
         for i, answer in zip(positions.tolist(), answers, strict=True):
             self.answers[i] = answer
+
+
+def _chunk_end(ends: list[int] | None, wanted: int) -> int:
+    """The first end of a group (``run_order``) at or after ``wanted``."""
+    return wanted if ends is None else ends[bisect.bisect_left(ends, wanted)]
 
 
 def run_order(cells: CellBatch | None, items: list[Query | Answer], shared_goal_queries: int

@@ -4,11 +4,12 @@ from contextlib import ExitStack
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import orjson
 import pytest
 
 from service.api.pathing import cell_batch, resolve_items, run_batch, run_cells
-from service.api.slices import FIRST_CHUNK, SlicedBatch, run_order
+from service.api.slices import FIRST_CHUNK, FIRST_CHUNK_MAX, SlicedBatch, run_order
 from service.config import Settings
 from service.engine import GridMap, PathTooLongError, set_path_cell_limit
 from tests.support import random_grid, walkable_cells
@@ -62,34 +63,45 @@ def _without_time(answers: list[dict[str, Any]]) -> bytes:
     return orjson.dumps(timeless, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-def _sliced(grid: GridMap, cells: Any, items: Any, quantum_ns: int) -> SlicedBatch:
+def _sliced(grid: GridMap, cells: Any, items: Any, quantum_ns: int, query_ns: int = 0
+            ) -> SlicedBatch:  # fmt: skip
     """The batch answered a slice at a time, every slice ``quantum_ns``."""
     sliced = SlicedBatch(grid, cells, items, pin=ExitStack(), shared_goal_queries=SHARED,
-                         max_goals=SETTINGS.max_goals)  # fmt: skip
+                         max_goals=SETTINGS.max_goals, query_ns=query_ns)  # fmt: skip
     while not sliced.finished:
         sliced.run_slice(quantum_ns)
     return sliced
 
 
+# (quantum_ns, query_ns): a chunk a slice, of one query but the first; one chunk in all;
+# chunks sized by the time a query takes, nothing known at first.
+_SLICINGS = [(0, 0), (10**12, 1_000), (200_000, 0)]
+
+
+@pytest.mark.parametrize(("quantum_ns", "query_ns"), _SLICINGS)
 @pytest.mark.parametrize("seed", range(4))
-def test_a_cell_batch_in_slices_gets_the_unsliced_answers(seed: int) -> None:
+def test_a_cell_batch_in_slices_gets_the_unsliced_answers(seed: int, quantum_ns: int,
+                                                          query_ns: int) -> None:  # fmt: skip
     grid = _grid(seed)
     cells = cell_batch(_cell_items(grid, seed, 60), None, SETTINGS)
     assert cells is not None
     whole = run_cells(grid, cells, shared_goal_queries=SHARED)
-    sliced = _sliced(grid, cells, [], 0)  # one chunk a slice
-    assert sliced.chunks > 3
+    sliced = _sliced(grid, cells, [], quantum_ns, query_ns)
+    assert (sliced.chunks == 1) == (query_ns > 0)
     assert _without_time(sliced.results()) == _without_time(whole)
     assert "field" in {answer["algorithm_used"] for answer in whole}  # a group was tested
 
 
+@pytest.mark.parametrize(("quantum_ns", "query_ns"), _SLICINGS)
 @pytest.mark.parametrize("seed", range(4))
-def test_a_batch_of_mixed_items_in_slices_gets_the_unsliced_answers(seed: int) -> None:
+def test_a_batch_of_mixed_items_in_slices_gets_the_unsliced_answers(
+    seed: int, quantum_ns: int, query_ns: int
+) -> None:
     grid = _grid(seed)
     items = resolve_items(_mixed_items(grid, seed), None, SETTINGS)
     whole = run_batch(grid, items, max_goals=SETTINGS.max_goals, shared_goal_queries=SHARED)
-    sliced = _sliced(grid, None, items, 0)
-    assert sliced.chunks > 3
+    sliced = _sliced(grid, None, items, quantum_ns, query_ns)
+    assert (sliced.chunks == 1) == (query_ns > 0)
     assert _without_time(sliced.results()) == _without_time(whole)
     assert {"InvalidQuery", "InvalidValue"} <= {a.get("code") for a in whole}
     assert "field" in {answer.get("algorithm_used") for answer in whole}
@@ -101,6 +113,33 @@ def test_a_batch_within_its_slice_runs_in_few_chunks() -> None:
     sliced = _sliced(grid, cells, [], 10**12)  # a slice it never spends
     assert sliced.chunks <= 3  # FIRST_CHUNK, then grown by CHUNK_GROWTH: 4, 32, the rest
     assert len(sliced.results()) == 100
+
+
+def test_the_batches_before_size_the_first_chunk() -> None:
+    grid = _grid(0)
+    cells = cell_batch(_cell_items(grid, 0, 300), None, SETTINGS)
+    slice_ns = 20_000_000
+
+    def first_chunk(query_ns: int) -> int:
+        sliced = SlicedBatch(grid, cells, [], pin=ExitStack(), shared_goal_queries=0,
+                             max_goals=SETTINGS.max_goals, query_ns=query_ns)  # fmt: skip
+        sizes: list[int] = []
+        run_chunk = sliced._run_chunk
+
+        def counted(positions: npt.NDArray[np.int64]) -> None:
+            sizes.append(len(positions))
+            run_chunk(positions)
+
+        sliced._run_chunk = counted  # type: ignore[method-assign]
+        sliced.run_slice(slice_ns)
+        return sizes[0]
+
+    assert first_chunk(0) == FIRST_CHUNK  # nothing known
+    assert first_chunk(1_000) == FIRST_CHUNK_MAX  # short queries: as many as allowed
+    assert first_chunk(slice_ns // 40) in range(30, 41)  # what fits the slice left
+    assert first_chunk(10 * slice_ns) == 1  # one query takes longer than a slice
+    sliced = _sliced(grid, cells, [], slice_ns)
+    assert 0 < sliced.query_ns <= sliced.cpu_ns
 
 
 def test_every_answer_gets_the_batchs_mean_time_when_it_ran_in_chunks() -> None:

@@ -276,7 +276,8 @@ def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
     try:
         grid = pin.enter_context(runtime.cache.acquire(map_id))
         sliced = SlicedBatch(grid, cells, items, pin=pin, max_goals=settings.max_goals,
-                             shared_goal_queries=settings.shared_goal_queries)  # fmt: skip
+                             shared_goal_queries=settings.shared_goal_queries,
+                             query_ns=runtime.batch_query_ns)  # fmt: skip
         return sliced, _go_on(runtime, sliced)
     except BaseException:
         pin.close()
@@ -286,6 +287,8 @@ def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
 def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
     """One slice of a batch (on a search thread); its answer once it is done."""
     sliced.run_slice(runtime.settings.batch_slice_ms * 1_000_000)
+    if sliced.query_ns:  # the next batch's first guess (threads race: any one will do)
+        runtime.batch_query_ns = sliced.query_ns
     return _of_results(sliced.results()) if sliced.finished else None
 
 
@@ -299,7 +302,7 @@ async def _in_slices(request: Request, runtime: Runtime, map_id: str, raw: bytes
         while answered is None:
             if await request.is_disconnected():
                 log.info("client gone: batch on map %s stopped after %d of %d queries",
-                         map_id, sliced.done, len(sliced.order))  # fmt: skip
+                         map_id, sliced.done, sliced.queries)  # fmt: skip
                 return None
             answered = await runtime.resume(_go_on, runtime, sliced)
         return answered
