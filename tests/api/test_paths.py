@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.api.routes import paths as paths_routes
+from service.store.cache import MapCache
 from tests.api.conftest import ClientFactory
 from tests.server import running_server, server_log
 
@@ -652,3 +653,24 @@ def test_a_batch_whose_client_hung_up_stops(tmp_path: Path) -> None:
         assert "batch on map" in server_log(client, tmp_path / "data")
         answered = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [1, 1]})
         assert answered.status_code == 200
+
+
+def test_regression_a_batch_unpins_its_map_on_its_search_thread(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Unpinning takes the cache's lock, which the search threads hold too: done on the
+    # event loop, the loop waited on them, and batches a second fell by a fifth.
+    client = make_client(inline_expansions=0)
+    map_id = client.post("/v1/maps", json={"rows": ["." * 20] * 10}).json()["id"]
+    threads: list[str] = []
+    unpin = MapCache._unpin
+
+    def recorded(cache: MapCache, entry: object) -> None:
+        threads.append(threading.current_thread().name)
+        unpin(cache, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MapCache, "_unpin", recorded)
+    body = {"queries": [{"start": [0, 0], "goal": [19, 9]}] * 3}
+    assert client.post(f"/v1/maps/{map_id}/paths", json=body).status_code == 200
+    assert threads
+    assert all(name.startswith("gridpath-search") for name in threads), threads

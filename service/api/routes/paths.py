@@ -289,7 +289,13 @@ def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
     sliced.run_slice(runtime.settings.batch_slice_ms * 1_000_000)
     if sliced.query_ns:  # the next batch's first guess (threads race: any one will do)
         runtime.batch_query_ns = sliced.query_ns
-    return _of_results(sliced.results()) if sliced.finished else None
+    if not sliced.finished:
+        return None
+    # Unpinned here, not on the event loop: the cache's lock is the search threads' too,
+    # and the loop waiting on it (with the interpreter lock passed to and fro) stalled
+    # every request; measured: a fifth fewer batches a second.
+    sliced.release()
+    return _of_results(sliced.results())
 
 
 async def _in_slices(request: Request, runtime: Runtime, map_id: str, raw: bytes,
