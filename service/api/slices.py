@@ -113,11 +113,16 @@ class SlicedBatch:
             if now_cpu >= deadline:
                 return
 
-    def results(self) -> list[Answer]:
-        """Every item's answer, in order (once :attr:`finished`)."""
+    def take_results(self) -> list[Answer]:
+        """Every item's answer, in order (once :attr:`finished`), handed over: the
+        batch lets go of them and of its queries, so that they are freed where the
+        caller is done with them (the search thread), not wherever the batch is
+        dropped last (the event loop, where freeing thousands of objects held up
+        every request)."""
         answers = [answer for answer in self.answers if answer is not None]
         if len(answers) != len(self.answers):
             raise RuntimeError(f"{len(self.answers) - len(answers)} items not answered yet")
+        self.answers, self._items, self._cells, self._order = [], [], None, None
         if self.chunks > 1:  # each chunk timed its own mean: give the batch's
             each_us = self.search_ns // max(1, self.queries) // 1000
             for answer in answers:

@@ -295,7 +295,7 @@ def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
     # and the loop waiting on it (with the interpreter lock passed to and fro) stalled
     # every request; measured: a fifth fewer batches a second.
     sliced.release()
-    return _of_results(sliced.results())
+    return _of_results(sliced.take_results())
 
 
 async def _in_slices(request: Request, runtime: Runtime, map_id: str, raw: bytes,
