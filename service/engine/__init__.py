@@ -13,6 +13,7 @@ No web framework or schema library is imported here.
 
 from service.engine.clusters import ClusterTable, ClusterTables, build_clusters
 from service.engine.errors import (
+    BuildStoppedError,
     EngineError,
     InvalidBudgetError,
     InvalidClusterSizeError,
@@ -90,6 +91,7 @@ __all__ = [
     "Algorithm",
     "AlgorithmUsed",
     "BatchPlan",
+    "BuildStoppedError",
     "CircleRegion",
     "ClusterTable",
     "ClusterTables",

@@ -19,6 +19,7 @@ before they are allocated; a map whose tables cannot fit at any sector size rais
 """
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import InvalidClusterSizeError, TableBudgetError
+from service.engine.errors import BuildStoppedError, InvalidClusterSizeError, TableBudgetError
 from service.engine.kernels.clusters import (
     NO_CLUSTER,
     UNREACHABLE,
@@ -286,6 +287,7 @@ def build_clusters(
     max_table_bytes: int,
     max_build_bytes: int = UNBOUNDED_BYTES,
     parallel: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> ClusterTables:
     """Build both tables for ``grid`` (O(cells) plus one small Dijkstra per cluster).
 
@@ -295,7 +297,12 @@ def build_clusters(
     before it is allocated (the tables themselves included). The kernels release the
     GIL; with ``parallel`` the two tables are built in two threads.
 
+    ``stop`` is asked between the build's stages and between its row ranges (a
+    sixty-fourth of the bounds each): once it answers True, the build gives up (a
+    server shutting down need not wait for seconds of work it would not save).
+
     Raises:
+        BuildStoppedError: ``stop`` answered True.
         InvalidClusterSizeError: ``cluster_size`` out of range.
         TableBudgetError: the tables, or the build, cannot fit their bound at any
             sector size (the message says which and how much they need).
@@ -311,7 +318,8 @@ def build_clusters(
     )  # fmt: skip
     half = grid.uniform  # moves are reversible at equal cost: bounds hold both ways
     four, eight = _tables(padded, padded_width, size, (labels4, labels8), half=half,
-                          threads=2 if parallel else 1, budget=budget)  # fmt: skip
+                          threads=2 if parallel else 1, budget=budget,
+                          stop=stop or _never)  # fmt: skip
     return ClusterTables(size, four, eight, time.perf_counter() - started, grid.revision)
 
 
@@ -319,10 +327,24 @@ def build_clusters(
 _CHUNKS_PER_TABLE: Final = 32
 
 
+def _never() -> bool:
+    return False
+
+
+def _stop_if(stop: Callable[[], bool]) -> None:
+    if stop():
+        raise _stopped()
+
+
+def _stopped() -> BuildStoppedError:
+    return BuildStoppedError("the cluster table build was stopped")
+
+
 def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int,
-            labels: tuple[_Labels, _Labels], *, half: bool, threads: int, budget: _Budget
-            ) -> tuple[ClusterTable, ClusterTable]:  # fmt: skip
-    """Both connectivities' tables; each stage's memory is checked before it runs."""
+            labels: tuple[_Labels, _Labels], *, half: bool, threads: int, budget: _Budget,
+            stop: Callable[[], bool]) -> tuple[ClusterTable, ClusterTable]:  # fmt: skip
+    """Both connectivities' tables; each stage's memory is checked before it runs, and
+    ``stop`` asked (see ``build_clusters``)."""
     cells = padded.size
 
     def moves_of(label: _Labels) -> tuple[Any, Any]:
@@ -335,6 +357,7 @@ def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int,
         budget.need(SORT_BYTES_PER_MOVE * sum(moves) + SHAPE_BYTES_PER_CLUSTER * sum(
             label.clusters for label in labels), "sorting the moves between clusters")  # fmt: skip
         borders, shapes = zip(*pool.map(moves_of, labels), strict=True)
+        _stop_if(stop)
         budget.hold(32 * sum(moves), "the moves between clusters")
         counts = [label.clusters for label in labels]
         budget.need(sum(int(graph_bytes(cells, size, count, move, nodes, arcs))
@@ -345,6 +368,7 @@ def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int,
                                                 label.cluster_of, label.clusters, border),
             labels, borders))  # fmt: skip
         borders = ()  # the moves are not needed past the graphs
+        _stop_if(stop)
         budget.release(32 * sum(moves))
         budget.hold(sum(_nbytes(graph) for graph in graphs), "the abstract graphs")
         rows = max(int(bound_rows_bytes(count, nodes, arcs))
@@ -361,6 +385,10 @@ def _tables(padded: npt.NDArray[np.float32], padded_width: int, size: int,
                 last = min(count, first + chunk)
                 jobs.append(pool.submit(bound_rows, graph, component, first, last, half, out))
         for job in jobs:
+            if stop():
+                for waiting in jobs:
+                    waiting.cancel()  # the ranges under way end; the pool's exit waits
+                raise _stopped()
             job.result()
     tables = []
     for label, out in zip(labels, outs, strict=True):

@@ -100,6 +100,11 @@ class TableBudgetError(EngineError):
                 f"{self.limit} bytes ({limit_name})")  # fmt: skip
 
 
+class BuildStoppedError(Exception):
+    """A table build gave up because its caller asked it to stop (``stop``): a server
+    shutting down. Not an :class:`EngineError`: no query ever sees it."""
+
+
 class NotWalkableError(EngineError):
     """The start or goal lies on a blocked cell (the API's ``NotWalkable``)."""
 

@@ -22,9 +22,10 @@ tables hold, ``max_build_bytes`` what a build allocates (see ``build_clusters``)
 Stored tables are held to the same bounds: a file over them (written by an older
 version, or before a bound was lowered) is discarded and built again.
 
-:meth:`TableBuilder.close` lets a build under way finish its current stage and
-saves nothing after: no table is written once the store may be handed to another
-process.
+:meth:`TableBuilder.close` lets a build under way finish its current stage (a
+cluster table build stops within a sixty-fourth of its bounds: a shutdown does not
+wait seconds for it) and saves nothing after: no table is written once the store may
+be handed to another process.
 
 At startup :meth:`TableBuilder.verify_all` checks every stored grid in the
 background, so a corrupt map shows in its health before a query meets it.
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from service.engine import (
+    BuildStoppedError,
     ClusterTables,
     GridMap,
     LandmarkTables,
@@ -470,9 +472,13 @@ class TableBuilder:
         if kind == CLUSTERS:
             with self._lock:
                 size = self._sizes.get(map_id) or self._default_size
-            clusters = build_clusters(grid, cluster_size=size,
-                                      max_table_bytes=self._max_table_bytes,
-                                      max_build_bytes=self._max_build_bytes)  # fmt: skip
+            try:
+                clusters = build_clusters(grid, cluster_size=size,
+                                          max_table_bytes=self._max_table_bytes,
+                                          max_build_bytes=self._max_build_bytes,
+                                          stop=self._is_closing)  # fmt: skip
+            except BuildStoppedError:
+                raise _ClosingError from None
             self._check_open()
             if not self._store.save_clusters(map_id, clusters):
                 raise UnknownMapError(map_id)
@@ -493,6 +499,9 @@ class TableBuilder:
             self.adopt(map_id, kind, grid, tables)
         else:
             grid.attach_tables(tables)
+
+    def _is_closing(self) -> bool:
+        return self._closing
 
     def _check_open(self) -> None:
         if self._closing:

@@ -7,6 +7,7 @@ over the explicit graph (``tests.support``); searches against the same oracle.
 import itertools
 import subprocess
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +16,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from service.config import REPO_ROOT
 from service.engine import (
+    BuildStoppedError,
     ClusterTable,
     ClusterTables,
     GridMap,
@@ -292,3 +294,24 @@ def test_regression_the_build_bound_was_not_a_bound() -> None:
     assert (outcome, again) == ("built", peak)
     assert grew <= peak * 1.05 + 8 * 2**20, (grew, peak)
     assert peak_run(side, blocked, peak - 1)[0] == "refused"
+
+
+def test_a_build_asked_to_stop_gives_up_between_its_row_ranges() -> None:
+    grid = GridMap.from_rows(["." * 96] * 96)  # 144 sectors of 8: more ranges than threads
+    asked: list[int] = []
+
+    def stop_at(call: int) -> Callable[[], bool]:
+        def stop() -> bool:
+            asked.append(call)
+            return len(asked) >= call
+
+        return stop
+
+    whole = build_clusters(grid, max_table_bytes=1 << 30, stop=lambda: False)
+    reference = build_clusters(grid, max_table_bytes=1 << 30)
+    assert whole.eight.packed.tobytes() == reference.eight.packed.tobytes()
+    for call in (1, 2, 3, 10):  # after the border moves, the graphs, a range, ranges
+        asked.clear()
+        with pytest.raises(BuildStoppedError, match=r"^the cluster table build was stopped$"):
+            build_clusters(grid, max_table_bytes=1 << 30, stop=stop_at(call))
+        assert len(asked) == call

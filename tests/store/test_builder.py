@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from service.engine import GridMap
+from service.engine import BuildStoppedError, GridMap
 from service.store import MapCache, MapStore, TableBuilder, TableStatus
+from service.store import builder as builder_module
 from service.store.builder import BUILDING
 from tests.store.conftest import OpenStore
 from tests.support import BuildGate, random_grid
@@ -175,6 +176,35 @@ def test_regression_a_closing_builder_saved_tables_after_the_lock_was_released(
     assert not (tmp_path / "maps" / record.id / "clusters.npz").exists()  # ...which saved nothing
     builder.schedule(record.id)  # and nothing new starts
     assert builder.status(record.id) == BUILDING
+
+
+def test_a_closing_builder_stops_the_cluster_build_under_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
+) -> None:
+    """A shutdown does not wait for the whole build (20 s for one 512x512 map on a busy
+    machine): the build is asked to stop, and gives up."""
+    store, _, builder = builder_on(open_store, tmp_path)
+    record = store.create(random_grid(np.random.default_rng(7), 16, 16, 0.2, None), None)
+    started, outcomes = threading.Event(), []
+    build = builder_module.build_clusters
+
+    def asked_to_stop(grid: GridMap, **options: Any) -> object:
+        started.set()
+        deadline = time.monotonic() + 30
+        while not options["stop"]() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            return build(grid, **options)
+        except BuildStoppedError:
+            outcomes.append("stopped")
+            raise
+
+    monkeypatch.setattr(builder_module, "build_clusters", asked_to_stop)
+    builder.schedule(record.id)
+    assert started.wait(30)
+    builder.close()
+    assert outcomes == ["stopped"]
+    assert not (tmp_path / "maps" / record.id / "clusters.npz").exists()
 
 
 def test_a_map_past_the_jump_table_bound_is_measured_once_for_auto(
