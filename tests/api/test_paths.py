@@ -601,7 +601,7 @@ _SLOW_QUERY = {"start": [0, 0], "goal": [511, 0]}
 _SLOW_OPTIONS = {"algorithm": "astar", "heuristic": "zero"}
 # One search thread, nothing answered on the event loop, no goals shared: every query
 # goes through the search threads' queue one at a time. No cluster or landmark tables:
-# their builds (seconds on this map) would only hold up the server's shutdown.
+# their builds (seconds on this map) would only take the cores from the searches.
 _ONE_THREAD = {"GRIDPATH_SEARCH_THREADS": "1", "GRIDPATH_INLINE_EXPANSIONS": "0",
                "GRIDPATH_SHARED_GOAL_QUERIES": "0", "GRIDPATH_BATCH_SLICE_MS": "5",
                "GRIDPATH_MAX_TABLE_BYTES": "0", "GRIDPATH_MAX_LANDMARK_BYTES": "0"}  # fmt: skip
