@@ -146,27 +146,28 @@ class SlicedBatch:
         return self._order
 
     def _run_whole(self) -> None:
-        with path_cell_scope(earlier=self.path_cells):
-            if self._cells is not None:
-                answers = run_cells(self.grid, self._cells, shared_goal_queries=self._shared)
-            else:
-                answers = run_batch(self.grid, self._items, max_goals=self._max_goals,
-                                    shared_goal_queries=self._shared)  # fmt: skip
-            self.path_cells = written_path_cells()
-        self.answers = list(answers)
+        self.answers = list(self._answered(self._cells, self._items))
 
     def _run_chunk(self, positions: npt.NDArray[np.int64]) -> None:
+        if self._cells is not None:
+            part = CellBatch(self._cells.cells[positions], self._cells.query)
+            answers = self._answered(part, [])
+        else:
+            answers = self._answered(None, [self._items[i] for i in positions.tolist()])
+        for i, answer in zip(positions.tolist(), answers, strict=True):
+            self.answers[i] = answer
+
+    def _answered(self, cells: CellBatch | None, items: list[Query | Answer]) -> list[Answer]:
+        """The answers to ``cells``, or else to ``items``, in one engine call; their
+        paths counted with those of the chunks before."""
         with path_cell_scope(earlier=self.path_cells):
-            if self._cells is not None:
-                part = CellBatch(self._cells.cells[positions], self._cells.query)
-                answers = run_cells(self.grid, part, shared_goal_queries=self._shared)
+            if cells is not None:
+                answers = run_cells(self.grid, cells, shared_goal_queries=self._shared)
             else:
-                items = [self._items[i] for i in positions.tolist()]
                 answers = run_batch(self.grid, items, max_goals=self._max_goals,
                                     shared_goal_queries=self._shared)  # fmt: skip
             self.path_cells = written_path_cells()
-        for i, answer in zip(positions.tolist(), answers, strict=True):
-            self.answers[i] = answer
+        return answers
 
 
 def _chunk_end(ends: list[int] | None, wanted: int) -> int:

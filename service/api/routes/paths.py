@@ -17,6 +17,7 @@ from starlette.responses import Response
 from service.api.deps import body_of, readable_map
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body, validation_message
+from service.api.middleware import CLIENT_CLOSED
 from service.api.pathing import (
     CellBatch,
     Query,
@@ -35,11 +36,7 @@ from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathRe
 from service.api.slices import SlicedBatch
 
 router = APIRouter(prefix="/v1/maps", tags=["paths"])
-log = logging.getLogger(__name__)
-
-#: The status logged for a batch stopped because its client hung up (nginx's 499):
-#: nobody receives it.
-CLIENT_CLOSED_REQUEST: Final = 499
+log = logging.getLogger("gridpath.api")
 
 
 # The path routes are the hottest in the service and a short search costs tens of
@@ -349,6 +346,6 @@ async def find_many(request: Request) -> Response:
             lambda: _in_slices(request, runtime, record.id, raw, batch)
         )
         if answered is None:  # nobody to answer: for the access log and the metrics
-            return Response(status_code=CLIENT_CLOSED_REQUEST)
+            return Response(status_code=CLIENT_CLOSED)
     _note(request, runtime, answered.tally)
     return Response(answered.body, media_type="application/json")
