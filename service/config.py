@@ -323,7 +323,8 @@ class Settings(BaseSettings):
         description=(
             "A batch answers its optimal queries (weight 1, an admissible heuristic, a "
             "budget of at least the map's walkable cells) that share a goal and policy "
-            "from one search outward from the goal when at least this many do; 0: never."
+            "from one search outward from the goal when they come from at least this many "
+            "distinct starts; 0: never."
         ),
     )
 

@@ -393,9 +393,9 @@ def find_paths(
 ) -> list[PathResult | EngineError]:
     """Answer many queries on one map in one kernel call (one release of the GIL).
 
-    ``shared_goal_queries``: when at least this many optimal queries (weight 1, an
-    admissible heuristic, a budget of at least the map's walkable cells) share a
-    goal and a policy, they are answered from one search outward from the goal,
+    ``shared_goal_queries``: when optimal queries (weight 1, an admissible heuristic,
+    a budget of at least the map's walkable cells) from at least this many distinct
+    starts share a goal and a policy, they are answered from one search outward from the goal,
     stopped once it has settled all their starts (``algorithm_used`` ``field``); 0
     never does; queries sharing a goal set (``goals``, ``goal_region``) likewise.
     Costs are the same as one search each; among equally cheap paths another may
@@ -580,7 +580,9 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any
     search; with ``expansions``, at most that many a row, and None when a row was cut
     by that bound rather than by its own budget."""
     lean = _known_plan(grid, *options)
-    if lean is None or not rows.shape[0] or _goals_shared(rows[:, 2:4], shared_goal_queries):
+    if lean is None or not rows.shape[0]:
+        return None
+    if _goals_shared(rows[:, 2:4], rows[:, 0:2], shared_goal_queries):
         return None
     plans = lean.alone
     own = int(lean.options[OPTION_BUDGET])
@@ -646,24 +648,44 @@ def _cell_rows(cells: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return rows.astype(np.int64, copy=False)
 
 
-def _goals_shared(keys: npt.NDArray[np.int64], least: int) -> bool:
-    """Whether at least ``least`` (> 0) rows of ``keys`` (n, k) may be equal: enough
-    queries sharing a goal (the goal's two columns, and its plan's where plans
-    differ) for a field search.
+def _goals_shared(goals: npt.NDArray[np.int64], starts: npt.NDArray[np.int64], least: int
+                  ) -> bool:  # fmt: skip
+    """Whether some goal may have at least ``least`` (> 0) distinct starts: rows of
+    ``goals`` (n, k) (the goal's two columns, and its plan's where plans differ) and
+    ``starts`` (n, 2) side by side, enough to answer from one field search. Repeats
+    of one query count once: a field search for one start costs what one search
+    does, and takes a batch off its lean path.
 
     Each row is folded into one int64, 21 bits a column, and the folds sorted so that
-    equal ones lie side by side: equal rows always fold alike; the rare unequal rows
-    that fold alike (a column past 2**21) only send the batch the general way, which
-    is as correct. (A Counter of tuples, or a sort of whole rows, costs twice as much
-    on a batch of 100.)"""
-    count = keys.shape[0]
-    if not 0 < least <= count:
+    equal ones lie side by side. Equal rows always fold alike; the rare unequal rows
+    that fold alike (a column past 2**21) only choose the other way, which is as
+    correct. The starts are only looked at when goals repeat enough. (A Counter of
+    tuples, or a sort of whole rows, costs twice as much on a batch of 100.)"""
+    if not 0 < least <= goals.shape[0]:
         return False
+    folded = _folded(goals)
+    if not _repeats(np.sort(folded), least):
+        return False
+    from_start = _folded(starts)
+    order = np.lexsort((from_start, folded))
+    folded, from_start = folded[order], from_start[order]
+    distinct = np.ones(folded.shape[0], np.bool_)
+    distinct[1:] = (folded[1:] != folded[:-1]) | (from_start[1:] != from_start[:-1])
+    return _repeats(folded[distinct], least)
+
+
+def _folded(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Each row of ``keys`` (n, k) as one int64, 21 bits a column (see ``_goals_shared``)."""
     folded = keys[:, 0]
     for column in range(1, keys.shape[1]):
         folded = (folded << 21) ^ keys[:, column]
-    folded = np.sort(folded)
-    return bool(np.any(folded[least - 1 :] == folded[: count - least + 1]))
+    return folded
+
+
+def _repeats(ranked: npt.NDArray[np.int64], least: int) -> bool:
+    """Whether a value of the sorted ``ranked`` occurs at least ``least`` times."""
+    count = ranked.shape[0]
+    return least <= count and bool(np.any(ranked[least - 1 :] == ranked[: count - least + 1]))
 
 
 _STATUS_CODES: Final[dict[Status, int]] = {name: code for code, name in _STATUS.items()}
@@ -764,7 +786,7 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
         table = np.array(rows, np.int64).reshape(-1, 5)
     except OverflowError:  # a coordinate too big for the kernel: off the map, surely
         return None
-    if _goals_shared(table[:, [0, 3, 4]], least):  # a goal and its plan
+    if _goals_shared(table[:, [0, 3, 4]], table[:, 1:3], least):  # a goal and its plan
         return None
     return leans, table
 
@@ -878,10 +900,10 @@ def _answer_on(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, 
 
 
 def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[list[int]]:
-    """Indices of ``checked`` grouped by (goal or goal set, policy), for groups of at
-    least ``least`` queries whose answers are optimal paths: weight 1, an admissible
-    heuristic, and a budget no search of this map can run out of (and not
-    ``nearest`` to a goal set: those may need another search)."""
+    """Indices of ``checked`` grouped by (goal or goal set, policy), for groups of
+    queries from at least ``least`` distinct starts whose answers are optimal paths:
+    weight 1, an admissible heuristic, and a budget no search of this map can run out
+    of (and not ``nearest`` to a goal set: those may need another search)."""
     if least <= 0 or len(checked) < least:
         return []
     groups: dict[tuple[object, int], list[int]] = {}
@@ -892,7 +914,8 @@ def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[li
                 and not (query.nearest and query.goal_set is not None)):  # fmt: skip
             goal = query.target if query.goal_set is None else query.goal_set.key
             groups.setdefault((goal, query.diagonal), []).append(i)
-    return [members for members in groups.values() if len(members) >= least]
+    return [members for members in groups.values()
+            if len({checked[i].source for i in members}) >= least]  # fmt: skip
 
 
 def _traced(query: _Checked, scratch: Scratch | None, capacity: int) -> PathResult:

@@ -327,6 +327,30 @@ def test_shared_goal_batches_leave_small_groups_and_budgeted_queries_alone() -> 
     assert used == ["field"] * 10 + ["jps"] * 3 + ["jps", "jps"]
 
 
+@pytest.mark.parametrize("general", [False, True], ids=["lean", "general"])
+def test_regression_repeats_of_one_query_do_not_make_a_shared_goal_group(general: bool) -> None:
+    # bench_http --batch-size 500 cycled through 30 short rows: each goal came 17 times
+    # from one start, went to a field search, and the batch ran 5x slower a query.
+    rng = np.random.default_rng(3)
+    grid = random_grid(rng, 30, 30, 0.2, None)
+    cells = walkable_cells(grid)
+    goal, other = cells[0], cells[-1]
+    repeated = [PathQuery(cells[5], goal)] * 12  # one start: no group
+    seven = [PathQuery(cells[10 + i % 7], other) for i in range(14)]  # 7 starts: no group
+    eight = [PathQuery(cells[30 + i % 8], other, diagonal="always") for i in range(16)]
+    # A goal set takes the batch off the lean path: groups are then chosen there.
+    extra = [PathQuery(cells[3], None, goals=[goal, other])] if general else []
+    results = find_paths(grid, [*repeated, *seven, *eight, *extra], shared_goal_queries=8)
+    used = [r.algorithm_used for r in results if isinstance(r, PathResult)]
+    assert used[:26] == ["jps"] * 12 + ["jps"] * 14
+    assert used[26:42] == ["field"] * 16
+    alone = find_paths(grid, [*repeated, *seven, *eight])
+    for a, b in zip(results, alone, strict=False):
+        assert isinstance(a, PathResult)
+        assert isinstance(b, PathResult)
+        assert a.cost == pytest.approx(b.cost, rel=1e-12)
+
+
 @pytest.mark.parametrize("policy", ["never", "no_corner_cutting", "one_obstacle", "always"])
 @pytest.mark.parametrize("seed", range(4))
 def test_a_unit_group_far_from_its_goal_gets_exact_costs(policy: str, seed: int) -> None:

@@ -239,12 +239,24 @@ def test_one_row_of_a_batch_is_its_result() -> None:
 def test_goals_are_shared_when_enough_rows_name_one() -> None:
     rows = np.array([(0, 0, 5, 5), (1, 0, 5, 6), (2, 0, 5, 5), (3, 0, 6, 5), (4, 0, 5, 5)])
     shared = search_module._goals_shared
-    assert [shared(rows[:, 2:4], least) for least in (0, 1, 2, 3, 4, 6)] == [
+    assert [shared(rows[:, 2:4], rows[:, :2], least) for least in (0, 1, 2, 3, 4, 6)] == [
         False, True, True, True, False, False]  # fmt: skip
     by_plan = np.array([(0, 5, 5), (1, 5, 5), (0, 5, 5)])  # a goal shared within plan 0 only
-    assert (shared(by_plan, 2), shared(by_plan, 3)) == (True, False)
+    starts = np.array([(0, 0), (1, 0), (2, 0)])
+    assert (shared(by_plan, starts, 2), shared(by_plan, starts, 3)) == (True, False)
     far = np.array([(1, 0), (0, 2**32)])  # one column past 2**21 apart: not shared
-    assert not shared(far, 2)
+    assert not shared(far, starts[:2], 2)
+
+
+def test_regression_repeats_of_one_query_do_not_make_a_shared_goal() -> None:
+    # A batch cycling through 30 short scenario rows (bench_http --batch-size 500) sent
+    # each goal 17 times from one start: every goal went to a field search, and the
+    # batch left the one-call lean path, 5x slower a query.
+    goals = np.array([(5, 5)] * 6 + [(9, 9)] * 3)
+    starts = np.array([(0, 0), (0, 0), (1, 0), (0, 0), (1, 0), (2, 0), (3, 3), (4, 3), (5, 3)])
+    shared = search_module._goals_shared
+    assert [shared(goals, starts, least) for least in (2, 3, 4)] == [True, True, False]
+    assert not shared(goals[:6], np.zeros((6, 2), np.int64), 2)
 
 
 # -- find_paths_between_within: bounded work, for the event loop --------------------------
