@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         return _empty(grid_handle.table, 0, 1, 0, kernel_handle.table)
 
     find_paths(grid, short)  # the plan remembered
-    planned = _lean_batch(grid, short, 0)
+    planned = _lean_batch(grid, short)
     if planned is None:
         raise RuntimeError("the shortest rows have no lean plan")
     leans, table = planned

@@ -218,7 +218,7 @@ def run_between(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
 def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
     """Mean us per row of one ``search_many`` call over every row, the engine's
     remembered plans and this thread's buffers (grown by a first, untimed call)."""
-    planned = _lean_batch(grid, [PathQuery(row.start, row.goal) for row in rows], 0)
+    planned = _lean_batch(grid, [PathQuery(row.start, row.goal) for row in rows])
     if planned is None:
         raise RuntimeError(f"{len(rows)} rows: no lean plan (run find_path first)")
     leans, table = planned

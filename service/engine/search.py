@@ -415,9 +415,9 @@ def find_paths(
 def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | None,
                 shared_goal_queries: int, max_goals: int
                 ) -> list[PathResult | EngineError]:  # fmt: skip
-    lean = _lean_batch(grid, queries, shared_goal_queries)
+    lean = _lean_batch(grid, queries)
     if lean is not None:
-        return _answer_lean(grid, queries, *lean, scratch)
+        return _answer_lean(grid, queries, *lean, scratch, shared_goal_queries)
     plans = grid.plans
     checked: list[_Checked] = []
     answers: list[PathResult | EngineError | None] = []
@@ -445,10 +445,18 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
     else:
         results = _answer_per_size(checked, scratch, shared_goal_queries)
     simple = (q for q, a in zip(queries, answers, strict=True) if a is None)
+    remembered: dict[tuple[object, ...], None] = {}
     for query, done in zip(simple, checked, strict=True):
         lean_key = _lean_key(*query[1:])
-        if lean_key is not None:
-            _remember_lean(grid, plans, lean_key, done)
+        if lean_key is None:
+            continue
+        try:  # one plan a key (the map's, not the query's): made once a batch
+            if lean_key in remembered:
+                continue
+            remembered[lean_key] = None
+        except TypeError:  # unhashable: _remember_lean does not keep it either
+            continue
+        _remember_lean(grid, plans, lean_key, done)
     found = iter(results)
     return [next(found) if answer is None else answer for answer in answers]
 
@@ -476,11 +484,13 @@ def find_paths_within(
     """
     if not queries:
         return None
-    lean = _lean_batch(grid, queries, shared_goal_queries)
+    lean = _lean_batch(grid, queries)
     if lean is None:
         return None
     leans, rows = lean
     plans = _plans_of(leans)
+    if _field_groups(grid, plans, rows, shared_goal_queries):
+        return None  # a field search is not bounded by ``expansions``
     own = plans.options[:, OPTION_BUDGET]
     capped = own > expansions  # (plans,): the plans whose budget the bound lowers
     if capped.any():
@@ -531,8 +541,8 @@ def find_paths_between(
     found = _between_lean(grid, rows, options, scratch, shared_goal_queries)
     if found is not None:
         return found
-    # Options not yet seen on this grid (``find_paths`` checks and remembers them), or
-    # a goal shared often enough for a field search: the general way.
+    # Options not yet seen on this grid: the general way (``find_paths`` checks and
+    # remembers them).
     query_of = _row_queries(rows, *options)
     queries = [query_of(row) for row in range(rows.shape[0])]
     answers = find_paths(grid, queries, scratch=scratch, shared_goal_queries=shared_goal_queries)
@@ -576,15 +586,16 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any
                   expansions: int | None = None) -> PathBatch | None:  # fmt: skip
     """``find_paths_between``'s one-kernel route for cell rows (n, 4) under
     ``options`` (its heuristic to algorithm, in order): None when the grid does not
-    know the options, there are no rows, or goals are shared often enough for a field
-    search; with ``expansions``, at most that many a row, and None when a row was cut
-    by that bound rather than by its own budget."""
+    know the options or there are no rows; with ``expansions``, at most that many a
+    row, and None when a row was cut by that bound rather than by its own budget, or
+    goals are shared often enough for a field search (``_field_groups``)."""
     lean = _known_plan(grid, *options)
     if lean is None or not rows.shape[0]:
         return None
-    if _goals_shared(rows[:, 2:4], rows[:, 0:2], shared_goal_queries):
-        return None
     plans = lean.alone
+    rows = _plan_rows(rows)
+    if expansions is not None and _field_groups(grid, plans, rows, shared_goal_queries):
+        return None  # a field search is not bounded by ``expansions``
     own = int(lean.options[OPTION_BUDGET])
     bound = own if expansions is None else expansions
     capped = own > bound
@@ -592,7 +603,8 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any
         budgets = plans.options.copy()
         budgets[0, OPTION_BUDGET] = max(bound, 0)
         plans = plans._replace(options=budgets)
-    found = _search_lean(grid, plans, _plan_rows(rows), scratch, _row_queries(rows, *options))
+    least = shared_goal_queries if expansions is None else 0  # (else no groups: above)
+    found = _search_lean(grid, plans, rows, scratch, _row_queries(rows[:, 1:], *options), least)
     if capped and bool(np.any(found.status == STATUS_PARTIAL)):
         return None  # a row wanted more than ``expansions``
     return found
@@ -746,12 +758,11 @@ def _offsets(pieces: list[npt.NDArray[np.int32]], count: int, errors: dict[int, 
     return np.concatenate(([0], np.cumsum(sizes)))
 
 
-def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
+def _lean_batch(grid: GridMap, queries: Sequence[PathQuery]
                 ) -> tuple[list[_Lean], npt.NDArray[np.int64]] | None:  # fmt: skip
     """The plans and ``search_many`` rows of a batch whose every query goes from one
     cell to another with options already known valid on this grid (see ``_Lean``);
-    None when one does not, or when queries may share a goal often enough for a
-    field search (``least``): the full path then answers."""
+    None when one does not: the full path then answers."""
     plans = grid.plans
     leans: list[_Lean] = []
     slots: dict[int, int] = {}
@@ -786,35 +797,94 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery], least: int
         table = np.array(rows, np.int64).reshape(-1, 5)
     except OverflowError:  # a coordinate too big for the kernel: off the map, surely
         return None
-    if _goals_shared(table[:, [0, 3, 4]], table[:, 1:3], least):  # a goal and its plan
-        return None
     return leans, table
 
 
 def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean],
-                 rows: npt.NDArray[np.int64], scratch: Scratch | None
+                 rows: npt.NDArray[np.int64], scratch: Scratch | None, least: int
                  ) -> list[PathResult | EngineError]:  # fmt: skip
     """``find_paths`` of a batch ``_lean_batch`` accepted (see ``_search_lean``)."""
     if not queries:
         return []
-    return _search_lean(grid, _plans_of(leans), rows, scratch, queries.__getitem__).results()
+    return _search_lean(grid, _plans_of(leans), rows, scratch, queries.__getitem__,
+                        least).results()  # fmt: skip
 
 
 def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
-                 scratch: Scratch | None, query_of: Callable[[int], PathQuery]
-                 ) -> PathBatch:  # fmt: skip
+                 scratch: Scratch | None, query_of: Callable[[int], PathQuery],
+                 least: int = 0) -> PathBatch:  # fmt: skip
     """Answer ``rows`` (n, 5) int64 (plan index in ``plans``, start x, start y, goal x,
     goal y) in one ``search_many`` call (more when the path buffers must grow), column
     by column; a refused row's error is the full check's of ``query_of(row)``. ``rows``
-    is the caller's to give away: the batch's ``goals`` and ``plan`` view it."""
+    is the caller's to give away: the batch's ``goals`` and ``plan`` view it.
+
+    ``least`` (0: never): optimal rows from at least this many distinct starts to one
+    goal under one policy are answered from one field search instead (``_field_groups``),
+    as ``find_paths`` answers them, the rest still in one ``search_many`` call."""
     count = rows.shape[0]
+    groups = _field_groups(grid, plans, rows, least)
+    order = None
+    if groups:  # the groups' rows first, then the others: each part's paths in one run
+        fielded = np.concatenate([group.rows for group in groups])
+        others = np.ones(count, np.bool_)
+        others[fielded] = False
+        order = np.concatenate([fielded, np.flatnonzero(others)])
+        rows = rows[order]
     if plans.jps:
         grid.prepare_jumps()
     scratch = scratch_for(grid.padded.size, scratch)
-    scratch.for_queries(count)
-    held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
-    first_generation = scratch.take_generations(count)
+    arrays, _ = scratch.for_queries(count)
+    field_plans: dict[int, int] = {}
     done = 0
+    for group in groups:
+        end = done + group.rows.shape[0]
+        arrays.source[done:end] = group.starts
+        settled = _answer_group(grid, scratch, done, end, np.array([group.goal], np.int64),
+                                group.diagonal)  # fmt: skip
+        arrays.expanded[done:end] = settled
+        arrays.reopened[done:end] = 0
+        field_plans.setdefault(group.diagonal, len(plans.used) + len(field_plans))
+        done = end
+    refused_rows = _search_rows(grid, plans, rows, scratch, done) if done < count else 0
+    arrays, paths = scratch.queries, scratch.paths
+    status = arrays.status[:count].astype(np.int8)
+    refused: list[int] = []
+    if refused_rows:
+        refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
+        status[refused] = REFUSED_ROW
+    take_path_cells(int(paths.offsets[count]))
+    found = PathBatch(
+        goals=rows[:, 3:5],
+        status=status,
+        cost=arrays.cost[:count].copy(),  # NaN where no path, or refused: the kernel's
+        length=arrays.length[:count].copy(),
+        expanded=arrays.expanded[:count].copy(),
+        reopened=arrays.reopened[:count].copy(),
+        plan=rows[:, 0],
+        plans=plans.used,
+        cells=paths.cells[: paths.offsets[count]].copy(),
+        offsets=paths.offsets[: count + 1].copy(),
+        waypoints=paths.turns[: paths.turn_offsets[count]].copy(),
+        waypoint_offsets=paths.turn_offsets[: count + 1].copy(),
+        errors={},
+        grid=grid,
+    )
+    if order is not None:
+        found = _fielded(found, groups, field_plans, order)
+        refused = order[refused].tolist()
+    found.errors = {row: _refusal(grid, query_of(row)) for row in refused}
+    return found
+
+
+def _search_rows(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64], scratch: Scratch,
+                 first: int) -> int:  # fmt: skip
+    """Answer ``rows[first:]`` into ``scratch``'s query arrays and path buffers (the rows
+    before answered) through ``search_many``, once more each time the buffers must
+    grow; return how many of them it refused."""
+    count = rows.shape[0]
+    held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
+    first_generation = scratch.take_generations(count - first) - first
+    done = first
     refused_rows = -1
     while True:
         kernel = scratch.kernel_handle(records=plans.records, clusters=plans.clusters)
@@ -824,34 +894,104 @@ def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
         if refused_rows < 0:  # the first call checks every row; a later one, fewer
             refused_rows = refused_here
         if done == count:
-            break
+            return refused_rows
         first_generation = _grow_paths(scratch, done, count)
-    arrays, paths = scratch.queries, scratch.paths
-    status = arrays.status[:count].astype(np.int8)
-    refused: list[int] = []
-    if refused_rows:
-        refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
-        status[refused] = REFUSED_ROW
-    cost = arrays.cost[:count].copy()  # NaN where no path, or refused: the kernel's
-    take_path_cells(int(paths.offsets[count]))
-    offsets = paths.offsets[: count + 1].copy()
-    turn_offsets = paths.turn_offsets[: count + 1].copy()
+
+
+class _FieldGroup(NamedTuple):
+    """Rows of a lean batch answered from one field search (``_field_groups``)."""
+
+    rows: npt.NDArray[np.int64]  # the rows, ascending
+    starts: npt.NDArray[np.int64]  # their padded starts
+    goal: int  # the padded goal
+    diagonal: int  # the policy's code
+
+
+def _field_groups(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64], least: int
+                  ) -> list[_FieldGroup]:  # fmt: skip
+    """The rows of ``rows`` (as for ``_search_lean``) that ``find_paths`` would answer
+    from field searches, by goal and policy: those of a goal on the map whose start is
+    on the map and open, under a plan with optimal answers (weight 1, an admissible
+    heuristic, a budget no search of this map runs out of), when they come from at
+    least ``least`` (0: never) distinct starts (``_shared_goals``, its groups for the
+    same queries)."""
+    if least <= 0 or rows.shape[0] < least:
+        return []
+    policy = np.array([used.diagonal_code for used in plans.used], np.int64)[rows[:, 0]]
+    if not _goals_shared(np.column_stack((policy, rows[:, 3:5])), rows[:, 1:3], least):
+        return []  # (the common case, answered at the cost of one sort)
+    optimal = np.array([
+        plans.weights[i] == 1.0 and plans.options[i, OPTION_BUDGET] >= grid.walkable_cells
+        and used.heuristic_used in ADMISSIBLE[_POLICY_NAMES[used.diagonal_code]]
+        for i, used in enumerate(plans.used)
+    ])  # fmt: skip
+    starts = _open_cells(grid, rows[:, 1], rows[:, 2])
+    goals = _open_cells(grid, rows[:, 3], rows[:, 4])
+    candidates = np.flatnonzero(optimal[rows[:, 0]] & (starts >= 0) & (goals >= 0))
+    keys = goals[candidates] * 4 + policy[candidates]  # a goal and its policy (0 to 3)
+    ranked = np.lexsort((starts[candidates], keys))
+    ranked_keys, ranked_starts = keys[ranked], starts[candidates][ranked]
+    distinct = np.ones(ranked.shape[0], np.bool_)
+    distinct[1:] = (ranked_keys[1:] != ranked_keys[:-1]) | (ranked_starts[1:] != ranked_starts[:-1])
+    values, counts = np.unique(ranked_keys[distinct], return_counts=True)
+    groups = []
+    for key in values[counts >= least].tolist():
+        members = candidates[keys == key]
+        groups.append(_FieldGroup(members, starts[members], key >> 2, key & 3))
+    return groups
+
+
+def _open_cells(grid: GridMap, xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64]
+                ) -> npt.NDArray[np.int64]:  # fmt: skip
+    """The padded cells of ``(xs, ys)``; -1 where one is off the map or blocked."""
+    inside = (xs >= 0) & (xs < grid.width) & (ys >= 0) & (ys < grid.height)
+    cells = (np.where(inside, ys, 0) + 1) * grid.padded_width + np.where(inside, xs, 0) + 1
+    return np.where(inside & (grid.padded[cells] > 0), cells, -1)
+
+
+def _fielded(found: PathBatch, groups: list[_FieldGroup], field_plans: dict[int, int],
+             order: npt.NDArray[np.int64]) -> PathBatch:  # fmt: skip
+    """``found``, answered in ``order`` (row ``i`` of it answers row ``order[i]``, the
+    ``groups``' rows first), back in the rows' order, the groups' rows under a field
+    plan of their policy (``field_plans``: its index in the plans)."""
+    where = np.empty_like(order)
+    where[order] = np.arange(order.shape[0])
+    plan = found.plan.copy()
+    done = 0
+    for group in groups:
+        plan[done : done + group.rows.shape[0]] = field_plans[group.diagonal]
+        done += group.rows.shape[0]
+    fields = tuple(BatchPlan("zero", "field", diagonal) for diagonal in field_plans)
+    cells, offsets = _reordered(found.cells, found.offsets, where)
+    waypoints, waypoint_offsets = _reordered(found.waypoints, found.waypoint_offsets, where)
     return PathBatch(
-        goals=rows[:, 3:5],
-        status=status,
-        cost=cost,
-        length=arrays.length[:count].copy(),
-        expanded=arrays.expanded[:count].copy(),
-        reopened=arrays.reopened[:count].copy(),
-        plan=rows[:, 0],
-        plans=plans.used,
-        cells=paths.cells[: offsets[count]].copy(),
+        goals=found.goals[where],
+        status=found.status[where],
+        cost=found.cost[where],
+        length=found.length[where],
+        expanded=found.expanded[where],
+        reopened=found.reopened[where],
+        plan=plan[where],
+        plans=found.plans + fields,
+        cells=cells,
         offsets=offsets,
-        waypoints=paths.turns[: turn_offsets[count]].copy(),
-        waypoint_offsets=turn_offsets,
-        errors={row: _refusal(grid, query_of(row)) for row in refused},
-        grid=grid,
+        waypoints=waypoints,
+        waypoint_offsets=waypoint_offsets,
+        errors={},
+        grid=found.grid,
     )
+
+
+def _reordered(pieces: npt.NDArray[np.int32], offsets: npt.NDArray[np.int64],
+               where: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32],
+                                                      npt.NDArray[np.int64]]:  # fmt: skip
+    """Pieces laid out by ``offsets`` (piece ``i``: ``pieces[offsets[i]:offsets[i + 1]]``),
+    laid out again so that piece ``j`` is the old piece ``where[j]``."""
+    sizes = np.diff(offsets)[where]
+    moved = np.zeros(where.shape[0] + 1, np.int64)
+    np.cumsum(sizes, out=moved[1:])
+    taken = np.repeat(offsets[where] - moved[:-1], sizes) + np.arange(moved[-1])
+    return pieces[taken], moved
 
 
 def _refusal(grid: GridMap, query: PathQuery) -> EngineError:
@@ -1014,20 +1154,39 @@ def _no_path(grid: GridMap, query: _Checked) -> PathResult:
 def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
                   ) -> list[PathResult]:  # fmt: skip
     """Answers of queries sharing one goal and policy, from one search outward from
-    the goal, headed for the starts' bounding box and stopped once every start on the
-    goal's island is settled (``kernels.fields.settle_starts``)."""
+    the goal (``_answer_group``)."""
     count = len(group)
     scratch = scratch_for(grid.padded.size, scratch)
-    arrays, paths = scratch.for_queries(count)
-    sources = arrays.source[:count]
-    sources[:] = [query.source for query in group]
+    arrays, _ = scratch.for_queries(count)
+    arrays.source[:count] = [query.source for query in group]
     first = group[0]
     goal = (np.array([first.target], np.int64) if first.goal_set is None
             else member_cells(grid, first.goal_set))  # fmt: skip
+    settled = _answer_group(grid, scratch, 0, count, goal, first.diagonal)
+    arrays, paths = scratch.queries, scratch.paths
+    return _results(grid, group, arrays, paths, expanded=[settled] * count,
+                    reopened=[0] * count, algorithm="field")  # fmt: skip
+
+
+def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
+                  goal: npt.NDArray[np.int64], diagonal: int) -> int:  # fmt: skip
+    """Answer queries ``first`` to ``end`` of ``scratch``'s query arrays (their padded
+    starts in ``source``, the queries before them answered), which share the padded
+    ``goal`` cells and the ``diagonal`` policy, from one search outward from the goal,
+    headed for the starts' bounding box and stopped once every start on the goal's
+    island is settled (``kernels.fields.settle_starts``); their paths follow those
+    before them in the path buffers. Returns the cells the search settled."""
+    arrays, _ = scratch.queries, scratch.paths
+    sources = arrays.source
     # A start off the goals' islands has no path; searching for it would flood them.
-    labels = grid.island_tables.labels[1 if first.diagonal == DIAGONAL_ALWAYS else 0]
-    reachable = np.isin(labels[sources], labels[goal])
-    starts = sources[reachable]
+    labels = grid.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
+    island = labels[goal]
+    # (One goal: one comparison; isin's own checks cost more than a short path's search.)
+    ours = labels[sources[first:end]]
+    on_island = ours == island[0] if island.size == 1 else np.isin(ours, island)
+    reachable = np.zeros(end, np.bool_)
+    reachable[first:] = on_island
+    starts = sources[first:end][on_island]
     width = grid.padded_width
     settled = 0
     if starts.size:
@@ -1035,22 +1194,21 @@ def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
         want[starts] = True
         xs, ys = starts % width, starts // width
         box = np.array([xs.min(), ys.min(), xs.max(), ys.max()], np.int64)
-        heuristic = HEURISTIC_MANHATTAN if first.diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
-        settled = settle_starts(grid.padded, width, first.diagonal, goal, want,
+        heuristic = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
+        settled = settle_starts(grid.padded, width, diagonal, goal, want,
                                 int(np.count_nonzero(want)), box, heuristic, grid.min_cost,
                                 scratch.take_generations(1), scratch.stamp, scratch.g,
                                 scratch.parent, scratch.heap)  # fmt: skip
     outputs = (arrays.status, arrays.cost, arrays.length)
-    done = 0
+    done = first
     while True:
+        paths = scratch.paths
         done = write_chain_paths(grid.padded, width, scratch.parent, sources, reachable, done,
-                                 count, outputs, paths.arrays)  # fmt: skip
-        if done == count:
-            break
+                                 end, outputs, paths.arrays)  # fmt: skip
+        if done == end:
+            return int(settled)
         paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
                          needed=int(paths.offsets[done + 1]))  # fmt: skip
-    return _results(grid, group, arrays, paths, expanded=[int(settled)] * count,
-                    reopened=[0] * count, algorithm="field")  # fmt: skip
 
 
 class _Options(NamedTuple):

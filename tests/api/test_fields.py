@@ -158,3 +158,33 @@ def test_a_batch_sharing_a_goal_is_answered_from_one_field_with_the_same_costs(
         assert a["status"] == b["status"] == "found"
         assert a["cost"] == pytest.approx(b["cost"], rel=1e-12)
         assert a["revision"] == 0
+
+
+def test_a_shared_goal_batch_gets_the_same_answer_once_its_plans_are_known(
+    make_client: ClientFactory,
+) -> None:
+    # The first batch is checked query by query (the general path) and remembers the
+    # plans; the same batch then runs lean, field searches and all, and must answer
+    # alike, both ways a batch is read.
+    client = make_client(shared_goal_queries=3)
+    map_id = upload(client)
+    starts = [[0, 0], [1, 3], [3, 1], [0, 2], [1, 3]]
+    queries = [{"start": s, "goal": [8, 0]} for s in starts] + [
+        {"start": [0, 0], "goal": [2, 2]},
+        {"start": [9, 9], "goal": [8, 0]},  # off the map: an error in its slot
+    ]
+    # Starts and goals only: one array of cells (``run_cells``); one option more on the
+    # loose query: item by item (``run_batch``).
+    items = [*queries[:5], {**queries[5], "max_expansions": 10_000}, queries[6]]
+    bodies = [{"queries": queries}, {"queries": items}]
+    for body in bodies:
+        first, again = (client.post(f"/v1/maps/{map_id}/paths", json=body).json() for _ in "12")
+        for answers in (first, again):
+            answers.pop("elapsed_us", None)
+            for result in answers["results"]:
+                result.pop("elapsed_us", None)
+        assert again == first
+        used = [r.get("algorithm_used") for r in first["results"]]
+        assert used[:5] == ["field"] * 5
+        assert used[5] != "field"
+        assert first["results"][6]["code"] == "InvalidValue"

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import threading
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from service.engine import (
     build_landmarks,
     find_path,
     find_paths,
+    find_paths_between,
     find_paths_within,
 )
 from service.engine import search as search_module
@@ -349,6 +351,101 @@ def test_regression_repeats_of_one_query_do_not_make_a_shared_goal_group(general
         assert isinstance(a, PathResult)
         assert isinstance(b, PathResult)
         assert a.cost == pytest.approx(b.cost, rel=1e-12)
+
+
+def _same_answer(a: PathResult | EngineError, b: PathResult | EngineError) -> None:
+    """Byte for byte the same answer (or the same error)."""
+    if not isinstance(b, PathResult):
+        assert type(a) is type(b)
+        assert str(a) == str(b)
+        return
+    assert isinstance(a, PathResult)
+    assert (a.status, a.cost, a.length, a.expanded, a.reopened, a.heuristic_used,
+            a.algorithm_used, a.reached, a.partial_reason) == (
+            b.status, b.cost, b.length, b.expanded, b.reopened, b.heuristic_used,
+            b.algorithm_used, b.reached, b.partial_reason)  # fmt: skip
+    assert a.cells.tolist() == b.cells.tolist()
+    assert a.waypoints.tolist() == b.waypoints.tolist()
+
+
+def _shared_goal_mix(grid: GridMap, rng: np.random.Generator) -> list[PathQuery]:
+    """Queries with every case a shared-goal batch meets: two groups under two policies,
+    one group split over two plans of one policy, repeats, a blocked and an off-map
+    start in a group, a group's goal under a non-optimal plan, and loose queries."""
+    cells = walkable_cells(grid)
+    pick = [cells[int(i)] for i in rng.permutation(len(cells))]
+    goal, other, third = pick[0], pick[1], pick[2]
+    blocked = next((x, y) for y in range(grid.height) for x in range(grid.width)
+                   if grid.costs[y, x] <= 0)  # fmt: skip
+    queries = [PathQuery(pick[3 + i % 9], goal) for i in range(14)]  # 9 starts
+    queries += [PathQuery(pick[20 + i], other, diagonal="always") for i in range(8)]
+    queries += [PathQuery(pick[30 + i], third, tie_break=i % 2 == 0) for i in range(8)]
+    queries += [
+        PathQuery(blocked, goal),
+        PathQuery((grid.width, 0), goal),
+        PathQuery(pick[40], goal, weight=2.0),
+        PathQuery(pick[41], goal, max_expansions=3),
+    ]
+    queries += [PathQuery(pick[50 + i], pick[60 + i]) for i in range(6)]
+    order = rng.permutation(len(queries))
+    return [queries[int(i)] for i in order]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_lean_batch_answers_shared_goals_as_the_first_batch_did(seed: int) -> None:
+    # The first batch on a map checks every query (the general path) and remembers
+    # their plans; the next runs lean, its shared goals' field searches included.
+    rng = np.random.default_rng(500 + seed)
+    grid = random_grid(rng, 36, 28, 0.25, (1, 5) if seed % 3 == 2 else None)
+    queries = _shared_goal_mix(grid, rng)
+    first = find_paths(grid, queries, shared_goal_queries=8)
+    if search_module._lean_batch(grid, queries) is None:  # it built tables: no plan kept
+        first = find_paths(grid, queries, shared_goal_queries=8)
+    assert search_module._lean_batch(grid, queries) is not None  # the next one runs lean
+    again = find_paths(grid, queries, shared_goal_queries=8)
+    used = Counter(r.algorithm_used for r in again if isinstance(r, PathResult))
+    assert used["field"] >= 9 + 8 + 8 - 1  # (the blocked start is an error)
+    for a, b in zip(again, first, strict=True):
+        _same_answer(a, b)
+    alone = find_paths(grid, queries)
+    for a, b in zip(again, alone, strict=True):
+        if isinstance(b, PathResult):
+            assert isinstance(a, PathResult)
+            assert a.status == b.status
+            assert a.cost == pytest.approx(b.cost, rel=1e-12)
+        else:
+            assert str(a) == str(b)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_find_paths_between_answers_shared_goals_as_find_paths_does(seed: int) -> None:
+    rng = np.random.default_rng(600 + seed)
+    grid = random_grid(rng, 30, 30, 0.3, None)
+    cells = walkable_cells(grid)
+    pick = [cells[int(i)] for i in rng.permutation(len(cells))]
+    rows = np.array([(*pick[i % 12 + 2], *pick[i % 2]) for i in range(40)]
+                    + [(0, -1, *pick[0]), (*pick[30], *pick[31])], np.int64)  # fmt: skip
+    queries = [PathQuery((int(r[0]), int(r[1])), (int(r[2]), int(r[3]))) for r in rows]
+    general = find_paths(grid, queries, shared_goal_queries=6)  # remembers the plan
+    batch = find_paths_between(grid, rows, shared_goal_queries=6)
+    assert {p.algorithm_used for p in batch.plans} == {"jps", "field"}
+    for a, b in zip(batch.results(), general, strict=True):
+        _same_answer(a, b)
+
+
+def test_shared_goals_in_a_lean_batch_grow_the_path_buffers() -> None:
+    grid, goal, _ = serpentine(65)  # 1,089-cell paths: 16 fill the initial buffers
+    starts = [(0, 2 * i) for i in range(12)]  # 12 distinct starts, long paths
+    queries = [PathQuery(start, goal) for start in starts] * 2 + [PathQuery((0, 0), (64, 0))]
+    first = find_paths(grid, queries, shared_goal_queries=8)
+    scratch = Scratch(grid.padded.size)
+    again = find_paths(grid, queries, shared_goal_queries=8, scratch=scratch)
+    assert scratch.paths.cells.shape[0] > INITIAL_PATH_CELLS
+    used = [r.algorithm_used for r in again if isinstance(r, PathResult)]
+    assert used[:24] == ["field"] * 24
+    assert used[24] != "field"
+    for a, b in zip(again, first, strict=True):
+        _same_answer(a, b)
 
 
 @pytest.mark.parametrize("policy", ["never", "no_corner_cutting", "one_obstacle", "always"])
