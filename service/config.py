@@ -324,7 +324,18 @@ class Settings(BaseSettings):
             "A batch answers its optimal queries (weight 1, an admissible heuristic, a "
             "budget of at least the map's walkable cells) that share a goal and policy "
             "from one search outward from the goal when they come from at least this many "
-            "distinct starts; 0: never."
+            "distinct starts; 0: never (GRIDPATH_SHARED_GOAL_JPS_QUERIES included)."
+        ),
+    )
+    # One JPS search a query beats the shared search until some 300 distinct starts on
+    # the DAO maps (bench_fields: 0.1x-0.7x at 50 queries, 0.4x-4.4x at 500).
+    shared_goal_jps_queries: int = Field(
+        default=300,
+        ge=0,
+        description=(
+            "GRIDPATH_SHARED_GOAL_QUERIES for a goal every query to which JPS answers "
+            "(uniform-cost maps, no_corner_cutting): one JPS search each costs less than "
+            "the shared search until the group is this large; 0: never."
         ),
     )
 

@@ -362,14 +362,16 @@ def run(grid: GridMap, query: Query, *, max_goals: int) -> dict[str, Any]:
 
 
 def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: int,
-              shared_goal_queries: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+              shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None
+              ) -> list[dict[str, Any]]:  # fmt: skip
     """Answer every query in order, all searches in one engine call; a failing query
     yields its error body in its slot. ``elapsed_us`` is the batch's mean per query.
-    ``shared_goal_queries``: see ``find_paths``."""
+    ``shared_goal_queries``, ``shared_goal_jps_queries``: see ``find_paths``."""
     queries = [item for item in items if isinstance(item, Query)]
     began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
     outcomes = iter(find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
+                               shared_goal_jps_queries=shared_goal_jps_queries,
                                max_goals=max_goals))  # fmt: skip
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
     return [_answer_or_error(next(outcomes), item, each) if isinstance(item, Query) else item
@@ -377,7 +379,8 @@ def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: 
 
 
 def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expansions: int,
-                     max_cells: int, shared_goal_queries: int = 0
+                     max_cells: int, shared_goal_queries: int = 0,
+                     shared_goal_jps_queries: int | None = None
                      ) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_batch`` at most ``expansions`` a query, building nothing (for the event
     loop: see ``find_paths_within``); None when it cannot answer so, when its paths
@@ -392,7 +395,8 @@ def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expa
     began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
     found = find_paths_within(grid, specs, expansions=expansions,
-                              shared_goal_queries=shared_goal_queries)  # fmt: skip
+                              shared_goal_queries=shared_goal_queries,
+                              shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
     if found is None or found.offsets[-1] > max_cells:
         return None
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
@@ -400,34 +404,39 @@ def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expa
     return [next(answers) if isinstance(item, Query) else item for item in items]
 
 
-def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0
-              ) -> list[dict[str, Any]]:  # fmt: skip
+def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0,
+              shared_goal_jps_queries: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """``run_batch`` of a ``cell_batch``: one engine call, answers built from its
     columns (the same JSON as ``answer``'s, tested)."""
     began = time.perf_counter_ns()
-    found = find_paths_between(grid, batch.cells, **_cell_options(batch, shared_goal_queries))
+    options = _cell_options(batch, shared_goal_queries, shared_goal_jps_queries)
+    found = find_paths_between(grid, batch.cells, **options)
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
 
 
 def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int, max_cells: int,
-                     shared_goal_queries: int = 0) -> list[dict[str, Any]] | None:  # fmt: skip
+                     shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None
+                     ) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_cells`` at most ``expansions`` a query, building nothing (for the event
     loop: see ``find_paths_between_within``); None when it cannot answer so, or when
     its paths hold more than ``max_cells`` together."""
     began = time.perf_counter_ns()
     found = find_paths_between_within(grid, batch.cells, expansions=expansions,
-                                      **_cell_options(batch, shared_goal_queries))  # fmt: skip
+                                      **_cell_options(batch, shared_goal_queries,
+                                                      shared_goal_jps_queries))  # fmt: skip
     if found is None or found.offsets[-1] > max_cells:
         return None
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
 
 
-def _cell_options(batch: CellBatch, shared_goal_queries: int) -> dict[str, Any]:
+def _cell_options(batch: CellBatch, shared_goal_queries: int,
+                  shared_goal_jps_queries: int | None) -> dict[str, Any]:  # fmt: skip
     """The engine's keyword arguments for a ``cell_batch``'s options."""
     spec = batch.query.spec
     return {"heuristic": spec.heuristic, "diagonal": spec.diagonal, "weight": spec.weight,
             "max_expansions": spec.max_expansions, "tie_break": spec.tie_break,
-            "algorithm": spec.algorithm, "shared_goal_queries": shared_goal_queries}  # fmt: skip
+            "algorithm": spec.algorithm, "shared_goal_queries": shared_goal_queries,
+            "shared_goal_jps_queries": shared_goal_jps_queries}  # fmt: skip
 
 
 def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:

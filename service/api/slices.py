@@ -55,12 +55,14 @@ class SlicedBatch:
 
     def __init__(self, grid: GridMap, cells: CellBatch | None, items: list[Query | Answer],
                  *, pin: ExitStack, shared_goal_queries: int, max_goals: int,
+                 shared_goal_jps_queries: int | None = None,
                  query_ns: int = 0) -> None:  # fmt: skip
         self.grid = grid
         self._cells = cells
         self._items = items
         self._pin = pin
         self._shared = shared_goal_queries
+        self._shared_jps = shared_goal_jps_queries
         self._max_goals = max_goals
         #: Queries to answer (an item's error body is its answer already).
         self.queries = (sum(isinstance(item, Query) for item in items) if cells is None
@@ -142,7 +144,8 @@ class SlicedBatch:
 
     def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
         if self._order is None:  # only for a batch of more than one chunk
-            self._order = run_order(self._cells, self._items, self._shared)
+            self._order = run_order(self._cells, self._items,
+                                    _fewest(self._shared, self._shared_jps))  # fmt: skip
         return self._order
 
     def _run_whole(self) -> None:
@@ -162,12 +165,23 @@ class SlicedBatch:
         paths counted with those of the chunks before."""
         with path_cell_scope(earlier=self.path_cells):
             if cells is not None:
-                answers = run_cells(self.grid, cells, shared_goal_queries=self._shared)
+                answers = run_cells(self.grid, cells, shared_goal_queries=self._shared,
+                                    shared_goal_jps_queries=self._shared_jps)  # fmt: skip
             else:
                 answers = run_batch(self.grid, items, max_goals=self._max_goals,
-                                    shared_goal_queries=self._shared)  # fmt: skip
+                                    shared_goal_queries=self._shared,
+                                    shared_goal_jps_queries=self._shared_jps)  # fmt: skip
             self.path_cells = written_path_cells()
         return answers
+
+
+def _fewest(shared_goal_queries: int, shared_goal_jps_queries: int | None) -> int:
+    """The fewest queries the engine may answer together (``find_paths``): the
+    smaller number that is not 0, or 0 when both are (or the first is)."""
+    if shared_goal_queries <= 0:
+        return 0
+    jps = shared_goal_queries if shared_goal_jps_queries is None else shared_goal_jps_queries
+    return min((n for n in (shared_goal_queries, jps) if n > 0), default=0)
 
 
 def _chunk_end(ends: list[int] | None, wanted: int) -> int:
@@ -181,29 +195,50 @@ def run_order(cells: CellBatch | None, items: list[Query | Answer], shared_goal_
     order, ascending, the last one its length) of the groups a chunk may not split;
     None: any end will do.
 
-    The engine answers the queries of a batch that share a goal together, when there
-    are ``shared_goal_queries`` of them or more: they are put side by side, each goal
-    a group, so that a chunk holds all of a goal's queries or none. A group's key (the
+    The engine answers the queries of a batch that share a goal together when they
+    come from ``shared_goal_queries`` distinct starts or more: such a goal's queries
+    are put side by side, a group, so that a chunk holds all of them or none. The
+    other queries run first, and a chunk may end after any of them: one start asked a
+    thousand times is no group, and makes no chunk of a thousand. A group's key (the
     goal, its policy and agent size) may be finer than the engine's only where a goal
     set is named two ways; the answers' costs are the same then too."""
     if cells is not None:
         count = cells.cells.shape[0]
         if shared_goal_queries <= 0 or count < shared_goal_queries:
             return np.arange(count, dtype=np.int64), None
-        goals = (cells.cells[:, 2] << 32) ^ cells.cells[:, 3]  # one int64 a goal (x, y < 2**31)
-        order = np.argsort(goals, kind="stable")
-        ranked = goals[order]
-        changes = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
-        return order, [*changes.tolist(), count]
+        goals = (cells.cells[:, 2] << 32) ^ cells.cells[:, 3]  # one int64 a cell (x, y < 2**31)
+        starts = (cells.cells[:, 0] << 32) ^ cells.cells[:, 1]
+        return _grouped(goals.tolist(), starts.tolist(), shared_goal_queries)
     queries = [i for i, item in enumerate(items) if isinstance(item, Query)]
     if shared_goal_queries <= 0 or len(queries) < shared_goal_queries:
         return np.array(queries, dtype=np.int64), None
-    keys = {i: _goal_key(items[i]) for i in queries}
-    if max(Counter(keys.values()).values()) < shared_goal_queries:
-        return np.array(queries, dtype=np.int64), None
-    queries.sort(key=keys.__getitem__)  # stable
-    ends = [n for n in range(1, len(queries)) if keys[queries[n]] != keys[queries[n - 1]]]
-    return np.array(queries, dtype=np.int64), [*ends, len(queries)]
+    keys = [_goal_key(items[i]) for i in queries]
+    order, ends = _grouped(keys, [_start_key(items[i]) for i in queries], shared_goal_queries)
+    return np.array(queries, dtype=np.int64)[order], ends
+
+
+def _grouped(goals: list[Any], starts: list[Any], least: int
+             ) -> tuple[npt.NDArray[np.int64], list[int] | None]:  # fmt: skip
+    """``run_order`` of queries to ``goals`` (sortable) from ``starts``, as positions
+    among them."""
+    count = len(goals)
+    starts_of = Counter(goal for goal, _ in set(zip(goals, starts, strict=True)))
+    shared = {goal for goal, distinct in starts_of.items() if distinct >= least}
+    if not shared:
+        return np.arange(count, dtype=np.int64), None
+    free = [i for i in range(count) if goals[i] not in shared]
+    grouped = sorted((i for i in range(count) if goals[i] in shared), key=goals.__getitem__)
+    ends = list(range(1, len(free) + 1))
+    ends += [len(free) + n for n in range(1, len(grouped))
+             if goals[grouped[n]] != goals[grouped[n - 1]]]  # fmt: skip
+    ends.append(count)
+    return np.array(free + grouped, dtype=np.int64), ends
+
+
+def _start_key(item: Query | Answer) -> str:
+    """A query's start, hashable (``repr``: it may be a list)."""
+    assert isinstance(item, Query)
+    return repr(item.spec.start)
 
 
 def _goal_key(item: Query | Answer) -> tuple[str, ...]:

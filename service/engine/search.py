@@ -10,6 +10,7 @@ straight line (optimal). A single query is a batch of one: one code path.
 import contextlib
 import math
 import operator
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -241,7 +242,7 @@ def find_path(
     checked = _check(grid, query, max_goals)
     if trace > 0:
         return _traced(checked, scratch, trace)
-    result = _answer_on(checked.grid, [checked], scratch, 0)[0]
+    result = _answer_on(checked.grid, [checked], scratch, _NO_SHARING)[0]
     if key is not None:
         _remember_lean(grid, plans, key, checked)
     return result
@@ -383,23 +384,60 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
                       "budget" if code == "partial" else None)  # fmt: skip
 
 
+#: A number of queries no batch reaches.
+_NEVER: Final = sys.maxsize
+
+
+class _Sharing(NamedTuple):
+    """From how many distinct starts queries to one goal are answered from one field
+    search (``find_paths``'s ``shared_goal_queries`` and ``shared_goal_jps_queries``;
+    0: never)."""
+
+    astar: int  # when some query to the goal is not JPS's
+    jps: int  # when JPS answers every query to the goal
+
+    @property
+    def fewest(self) -> int:
+        """The smaller number that is not 0; 0 when both are."""
+        return min((n for n in self if n > 0), default=0)
+
+    def needed(self, *, jps: bool) -> int:
+        """The number for a goal whose queries JPS answers (``jps``), or not."""
+        number = self.jps if jps else self.astar
+        return number if number > 0 else _NEVER
+
+
+def _sharing(queries: int, jps_queries: int | None) -> _Sharing:
+    """``find_paths``'s two numbers; ``queries`` 0 turns both off."""
+    if queries <= 0:
+        return _NO_SHARING
+    return _Sharing(queries, queries if jps_queries is None else jps_queries)
+
+
+_NO_SHARING: Final = _Sharing(0, 0)
+
+
 def find_paths(
     grid: GridMap,
     queries: Sequence[PathQuery],
     *,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
+    shared_goal_jps_queries: int | None = None,
     max_goals: int = UNLIMITED,
 ) -> list[PathResult | EngineError]:
     """Answer many queries on one map in one kernel call (one release of the GIL).
 
     ``shared_goal_queries``: when optimal queries (weight 1, an admissible heuristic,
     a budget of at least the map's walkable cells) from at least this many distinct
-    starts share a goal and a policy, they are answered from one search outward from the goal,
-    stopped once it has settled all their starts (``algorithm_used`` ``field``); 0
-    never does; queries sharing a goal set (``goals``, ``goal_region``) likewise.
-    Costs are the same as one search each; among equally cheap paths another may
-    be returned.
+    starts share a goal and a policy, they are answered from one search outward from
+    the goal, stopped once it has settled all their starts (``algorithm_used``
+    ``field``); 0 never does; queries sharing a goal set (``goals``, ``goal_region``)
+    likewise. ``shared_goal_jps_queries`` (None: ``shared_goal_queries``; ignored when
+    that is 0) is that number for a goal every query of which JPS would answer: one
+    JPS search a query costs less than the shared search until the group is a few
+    hundred strong (``loadtests/bench_fields.py``). Costs are the same as one search
+    each; among equally cheap paths another may be returned.
 
     Returns, in order, each query's result, or the error :func:`find_path` would
     have raised for it: one bad query never fails the others.
@@ -409,15 +447,15 @@ def find_paths(
             (``set_path_cell_limit``).
     """
     with path_cell_scope():  # its groups' kernel runs count together
-        return _find_paths(grid, queries, scratch, shared_goal_queries, max_goals)
+        sharing = _sharing(shared_goal_queries, shared_goal_jps_queries)
+        return _find_paths(grid, queries, scratch, sharing, max_goals)
 
 
 def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | None,
-                shared_goal_queries: int, max_goals: int
-                ) -> list[PathResult | EngineError]:  # fmt: skip
+                sharing: _Sharing, max_goals: int) -> list[PathResult | EngineError]:  # fmt: skip
     lean = _lean_batch(grid, queries)
     if lean is not None:
-        return _answer_lean(grid, queries, *lean, scratch, shared_goal_queries)
+        return _answer_lean(grid, queries, *lean, scratch, sharing)
     plans = grid.plans
     checked: list[_Checked] = []
     answers: list[PathResult | EngineError | None] = []
@@ -441,9 +479,9 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
         except EngineError as exc:
             answers.append(exc)
     if all(q.grid is grid for q in checked):  # one agent size: the common case
-        results = _answer_on(grid, checked, scratch, shared_goal_queries)
+        results = _answer_on(grid, checked, scratch, sharing)
     else:
-        results = _answer_per_size(checked, scratch, shared_goal_queries)
+        results = _answer_per_size(checked, scratch, sharing)
     simple = (q for q, a in zip(queries, answers, strict=True) if a is None)
     remembered: dict[tuple[object, ...], None] = {}
     for query, done in zip(simple, checked, strict=True):
@@ -468,6 +506,7 @@ def find_paths_within(
     expansions: int,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
+    shared_goal_jps_queries: int | None = None,
 ) -> PathBatch | None:
     """:func:`find_paths`, for a caller that must bound its work (an event loop): at
     most ``expansions`` a query, and nothing built or remembered; the answers column
@@ -480,7 +519,7 @@ def find_paths_within(
     short by its own ``max_expansions`` is an answer); otherwise None, after one
     search of at most ``expansions`` a query, or none. Also None when there are no
     queries, or goals are shared often enough for :func:`find_paths`'s field search
-    (``shared_goal_queries``).
+    (``shared_goal_queries``, ``shared_goal_jps_queries``).
     """
     if not queries:
         return None
@@ -489,7 +528,7 @@ def find_paths_within(
         return None
     leans, rows = lean
     plans = _plans_of(leans)
-    if _field_groups(grid, plans, rows, shared_goal_queries):
+    if _field_groups(grid, plans, rows, _sharing(shared_goal_queries, shared_goal_jps_queries)):
         return None  # a field search is not bounded by ``expansions``
     own = plans.options[:, OPTION_BUDGET]
     capped = own > expansions  # (plans,): the plans whose budget the bound lowers
@@ -516,6 +555,7 @@ def find_paths_between(
     algorithm: Algorithm | str = DEFAULT_ALGORITHM,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
+    shared_goal_jps_queries: int | None = None,
 ) -> PathBatch:
     """Answer many queries from one cell to another under the same options, column
     by column: a game tick's units, with no object made per answer (see ``PathBatch``).
@@ -525,7 +565,7 @@ def find_paths_between(
         cells: (n, 4) integers: each query's start x, start y, goal x, goal y.
         heuristic, diagonal, weight, max_expansions, tie_break, algorithm: as for
             :func:`find_path`, for every row.
-        scratch, shared_goal_queries: as for :func:`find_paths`.
+        scratch, shared_goal_queries, shared_goal_jps_queries: as for :func:`find_paths`.
 
     Returns:
         Row ``i`` answers ``find_path(grid, (sx, sy), (gx, gy), **options)`` of row
@@ -538,14 +578,16 @@ def find_paths_between(
     """
     rows = _cell_rows(cells)
     options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
-    found = _between_lean(grid, rows, options, scratch, shared_goal_queries)
+    sharing = _sharing(shared_goal_queries, shared_goal_jps_queries)
+    found = _between_lean(grid, rows, options, scratch, sharing)
     if found is not None:
         return found
     # Options not yet seen on this grid: the general way (``find_paths`` checks and
     # remembers them).
     query_of = _row_queries(rows, *options)
     queries = [query_of(row) for row in range(rows.shape[0])]
-    answers = find_paths(grid, queries, scratch=scratch, shared_goal_queries=shared_goal_queries)
+    answers = find_paths(grid, queries, scratch=scratch, shared_goal_queries=sharing.astar,
+                         shared_goal_jps_queries=sharing.jps)  # fmt: skip
     return _batch_of(grid, rows, answers)
 
 
@@ -562,6 +604,7 @@ def find_paths_between_within(
     algorithm: Algorithm | str = DEFAULT_ALGORITHM,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
+    shared_goal_jps_queries: int | None = None,
 ) -> PathBatch | None:
     """:func:`find_paths_between`, for a caller that must bound its work (an event
     loop): at most ``expansions`` a row, and nothing built or remembered.
@@ -571,18 +614,19 @@ def find_paths_between_within(
     ``expansions`` (a row cut short by its own ``max_expansions`` is an answer);
     otherwise None, after one search of at most ``expansions`` a row, or none. Also
     None when goals are shared often enough for ``find_paths_between``'s field search
-    (``shared_goal_queries``), whose paths may differ among equally cheap ones.
+    (``shared_goal_queries``, ``shared_goal_jps_queries``), whose paths may differ
+    among equally cheap ones.
 
     Raises:
         InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
     """
     options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
-    return _between_lean(grid, _cell_rows(cells), options, scratch, shared_goal_queries,
-                         expansions)  # fmt: skip
+    sharing = _sharing(shared_goal_queries, shared_goal_jps_queries)
+    return _between_lean(grid, _cell_rows(cells), options, scratch, sharing, expansions)
 
 
 def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any, ...],
-                  scratch: Scratch | None, shared_goal_queries: int,
+                  scratch: Scratch | None, sharing: _Sharing,
                   expansions: int | None = None) -> PathBatch | None:  # fmt: skip
     """``find_paths_between``'s one-kernel route for cell rows (n, 4) under
     ``options`` (its heuristic to algorithm, in order): None when the grid does not
@@ -594,7 +638,7 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any
         return None
     plans = lean.alone
     rows = _plan_rows(rows)
-    if expansions is not None and _field_groups(grid, plans, rows, shared_goal_queries):
+    if expansions is not None and _field_groups(grid, plans, rows, sharing):
         return None  # a field search is not bounded by ``expansions``
     own = int(lean.options[OPTION_BUDGET])
     bound = own if expansions is None else expansions
@@ -603,8 +647,10 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any
         budgets = plans.options.copy()
         budgets[0, OPTION_BUDGET] = max(bound, 0)
         plans = plans._replace(options=budgets)
-    least = shared_goal_queries if expansions is None else 0  # (else no groups: above)
-    found = _search_lean(grid, plans, rows, scratch, _row_queries(rows[:, 1:], *options), least)
+    if expansions is not None:  # (no groups: above)
+        sharing = _NO_SHARING
+    found = _search_lean(grid, plans, rows, scratch, _row_queries(rows[:, 1:], *options),
+                         sharing)  # fmt: skip
     if capped and bool(np.any(found.status == STATUS_PARTIAL)):
         return None  # a row wanted more than ``expansions``
     return found
@@ -801,28 +847,28 @@ def _lean_batch(grid: GridMap, queries: Sequence[PathQuery]
 
 
 def _answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[_Lean],
-                 rows: npt.NDArray[np.int64], scratch: Scratch | None, least: int
+                 rows: npt.NDArray[np.int64], scratch: Scratch | None, sharing: _Sharing
                  ) -> list[PathResult | EngineError]:  # fmt: skip
     """``find_paths`` of a batch ``_lean_batch`` accepted (see ``_search_lean``)."""
     if not queries:
         return []
     return _search_lean(grid, _plans_of(leans), rows, scratch, queries.__getitem__,
-                        least).results()  # fmt: skip
+                        sharing).results()  # fmt: skip
 
 
 def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
                  scratch: Scratch | None, query_of: Callable[[int], PathQuery],
-                 least: int = 0) -> PathBatch:  # fmt: skip
+                 sharing: _Sharing | None = None) -> PathBatch:  # fmt: skip
     """Answer ``rows`` (n, 5) int64 (plan index in ``plans``, start x, start y, goal x,
     goal y) in one ``search_many`` call (more when the path buffers must grow), column
     by column; a refused row's error is the full check's of ``query_of(row)``. ``rows``
     is the caller's to give away: the batch's ``goals`` and ``plan`` view it.
 
-    ``least`` (0: never): optimal rows from at least this many distinct starts to one
-    goal under one policy are answered from one field search instead (``_field_groups``),
+    ``sharing`` (None: never): optimal rows from enough distinct starts to one goal
+    under one policy are answered from one field search instead (``_field_groups``),
     as ``find_paths`` answers them, the rest still in one ``search_many`` call."""
     count = rows.shape[0]
-    groups = _field_groups(grid, plans, rows, least)
+    groups = _field_groups(grid, plans, rows, sharing or _NO_SHARING)
     order = None
     if groups:  # the groups' rows first, then the others: each part's paths in one run
         fielded = np.concatenate([group.rows for group in groups])
@@ -907,24 +953,28 @@ class _FieldGroup(NamedTuple):
     diagonal: int  # the policy's code
 
 
-def _field_groups(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64], least: int
-                  ) -> list[_FieldGroup]:  # fmt: skip
+def _field_groups(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
+                  sharing: _Sharing) -> list[_FieldGroup]:  # fmt: skip
     """The rows of ``rows`` (as for ``_search_lean``) that ``find_paths`` would answer
     from field searches, by goal and policy: those of a goal on the map whose start is
     on the map and open, under a plan with optimal answers (weight 1, an admissible
-    heuristic, a budget no search of this map runs out of), when they come from at
-    least ``least`` (0: never) distinct starts (``_shared_goals``, its groups for the
-    same queries)."""
-    if least <= 0 or rows.shape[0] < least:
+    heuristic, a budget no search of this map runs out of), when they come from
+    enough distinct starts (``sharing``; ``_shared_goals``, its groups for the same
+    queries)."""
+    if sharing.fewest <= 0 or rows.shape[0] < sharing.fewest:
         return []
-    policy = np.array([used.diagonal_code for used in plans.used], np.int64)[rows[:, 0]]
-    if not _goals_shared(np.column_stack((policy, rows[:, 3:5])), rows[:, 1:3], least):
-        return []  # (the common case, answered at the cost of one sort)
     optimal = np.array([
         plans.weights[i] == 1.0 and plans.options[i, OPTION_BUDGET] >= grid.walkable_cells
         and used.heuristic_used in ADMISSIBLE[_POLICY_NAMES[used.diagonal_code]]
         for i, used in enumerate(plans.used)
     ])  # fmt: skip
+    jps = np.array([used.algorithm_used == "jps" for used in plans.used])
+    least = min((sharing.needed(jps=bool(j)) for j in jps[optimal]), default=_NEVER)
+    if least > rows.shape[0]:
+        return []  # (JPS on a uniform map, below its number: nothing more to look at)
+    policy = np.array([used.diagonal_code for used in plans.used], np.int64)[rows[:, 0]]
+    if not _goals_shared(np.column_stack((policy, rows[:, 3:5])), rows[:, 1:3], least):
+        return []  # (the common case, answered at the cost of one sort)
     starts = _open_cells(grid, rows[:, 1], rows[:, 2])
     goals = _open_cells(grid, rows[:, 3], rows[:, 4])
     candidates = np.flatnonzero(optimal[rows[:, 0]] & (starts >= 0) & (goals >= 0))
@@ -934,10 +984,12 @@ def _field_groups(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64], lea
     distinct = np.ones(ranked.shape[0], np.bool_)
     distinct[1:] = (ranked_keys[1:] != ranked_keys[:-1]) | (ranked_starts[1:] != ranked_starts[:-1])
     values, counts = np.unique(ranked_keys[distinct], return_counts=True)
+    not_jps = set(keys[~jps[rows[candidates, 0]]].tolist())  # goals some other search reaches
     groups = []
-    for key in values[counts >= least].tolist():
-        members = candidates[keys == key]
-        groups.append(_FieldGroup(members, starts[members], key >> 2, key & 3))
+    for key, count in zip(values.tolist(), counts.tolist(), strict=True):
+        if count >= sharing.needed(jps=key not in not_jps):
+            members = candidates[keys == key]
+            groups.append(_FieldGroup(members, starts[members], key >> 2, key & 3))
     return groups
 
 
@@ -1003,7 +1055,7 @@ def _refusal(grid: GridMap, query: PathQuery) -> EngineError:
     raise AssertionError(f"a refused query passed the full check: {query!r}")
 
 
-def _answer_per_size(checked: list[_Checked], scratch: Scratch | None, least: int
+def _answer_per_size(checked: list[_Checked], scratch: Scratch | None, sharing: _Sharing
                      ) -> list[PathResult]:  # fmt: skip
     """Answers of ``checked`` in order, each agent size's queries on its own grid."""
     answered: dict[int, PathResult] = {}
@@ -1012,18 +1064,18 @@ def _answer_per_size(checked: list[_Checked], scratch: Scratch | None, least: in
         by_grid.setdefault(id(query.grid), []).append(i)
     for indices in by_grid.values():
         queries = [checked[i] for i in indices]
-        answered.update(zip(indices, _answer_on(queries[0].grid, queries, scratch, least),
+        answered.update(zip(indices, _answer_on(queries[0].grid, queries, scratch, sharing),
                             strict=True))  # fmt: skip
     return [answered[i] for i in range(len(checked))]
 
 
-def _answer_on(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, least: int
+def _answer_on(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, sharing: _Sharing
                ) -> list[PathResult]:  # fmt: skip
     """Answers of ``checked`` (all on ``grid``) in order: groups sharing a goal from
     one field search each, single goals through ``_search`` (all of them at once when
     nothing else is asked: the common case, kept lean), goal sets one by one through
     ``_search_goal_set``."""
-    groups = _shared_goals(grid, checked, least)
+    groups = _shared_goals(grid, checked, sharing)
     if not groups and all(query.goal_set is None for query in checked):
         return _search(grid, checked, scratch)
     answered: dict[int, PathResult] = {}
@@ -1039,23 +1091,29 @@ def _answer_on(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, 
     return [answered[i] for i in range(len(checked))]
 
 
-def _shared_goals(grid: GridMap, checked: list[_Checked], least: int) -> list[list[int]]:
+def _shared_goals(grid: GridMap, checked: list[_Checked], sharing: _Sharing
+                  ) -> list[list[int]]:  # fmt: skip
     """Indices of ``checked`` grouped by (goal or goal set, policy), for groups of
-    queries from at least ``least`` distinct starts whose answers are optimal paths:
+    queries from enough distinct starts (``sharing``) whose answers are optimal paths:
     weight 1, an admissible heuristic, and a budget no search of this map can run out
     of (and not ``nearest`` to a goal set: those may need another search)."""
-    if least <= 0 or len(checked) < least:
+    if sharing.fewest <= 0 or len(checked) < sharing.fewest:
         return []
     groups: dict[tuple[object, int], list[int]] = {}
+    all_jps: dict[tuple[object, int], bool] = {}
     for i, query in enumerate(checked):
         admissible = ADMISSIBLE[_POLICY_NAMES[query.diagonal]]
         if (query.weight == 1.0 and query.budget >= grid.walkable_cells
                 and query.heuristic_used in admissible
                 and not (query.nearest and query.goal_set is not None)):  # fmt: skip
             goal = query.target if query.goal_set is None else query.goal_set.key
-            groups.setdefault((goal, query.diagonal), []).append(i)
-    return [members for members in groups.values()
-            if len({checked[i].source for i in members}) >= least]  # fmt: skip
+            key = (goal, query.diagonal)
+            groups.setdefault(key, []).append(i)
+            jps = query.goal_set is None and query.algorithm == ALGORITHM_JPS
+            all_jps[key] = all_jps.get(key, True) and jps
+    return [members for key, members in groups.items()
+            if len({checked[i].source for i in members})
+            >= sharing.needed(jps=all_jps[key])]  # fmt: skip
 
 
 def _traced(query: _Checked, scratch: Scratch | None, capacity: int) -> PathResult:

@@ -146,7 +146,7 @@ def test_bad_field_requests_name_the_field_and_the_limit(
 def test_a_batch_sharing_a_goal_is_answered_from_one_field_with_the_same_costs(
     make_client: ClientFactory,
 ) -> None:
-    client = make_client(shared_goal_queries=3)
+    client = make_client(shared_goal_queries=3, shared_goal_jps_queries=3)
     map_id = upload(client)
     starts = [[0, 0], [1, 3], [3, 1], [0, 2]]
     queries = [{"start": s, "goal": [8, 0]} for s in starts]
@@ -166,7 +166,7 @@ def test_a_shared_goal_batch_gets_the_same_answer_once_its_plans_are_known(
     # The first batch is checked query by query (the general path) and remembers the
     # plans; the same batch then runs lean, field searches and all, and must answer
     # alike, both ways a batch is read.
-    client = make_client(shared_goal_queries=3)
+    client = make_client(shared_goal_queries=3, shared_goal_jps_queries=3)
     map_id = upload(client)
     starts = [[0, 0], [1, 3], [3, 1], [0, 2], [1, 3]]
     queries = [{"start": s, "goal": [8, 0]} for s in starts] + [
@@ -188,3 +188,15 @@ def test_a_shared_goal_batch_gets_the_same_answer_once_its_plans_are_known(
         assert used[:5] == ["field"] * 5
         assert used[5] != "field"
         assert first["results"][6]["code"] == "InvalidValue"
+
+
+def test_a_goal_jps_answers_needs_its_own_number_of_starts(make_client: ClientFactory) -> None:
+    # A uniform map: JPS answers the default queries, faster one by one than one shared
+    # search until GRIDPATH_SHARED_GOAL_JPS_QUERIES starts; A* queries group from 3.
+    client = make_client(shared_goal_queries=3)
+    map_id = upload(client)
+    starts = [[0, 0], [1, 3], [3, 1], [0, 2]]
+    for algorithm, used in (("auto", "jps"), ("astar", "field")):
+        queries = [{"start": s, "goal": [8, 0], "algorithm": algorithm} for s in starts]
+        results = client.post(f"/v1/maps/{map_id}/paths", json={"queries": queries}).json()
+        assert [r["algorithm_used"] for r in results["results"]] == [used] * 4

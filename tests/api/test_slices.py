@@ -158,11 +158,12 @@ def test_the_queries_sharing_a_goal_run_in_one_chunk() -> None:
     assert ends is not None
     assert ends[-1] == 60
     assert sorted(order.tolist()) == list(range(60))
-    goals = [tuple(cells.cells[i, 2:4]) for i in order]
-    starts = [0, *ends[:-1]]
-    groups = [set(goals[a:b]) for a, b in zip(starts, ends, strict=True)]
-    assert all(len(group) == 1 for group in groups)  # one goal a group
-    assert len({next(iter(group)) for group in groups}) == len(groups)  # a goal's whole
+    goals = [tuple(cells.cells[i, 2:4].tolist()) for i in order]
+    spans = [goals[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    assert sorted(map(len, spans))[-2:] == [1, SHARED + 3]  # one group, the rest alone
+    group = max(spans, key=len)
+    assert len(set(group)) == 1
+    assert goals.count(group[0]) == SHARED + 3  # all of its goal's queries
 
 
 def test_a_batch_too_small_to_share_goals_runs_in_its_order() -> None:
@@ -176,14 +177,16 @@ def test_a_batch_too_small_to_share_goals_runs_in_its_order() -> None:
 
 
 def test_items_whose_goals_are_shared_by_too_few_run_in_their_order() -> None:
-    items = [{"start": [0, 0], "goal": [x, 0]} for x in range(SHARED)] * (SHARED - 1)
+    items = [{"start": [n, 1], "goal": [x, 0]} for n in range(SHARED - 1) for x in range(SHARED)]
     resolved = resolve_items(items, None, SETTINGS)
     order, ends = run_order(None, resolved, SHARED)
     assert order.tolist() == list(range(len(items)))
     assert ends is None
-    order, ends = run_order(None, resolve_items(items + items[:1], None, SETTINGS), SHARED)
-    assert ends is not None  # goal (0, 0) is shared by SHARED items now
-    assert order.tolist()[:SHARED] == [SHARED * n for n in range(SHARED)]
+    more = [*items, {"start": [SHARED, 1], "goal": [0, 0]}]
+    order, ends = run_order(None, resolve_items(more, None, SETTINGS), SHARED)
+    assert ends is not None  # goal (0, 0) has SHARED distinct starts now: the group, last
+    assert order.tolist()[-SHARED:] == [SHARED * n for n in range(SHARED - 1)] + [len(items)]
+    assert ends[-2:] == [len(items) + 1 - SHARED, len(items) + 1]
 
 
 def test_the_paths_of_every_slice_count_together_against_the_limit() -> None:
@@ -226,3 +229,30 @@ def test_regression_a_batch_handed_its_answers_over_holds_none() -> None:
     assert len(answers) == 30
     assert sliced.answers == []
     assert vars(sliced)["_cells"] is None
+
+
+def test_regression_one_start_asked_a_thousand_times_is_no_group() -> None:
+    # Grouped by its goal, a batch of one slow query repeated was one chunk: it ran
+    # to its end on one thread, and went on after its client hung up.
+    cells = cell_batch([{"start": [1, 1], "goal": [40, 30]}] * 1000, None, SETTINGS)
+    order, ends = run_order(cells, [], SHARED)
+    assert ends is None
+    assert order.tolist() == list(range(1000))
+
+
+def test_only_goals_with_enough_distinct_starts_are_groups() -> None:
+    grid = _grid(1)
+    cells = walkable_cells(grid)
+    group = [{"start": list(cells[i]), "goal": [40, 30]} for i in range(SHARED)]
+    repeated = [{"start": list(cells[50]), "goal": [30, 20]}] * (2 * SHARED)
+    items = [repeated[0], *group[:4], *repeated[1:], *group[4:]]
+    batch = cell_batch(items, None, SETTINGS)
+    order, ends = run_order(batch, [], SHARED)
+    free = len(repeated)  # the others first, any of them an end
+    assert sorted(order[:free].tolist()) == [0, *range(5, 5 + free - 1)]
+    assert sorted(order[free:].tolist()) == [1, 2, 3, 4, *range(5 + free - 1, len(items))]
+    assert ends == [*range(1, free + 1), len(items)]
+    resolved = resolve_items(items, None, SETTINGS)
+    by_item = run_order(None, resolved, SHARED)
+    assert by_item[0].tolist() == order.tolist()
+    assert by_item[1] == ends

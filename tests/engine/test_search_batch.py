@@ -353,6 +353,34 @@ def test_regression_repeats_of_one_query_do_not_make_a_shared_goal_group(general
         assert a.cost == pytest.approx(b.cost, rel=1e-12)
 
 
+def test_a_goal_only_jps_reaches_is_shared_from_its_own_number_of_starts() -> None:
+    grid = random_grid(np.random.default_rng(4), 30, 30, 0.2, None)  # uniform: JPS
+    cells = walkable_cells(grid)
+    goal = cells[0]
+    jps = [PathQuery(cells[5 + i], goal) for i in range(10)]
+    astar = [PathQuery(cells[20 + i], goal, algorithm="astar") for i in range(10)]
+
+    def used(queries: list[PathQuery], *, shared_goal_queries: int,
+             shared_goal_jps_queries: int | None = None) -> set[str]:  # fmt: skip
+        found: set[str] = set()
+        for _ in range(2):  # the general path, then the lean one (plans known)
+            answers = find_paths(grid, queries, shared_goal_queries=shared_goal_queries,
+                                 shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
+            found = {r.algorithm_used for r in answers if isinstance(r, PathResult)}
+        return found
+
+    assert used(jps, shared_goal_queries=8, shared_goal_jps_queries=11) == {"jps"}
+    assert used(jps, shared_goal_queries=8, shared_goal_jps_queries=10) == {"field"}
+    assert used(jps, shared_goal_queries=8, shared_goal_jps_queries=0) == {"jps"}
+    assert used(jps, shared_goal_queries=8) == {"field"}  # None: the same number
+    assert used(jps, shared_goal_queries=0, shared_goal_jps_queries=2) == {"jps"}  # 0: off
+    assert used(astar, shared_goal_queries=8, shared_goal_jps_queries=11) == {"field"}
+    # One query to the goal that JPS does not answer: the group takes A*'s number.
+    mixed = jps[:7] + astar[:1]
+    assert used(mixed, shared_goal_queries=8, shared_goal_jps_queries=100) == {"field"}
+    assert used(mixed[:7], shared_goal_queries=7, shared_goal_jps_queries=100) == {"jps"}
+
+
 def _same_answer(a: PathResult | EngineError, b: PathResult | EngineError) -> None:
     """Byte for byte the same answer (or the same error)."""
     if not isinstance(b, PathResult):

@@ -122,7 +122,8 @@ def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered
         return None
     each = max(1, settings.inline_expansions // max(1, len(body.queries)))
     bounds = {"expansions": each, "max_cells": settings.inline_path_cells,
-              "shared_goal_queries": settings.shared_goal_queries}  # fmt: skip
+              "shared_goal_queries": settings.shared_goal_queries,
+              "shared_goal_jps_queries": settings.shared_goal_jps_queries}  # fmt: skip
     with runtime.cache.acquire_cached(map_id) as grid:
         if grid is None:
             return None
@@ -274,6 +275,7 @@ def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
         grid = pin.enter_context(runtime.cache.acquire(map_id))
         sliced = SlicedBatch(grid, cells, items, pin=pin, max_goals=settings.max_goals,
                              shared_goal_queries=settings.shared_goal_queries,
+                             shared_goal_jps_queries=settings.shared_goal_jps_queries,
                              query_ns=runtime.batch_query_ns)  # fmt: skip
         return sliced, _go_on(runtime, sliced)
     except BaseException:
