@@ -24,8 +24,15 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from service.api.pathing import CellBatch, Query, run_batch, run_cells
-from service.engine import GridMap, path_cell_scope, written_path_cells
+from service.api.pathing import (
+    CellBatch,
+    Query,
+    run_batch,
+    run_batch_within,
+    run_cells,
+    run_cells_within,
+)
+from service.engine import GridMap, PathTooLongError, path_cell_scope, written_path_cells
 
 #: Queries in a batch's first chunk when nothing tells their cost: few, so a batch of
 #: long searches overruns its first slice by little.
@@ -38,6 +45,9 @@ FIRST_CHUNK_MAX: Final = 256
 #: A chunk holds at most this many times the queries of the one before: a batch whose
 #: first queries were short does not bet a whole slice on the rest being as short.
 CHUNK_GROWTH: Final = 16
+#: No bound on the path cells of a bounded first chunk but the request's own
+#: (``GRIDPATH_MAX_PATH_CELLS``, which the engine enforces).
+_ANY_CELLS: Final = 1 << 62
 
 Answer = dict[str, Any]
 
@@ -50,13 +60,15 @@ class SlicedBatch:
     holds the resolved items (an item's error body stands in its own slot).
     ``pin`` holds the map's pin (``MapCache.acquire``); :meth:`release` lets it go.
     ``query_ns``: CPU time a query took in the batches before (:attr:`query_ns` of the
-    last), which sizes the first chunk; 0: unknown.
+    last), which sizes the first chunk; 0: unknown. ``expansion_ns``: CPU time an
+    expansion took in them (:attr:`expansion_ns`), which bounds that chunk's searches
+    (``_bound``); 0: unknown, and the first chunk is ``FIRST_CHUNK`` queries.
     """
 
     def __init__(self, grid: GridMap, cells: CellBatch | None, items: list[Query | Answer],
                  *, pin: ExitStack, shared_goal_queries: int, max_goals: int,
                  shared_goal_jps_queries: int | None = None,
-                 query_ns: int = 0) -> None:  # fmt: skip
+                 query_ns: int = 0, expansion_ns: int = 0) -> None:  # fmt: skip
         self.grid = grid
         self._cells = cells
         self._items = items
@@ -77,8 +89,13 @@ class SlicedBatch:
         self.path_cells = 0  # written so far, by every slice
         self.search_ns = 0
         self.cpu_ns = 0  # spent on the searches, by every slice
+        self.expanded = 0  # by the answers so far
+        self.bounded_misses = 0  # first chunks given up: a search needed more (``_bound``)
         self._last = 0  # queries in the last chunk
-        self._each_ns = query_ns  # CPU time per query: the last chunk's, or a guess
+        # CPU time per query: the last chunk's, or the batches before's (then
+        # ``expansion_ns`` too, or not trusted).
+        self._each_ns = query_ns if expansion_ns > 0 else 0
+        self._expansion_ns = expansion_ns
 
     @property
     def finished(self) -> bool:
@@ -89,6 +106,11 @@ class SlicedBatch:
         """CPU time per query answered so far (0 before any)."""
         return self.cpu_ns // self.done if self.done else 0
 
+    @property
+    def expansion_ns(self) -> int:
+        """CPU time per expansion so far (0 before any expansion)."""
+        return self.cpu_ns // self.expanded if self.expanded else 0
+
     def run_slice(self, quantum_ns: int) -> None:
         """Answer chunks of queries until the batch is done or this thread has spent
         ``quantum_ns`` of CPU time on it in this call (one chunk at least: the batch
@@ -98,20 +120,25 @@ class SlicedBatch:
         deadline = time.thread_time_ns() + quantum_ns
         while not self.finished:
             began, began_cpu = time.perf_counter_ns(), time.thread_time_ns()
-            wanted = self.done + self._chunk_size(deadline - began_cpu)
-            if self.done == 0 and wanted >= self.queries:
-                self._run_whole()  # the common case: as if never sliced
+            size = self._chunk_size(deadline - began_cpu)
+            bound = self._bound(size, deadline - began_cpu)
+            if self.done == 0 and self.done + size >= self.queries:
+                answered = self._run_whole(bound)  # the common case: as if never sliced
                 end = self.queries
             else:
                 order, ends = self._run_order()
-                end = _chunk_end(ends, min(wanted, self.queries))
-                self._run_chunk(order[self.done : end])
+                end = _chunk_end(ends, min(self.done + size, self.queries))
+                answered = self._run_chunk(order[self.done : end], bound)
             now, now_cpu = time.perf_counter_ns(), time.thread_time_ns()
-            self._last, self.done = end - self.done, end
-            self._each_ns = max(1, (now_cpu - began_cpu) // self._last)
             self.search_ns += now - began
             self.cpu_ns += now_cpu - began_cpu
             self.chunks += 1
+            if answered:
+                self._last, self.done = end - self.done, end
+                self._each_ns = max(1, (now_cpu - began_cpu) // self._last)
+            else:  # the batches before misjudged this one: small chunks, measured
+                self.bounded_misses += 1
+                self._each_ns = 0
             if now_cpu >= deadline:
                 return
 
@@ -142,37 +169,85 @@ class SlicedBatch:
         most = CHUNK_GROWTH * self._last if self._last else FIRST_CHUNK_MAX
         return max(1, min(most, left_ns // self._each_ns))
 
+    def _bound(self, size: int, left_ns: int) -> int | None:
+        """The expansions each query of a chunk of ``size`` may take, when the chunk
+        was sized by the batches before (the first, of more than ``FIRST_CHUNK``
+        queries): what ``left_ns`` pays for at their ``expansion_ns``. Else None.
+
+        A batch of long searches after many short ones would otherwise run its first
+        ``FIRST_CHUNK_MAX`` queries in one engine call, however long they take. Bounded,
+        the call gives up when a query needs more (``run_cells_within``), having
+        spent about the slice, and the batch goes on in small chunks."""
+        if self.done or self._last or size <= FIRST_CHUNK or not self._each_ns:
+            return None
+        return max(1, left_ns // (size * self._expansion_ns))
+
     def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
         if self._order is None:  # only for a batch of more than one chunk
             self._order = run_order(self._cells, self._items,
                                     _fewest(self._shared, self._shared_jps))  # fmt: skip
         return self._order
 
-    def _run_whole(self) -> None:
-        self.answers = list(self._answered(self._cells, self._items))
+    def _run_whole(self, bound: int | None) -> bool:
+        """Answer every query; False (nothing answered) when one needs more than
+        ``bound`` expansions."""
+        answers = self._answered(self._cells, self._items, bound)
+        if answers is None:
+            return False
+        self.answers = list(answers)
+        return True
 
-    def _run_chunk(self, positions: npt.NDArray[np.int64]) -> None:
+    def _run_chunk(self, positions: npt.NDArray[np.int64], bound: int | None) -> bool:
+        """Answer the queries at ``positions``; as :meth:`_run_whole`."""
         if self._cells is not None:
             part = CellBatch(self._cells.cells[positions], self._cells.query)
-            answers = self._answered(part, [])
+            answers = self._answered(part, [], bound)
         else:
-            answers = self._answered(None, [self._items[i] for i in positions.tolist()])
+            answers = self._answered(None, [self._items[i] for i in positions.tolist()], bound)
+        if answers is None:
+            return False
         for i, answer in zip(positions.tolist(), answers, strict=True):
             self.answers[i] = answer
+        return True
 
-    def _answered(self, cells: CellBatch | None, items: list[Query | Answer]) -> list[Answer]:
+    def _answered(self, cells: CellBatch | None, items: list[Query | Answer],
+                  bound: int | None) -> list[Answer] | None:  # fmt: skip
         """The answers to ``cells``, or else to ``items``, in one engine call; their
-        paths counted with those of the chunks before."""
+        paths counted with those of the chunks before. With ``bound``, None when a
+        query needs more expansions than that (or when the bounded call cannot answer
+        the batch at all: see ``run_cells_within``)."""
         with path_cell_scope(earlier=self.path_cells):
+            answers = (self._answered_fully(cells, items) if bound is None
+                       else self._answered_within(cells, items, bound))  # fmt: skip
+            if answers is None:
+                return None
+            self.path_cells = written_path_cells()
+        # (A field's answers each give its one search's count: not theirs to add up.)
+        self.expanded += sum(answer.get("expanded", 0) for answer in answers
+                             if answer.get("algorithm_used") != "field")  # fmt: skip
+        return answers
+
+    def _answered_fully(self, cells: CellBatch | None, items: list[Query | Answer]
+                        ) -> list[Answer]:  # fmt: skip
+        if cells is not None:
+            return run_cells(self.grid, cells, shared_goal_queries=self._shared,
+                             shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+        return run_batch(self.grid, items, max_goals=self._max_goals,
+                         shared_goal_queries=self._shared,
+                         shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+
+    def _answered_within(self, cells: CellBatch | None, items: list[Query | Answer],
+                         bound: int) -> list[Answer] | None:  # fmt: skip
+        try:
             if cells is not None:
-                answers = run_cells(self.grid, cells, shared_goal_queries=self._shared,
-                                    shared_goal_jps_queries=self._shared_jps)  # fmt: skip
-            else:
-                answers = run_batch(self.grid, items, max_goals=self._max_goals,
+                return run_cells_within(self.grid, cells, expansions=bound, max_cells=_ANY_CELLS,
+                                        shared_goal_queries=self._shared,
+                                        shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+            return run_batch_within(self.grid, items, expansions=bound, max_cells=_ANY_CELLS,
                                     shared_goal_queries=self._shared,
                                     shared_goal_jps_queries=self._shared_jps)  # fmt: skip
-            self.path_cells = written_path_cells()
-        return answers
+        except PathTooLongError:  # perhaps the cut searches' paths: the full run says
+            return None
 
 
 def _fewest(shared_goal_queries: int, shared_goal_jps_queries: int | None) -> int:

@@ -639,6 +639,38 @@ def test_a_query_sent_during_a_long_batch_is_answered_before_it(tmp_path: Path) 
         assert finished == ["single", "batch"]  # unsliced, the batch held the thread to its end
 
 
+def test_regression_a_long_batch_after_short_ones_still_takes_turns(tmp_path: Path) -> None:
+    # Short batches before it told a few microseconds a query: the long batch ran
+    # whole in one engine call (its 80 queries under the first chunk's 256), seconds
+    # on the only search thread, and a /path sent meanwhile waited for all of it.
+    with running_server(tmp_path / "data", env=_ONE_THREAD) as client:
+        map_id = _walled_map(client)
+        short = {
+            "queries": [{"start": [255, 508], "goal": [257, 508]}] * 50,
+            "defaults": _SLOW_OPTIONS,
+        }
+        for _ in range(3):  # (round the wall's end: searched, so expansions are timed)
+            answer = client.post(f"/v1/maps/{map_id}/paths", json=short).json()
+            assert answer["results"][0]["expanded"] > 0
+        done: dict[str, float] = {}
+
+        def send_batch() -> None:
+            response = client.post(f"/v1/maps/{map_id}/paths", json=_slow_batch(80), timeout=300)
+            assert response.status_code == 200, response.text
+            done["batch"] = time.monotonic()
+
+        batch = threading.Thread(target=send_batch)
+        batch.start()
+        time.sleep(0.3)
+        single = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [1, 1]})
+        done["single"] = time.monotonic()
+        batch.join(timeout=300)
+        assert single.status_code == 200, single.text
+        # Its first chunk bounded, the batch gave it up and went on in small chunks:
+        # the /path came between two of them, long before the batch's end.
+        assert done["batch"] - done["single"] > 0.5, done
+
+
 def test_a_batch_whose_client_hung_up_stops(tmp_path: Path) -> None:
     env = _ONE_THREAD | {"GRIDPATH_LOG_LEVEL": "info"}
     with running_server(tmp_path / "data", env=env) as client:

@@ -63,45 +63,56 @@ def _without_time(answers: list[dict[str, Any]]) -> bytes:
     return orjson.dumps(timeless, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-def _sliced(grid: GridMap, cells: Any, items: Any, quantum_ns: int, query_ns: int = 0
-            ) -> SlicedBatch:  # fmt: skip
+def _sliced(grid: GridMap, cells: Any, items: Any, quantum_ns: int, query_ns: int = 0,
+            expansion_ns: int = 0) -> SlicedBatch:  # fmt: skip
     """The batch answered a slice at a time, every slice ``quantum_ns``."""
     sliced = SlicedBatch(grid, cells, items, pin=ExitStack(), shared_goal_queries=SHARED,
-                         max_goals=SETTINGS.max_goals, query_ns=query_ns)  # fmt: skip
+                         max_goals=SETTINGS.max_goals, query_ns=query_ns,
+                         expansion_ns=expansion_ns)  # fmt: skip
     while not sliced.finished:
         sliced.run_slice(quantum_ns)
     return sliced
 
 
-# (quantum_ns, query_ns): a chunk a slice, of one query but the first; one chunk in all;
-# chunks sized by the time a query takes, nothing known at first.
-_SLICINGS = [(0, 0), (10**12, 1_000), (200_000, 0)]
+# (quantum_ns, query_ns, expansion_ns): a chunk a slice, of one query but the first;
+# one chunk in all, bounded (a bound it keeps); one chunk in all that gives up (an
+# expansion a query), then chunks sized by the time a query takes; the same, nothing
+# known at first.
+_SLICINGS = [(0, 0, 0), (10**12, 1_000, 1), (10**12, 1_000, 10**10), (200_000, 0, 0)]
 
 
-@pytest.mark.parametrize(("quantum_ns", "query_ns"), _SLICINGS)
+def _gave_up_once(sliced: SlicedBatch, query_ns: int) -> None:
+    """A batch with a field group (which no bounded call answers) sized by the batches
+    before tried one bounded call, then went on in chunks (``_SLICINGS``)."""
+    assert sliced.bounded_misses == (1 if query_ns > 0 else 0)
+    assert sliced.chunks > 1
+
+
+@pytest.mark.parametrize(("quantum_ns", "query_ns", "expansion_ns"), _SLICINGS)
 @pytest.mark.parametrize("seed", range(4))
 def test_a_cell_batch_in_slices_gets_the_unsliced_answers(seed: int, quantum_ns: int,
-                                                          query_ns: int) -> None:  # fmt: skip
+                                                          query_ns: int, expansion_ns: int
+                                                          ) -> None:  # fmt: skip
     grid = _grid(seed)
     cells = cell_batch(_cell_items(grid, seed, 60), None, SETTINGS)
     assert cells is not None
     whole = run_cells(grid, cells, shared_goal_queries=SHARED)
-    sliced = _sliced(grid, cells, [], quantum_ns, query_ns)
-    assert (sliced.chunks == 1) == (query_ns > 0)
+    sliced = _sliced(grid, cells, [], quantum_ns, query_ns, expansion_ns)
+    _gave_up_once(sliced, query_ns)
     assert _without_time(sliced.take_results()) == _without_time(whole)
     assert "field" in {answer["algorithm_used"] for answer in whole}  # a group was tested
 
 
-@pytest.mark.parametrize(("quantum_ns", "query_ns"), _SLICINGS)
+@pytest.mark.parametrize(("quantum_ns", "query_ns", "expansion_ns"), _SLICINGS)
 @pytest.mark.parametrize("seed", range(4))
 def test_a_batch_of_mixed_items_in_slices_gets_the_unsliced_answers(
-    seed: int, quantum_ns: int, query_ns: int
+    seed: int, quantum_ns: int, query_ns: int, expansion_ns: int
 ) -> None:
     grid = _grid(seed)
     items = resolve_items(_mixed_items(grid, seed), None, SETTINGS)
     whole = run_batch(grid, items, max_goals=SETTINGS.max_goals, shared_goal_queries=SHARED)
-    sliced = _sliced(grid, None, items, quantum_ns, query_ns)
-    assert (sliced.chunks == 1) == (query_ns > 0)
+    sliced = _sliced(grid, None, items, quantum_ns, query_ns, expansion_ns)
+    _gave_up_once(sliced, query_ns)
     assert _without_time(sliced.take_results()) == _without_time(whole)
     assert {"InvalidQuery", "InvalidValue"} <= {a.get("code") for a in whole}
     assert "field" in {answer.get("algorithm_used") for answer in whole}
@@ -122,13 +133,14 @@ def test_the_batches_before_size_the_first_chunk() -> None:
 
     def first_chunk(query_ns: int) -> int:
         sliced = SlicedBatch(grid, cells, [], pin=ExitStack(), shared_goal_queries=0,
-                             max_goals=SETTINGS.max_goals, query_ns=query_ns)  # fmt: skip
+                             max_goals=SETTINGS.max_goals, query_ns=query_ns,
+                             expansion_ns=1)  # fmt: skip
         sizes: list[int] = []
         run_chunk = sliced._run_chunk
 
-        def counted(positions: npt.NDArray[np.int64]) -> None:
+        def counted(positions: npt.NDArray[np.int64], bound: int | None) -> bool:
             sizes.append(len(positions))
-            run_chunk(positions)
+            return run_chunk(positions, bound)
 
         sliced._run_chunk = counted  # type: ignore[method-assign]
         sliced.run_slice(slice_ns)
@@ -256,3 +268,49 @@ def test_only_goals_with_enough_distinct_starts_are_groups() -> None:
     by_item = run_order(None, resolved, SHARED)
     assert by_item[0].tolist() == order.tolist()
     assert by_item[1] == ends
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_first_chunk_within_its_bound_is_answered_in_one_call(seed: int) -> None:
+    grid = _grid(seed)
+    cells = cell_batch(_cell_items(grid, seed, 60), None, SETTINGS)
+    assert cells is not None
+    whole = run_cells(grid, cells)  # no field search: nothing a bounded call refuses
+    sliced = SlicedBatch(grid, cells, [], pin=ExitStack(), shared_goal_queries=0,
+                         max_goals=SETTINGS.max_goals, query_ns=1_000,
+                         expansion_ns=1)  # fmt: skip
+    sliced.run_slice(20_000_000)  # 20 ms: 20,000 queries, 333,333 expansions each
+    assert (sliced.finished, sliced.chunks, sliced.bounded_misses) == (True, 1, 0)
+    assert sliced.expanded == sum(answer.get("expanded", 0) for answer in whole)
+    assert sliced.expansion_ns > 0
+    assert _without_time(sliced.take_results()) == _without_time(whole)
+
+
+def test_a_first_chunk_sized_by_short_batches_gives_up_on_long_searches() -> None:
+    # The batches before answered a query in a microsecond: 256 queries fit a slice
+    # many times over, and they ran in one engine call however long they took. Their
+    # expansions' cost bounds each query now: past it, the call gives up and the batch
+    # goes on in small chunks, measured.
+    grid = _grid(0)
+    cells = walkable_cells(grid)
+    far = [{"start": list(cells[i]), "goal": list(cells[-1 - i])} for i in range(300)]
+    batch = cell_batch(far, None, SETTINGS)
+    assert batch is not None
+    whole = run_cells(grid, batch)
+    sliced = SlicedBatch(grid, batch, [], pin=ExitStack(), shared_goal_queries=0,
+                         max_goals=SETTINGS.max_goals, query_ns=1_000,
+                         expansion_ns=5_000)  # fmt: skip
+    sizes: list[int] = []
+    run_chunk = sliced._run_chunk
+
+    def counted(positions: npt.NDArray[np.int64], bound: int | None) -> bool:
+        sizes.append(len(positions) if bound is None else -len(positions))
+        return run_chunk(positions, bound)
+
+    sliced._run_chunk = counted  # type: ignore[method-assign]
+    while not sliced.finished:
+        sliced.run_slice(20_000_000)
+    # 256 queries of at most 20 ms / 256 / 5 us = 15 expansions: given up; then 16.
+    assert sizes[:2] == [-FIRST_CHUNK_MAX, FIRST_CHUNK]
+    assert sliced.bounded_misses == 1
+    assert _without_time(sliced.take_results()) == _without_time(whole)

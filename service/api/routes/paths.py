@@ -276,7 +276,8 @@ def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
         sliced = SlicedBatch(grid, cells, items, pin=pin, max_goals=settings.max_goals,
                              shared_goal_queries=settings.shared_goal_queries,
                              shared_goal_jps_queries=settings.shared_goal_jps_queries,
-                             query_ns=runtime.batch_query_ns)  # fmt: skip
+                             query_ns=runtime.batch_query_ns,
+                             expansion_ns=runtime.batch_expansion_ns)  # fmt: skip
         return sliced, _go_on(runtime, sliced)
     except BaseException:
         pin.close()
@@ -288,6 +289,8 @@ def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
     sliced.run_slice(runtime.settings.batch_slice_ms * 1_000_000)
     if sliced.query_ns:  # the next batch's first guess (threads race: any one will do)
         runtime.batch_query_ns = sliced.query_ns
+    if sliced.expansion_ns:  # (a batch of straight lines expands nothing: no figure)
+        runtime.batch_expansion_ns = sliced.expansion_ns
     if not sliced.finished:
         return None
     # Unpinned here, not on the event loop: the cache's lock is the search threads' too,
