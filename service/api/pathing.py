@@ -6,6 +6,7 @@ limits (:func:`resolve`), then bounds and walkability (the engine), then search.
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -361,26 +362,58 @@ def run(grid: GridMap, query: Query, *, max_goals: int) -> dict[str, Any]:
     return answer(result, query, time.perf_counter_ns() - began)
 
 
+@dataclass(slots=True)
+class Tally:
+    """The expansions of the searches behind some answers: their sum and the most one
+    took. A field's answers are left out: each gives its one search's count."""
+
+    total: int = 0
+    most: int = 0
+
+    def add_batch(self, found: PathBatch) -> None:
+        """Count every answered row of ``found``, from its columns."""
+        counted = found.status != REFUSED_ROW
+        fields = [i for i, plan in enumerate(found.plans) if plan.algorithm_used == "field"]
+        if fields:
+            counted &= ~np.isin(found.plan, fields)
+        self._add(found.expanded[counted])
+
+    def add_results(self, outcomes: Sequence[PathResult | EngineError]) -> None:
+        """Count every result of ``outcomes``."""
+        self._add(np.array([r.expanded for r in outcomes
+                            if isinstance(r, PathResult) and r.algorithm_used != "field"],
+                           np.int64))  # fmt: skip
+
+    def _add(self, counts: npt.NDArray[np.int64]) -> None:
+        if counts.size:
+            self.total += int(counts.sum())
+            self.most = max(self.most, int(counts.max()))
+
+
 def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: int,
-              shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None
-              ) -> list[dict[str, Any]]:  # fmt: skip
+              shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None,
+              tally: Tally | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Answer every query in order, all searches in one engine call; a failing query
     yields its error body in its slot. ``elapsed_us`` is the batch's mean per query.
-    ``shared_goal_queries``, ``shared_goal_jps_queries``: see ``find_paths``."""
+    ``shared_goal_queries``, ``shared_goal_jps_queries``: see ``find_paths``;
+    ``tally``: counts the searches' expansions."""
     queries = [item for item in items if isinstance(item, Query)]
     began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
-    outcomes = iter(find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
-                               shared_goal_jps_queries=shared_goal_jps_queries,
-                               max_goals=max_goals))  # fmt: skip
+    found = find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
+                       shared_goal_jps_queries=shared_goal_jps_queries,
+                       max_goals=max_goals)  # fmt: skip
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
+    if tally is not None:
+        tally.add_results(found)
+    outcomes = iter(found)
     return [_answer_or_error(next(outcomes), item, each) if isinstance(item, Query) else item
             for item in items]  # fmt: skip
 
 
 def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expansions: int,
                      max_cells: int, shared_goal_queries: int = 0,
-                     shared_goal_jps_queries: int | None = None
+                     shared_goal_jps_queries: int | None = None, tally: Tally | None = None
                      ) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_batch`` at most ``expansions`` a query, building nothing (for the event
     loop: see ``find_paths_within``); None when it cannot answer so, when its paths
@@ -400,23 +433,28 @@ def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expa
     if found is None or found.offsets[-1] > max_cells:
         return None
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
+    if tally is not None:
+        tally.add_batch(found)
     answers = iter(_answers(found, queries, each))
     return [next(answers) if isinstance(item, Query) else item for item in items]
 
 
 def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0,
-              shared_goal_jps_queries: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+              shared_goal_jps_queries: int | None = None, tally: Tally | None = None
+              ) -> list[dict[str, Any]]:  # fmt: skip
     """``run_batch`` of a ``cell_batch``: one engine call, answers built from its
     columns (the same JSON as ``answer``'s, tested)."""
     began = time.perf_counter_ns()
     options = _cell_options(batch, shared_goal_queries, shared_goal_jps_queries)
     found = find_paths_between(grid, batch.cells, **options)
+    if tally is not None:
+        tally.add_batch(found)
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
 
 
 def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int, max_cells: int,
-                     shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None
-                     ) -> list[dict[str, Any]] | None:  # fmt: skip
+                     shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None,
+                     tally: Tally | None = None) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_cells`` at most ``expansions`` a query, building nothing (for the event
     loop: see ``find_paths_between_within``); None when it cannot answer so, or when
     its paths hold more than ``max_cells`` together."""
@@ -426,6 +464,8 @@ def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int, max_ce
                                                       shared_goal_jps_queries))  # fmt: skip
     if found is None or found.offsets[-1] > max_cells:
         return None
+    if tally is not None:
+        tally.add_batch(found)
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
 
 

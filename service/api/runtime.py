@@ -117,9 +117,11 @@ class Runtime:
         #: CPU time per query of the last batch slice: sizes the next batch's first
         #: chunk (``SlicedBatch``); 0: none yet.
         self.batch_query_ns = 0
-        #: CPU time per expansion of the last batch slice that expanded any: bounds the
+        #: CPU time per expansion of the last batch slice that expanded any, and the
+        #: most expansions one query of the last batch took so far: they bound the
         #: searches of a first chunk sized by ``batch_query_ns``; 0: none yet.
         self.batch_expansion_ns = 0
+        self.batch_most_expanded = 0
         self.ready = False
         self._ready = asyncio.Event()
         self._warmup_error: str | None = None

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from service.api.pathing import (
     CellBatch,
     Query,
+    Tally,
     run_batch,
     run_batch_within,
     run_cells,
@@ -60,15 +61,17 @@ class SlicedBatch:
     holds the resolved items (an item's error body stands in its own slot).
     ``pin`` holds the map's pin (``MapCache.acquire``); :meth:`release` lets it go.
     ``query_ns``: CPU time a query took in the batches before (:attr:`query_ns` of the
-    last), which sizes the first chunk; 0: unknown. ``expansion_ns``: CPU time an
-    expansion took in them (:attr:`expansion_ns`), which bounds that chunk's searches
-    (``_bound``); 0: unknown, and the first chunk is ``FIRST_CHUNK`` queries.
+    last), which sizes the first chunk; 0: unknown. ``expansion_ns`` (CPU time an
+    expansion took in them, :attr:`expansion_ns`; 0: unknown) and ``most_expanded``
+    (the most expansions one query took there, :attr:`most_expanded`) bound that
+    chunk's searches (``_bound``).
     """
 
     def __init__(self, grid: GridMap, cells: CellBatch | None, items: list[Query | Answer],
                  *, pin: ExitStack, shared_goal_queries: int, max_goals: int,
                  shared_goal_jps_queries: int | None = None,
-                 query_ns: int = 0, expansion_ns: int = 0) -> None:  # fmt: skip
+                 query_ns: int = 0, expansion_ns: int = 0,
+                 most_expanded: int = 0) -> None:  # fmt: skip
         self.grid = grid
         self._cells = cells
         self._items = items
@@ -89,13 +92,12 @@ class SlicedBatch:
         self.path_cells = 0  # written so far, by every slice
         self.search_ns = 0
         self.cpu_ns = 0  # spent on the searches, by every slice
-        self.expanded = 0  # by the answers so far
+        self._tally = Tally()  # the expansions of the answers so far
         self.bounded_misses = 0  # first chunks given up: a search needed more (``_bound``)
         self._last = 0  # queries in the last chunk
-        # CPU time per query: the last chunk's, or the batches before's (then
-        # ``expansion_ns`` too, or not trusted).
-        self._each_ns = query_ns if expansion_ns > 0 else 0
+        self._each_ns = query_ns  # CPU time per query: the last chunk's, or a guess
         self._expansion_ns = expansion_ns
+        self._most_expanded = most_expanded
 
     @property
     def finished(self) -> bool:
@@ -105,6 +107,16 @@ class SlicedBatch:
     def query_ns(self) -> int:
         """CPU time per query answered so far (0 before any)."""
         return self.cpu_ns // self.done if self.done else 0
+
+    @property
+    def expanded(self) -> int:
+        """Expansions of the searches so far (those of fields left out)."""
+        return self._tally.total
+
+    @property
+    def most_expanded(self) -> int:
+        """The most expansions one query took so far."""
+        return self._tally.most
 
     @property
     def expansion_ns(self) -> int:
@@ -172,15 +184,19 @@ class SlicedBatch:
     def _bound(self, size: int, left_ns: int) -> int | None:
         """The expansions each query of a chunk of ``size`` may take, when the chunk
         was sized by the batches before (the first, of more than ``FIRST_CHUNK``
-        queries): what ``left_ns`` pays for at their ``expansion_ns``. Else None.
+        queries); else None. Twice the most one query took in those batches, or what
+        ``left_ns`` pays for at their ``expansion_ns``, whichever is more.
 
         A batch of long searches after many short ones would otherwise run its first
         ``FIRST_CHUNK_MAX`` queries in one engine call, however long they take. Bounded,
         the call gives up when a query needs more (``run_cells_within``), having
-        spent about the slice, and the batch goes on in small chunks."""
+        spent about a slice at most, and the batch goes on in small chunks. (Batches
+        of queries answered without a search give no ``expansion_ns``: then the most
+        expansions seen bound alone.)"""
         if self.done or self._last or size <= FIRST_CHUNK or not self._each_ns:
             return None
-        return max(1, left_ns // (size * self._expansion_ns))
+        paid = left_ns // (size * self._expansion_ns) if self._expansion_ns else 0
+        return max(1, paid, 2 * self._most_expanded)
 
     def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
         if self._order is None:  # only for a batch of more than one chunk
@@ -222,19 +238,17 @@ class SlicedBatch:
             if answers is None:
                 return None
             self.path_cells = written_path_cells()
-        # (A field's answers each give its one search's count: not theirs to add up.)
-        self.expanded += sum(answer.get("expanded", 0) for answer in answers
-                             if answer.get("algorithm_used") != "field")  # fmt: skip
         return answers
 
     def _answered_fully(self, cells: CellBatch | None, items: list[Query | Answer]
                         ) -> list[Answer]:  # fmt: skip
         if cells is not None:
             return run_cells(self.grid, cells, shared_goal_queries=self._shared,
-                             shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+                             shared_goal_jps_queries=self._shared_jps,
+                             tally=self._tally)  # fmt: skip
         return run_batch(self.grid, items, max_goals=self._max_goals,
                          shared_goal_queries=self._shared,
-                         shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+                         shared_goal_jps_queries=self._shared_jps, tally=self._tally)  # fmt: skip
 
     def _answered_within(self, cells: CellBatch | None, items: list[Query | Answer],
                          bound: int) -> list[Answer] | None:  # fmt: skip
@@ -242,10 +256,12 @@ class SlicedBatch:
             if cells is not None:
                 return run_cells_within(self.grid, cells, expansions=bound, max_cells=_ANY_CELLS,
                                         shared_goal_queries=self._shared,
-                                        shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+                                        shared_goal_jps_queries=self._shared_jps,
+                                        tally=self._tally)  # fmt: skip
             return run_batch_within(self.grid, items, expansions=bound, max_cells=_ANY_CELLS,
                                     shared_goal_queries=self._shared,
-                                    shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+                                    shared_goal_jps_queries=self._shared_jps,
+                                    tally=self._tally)  # fmt: skip
         except PathTooLongError:  # perhaps the cut searches' paths: the full run says
             return None
 

@@ -8,6 +8,7 @@ import pytest
 from service.api import pathing as pathing_module
 from service.api.pathing import (
     Query,
+    Tally,
     cell_batch,
     resolve_item,
     resolve_items,
@@ -261,3 +262,20 @@ def test_a_traced_query_is_never_answered_within_a_bound() -> None:
     assert (
         run_batch_within(grid, [query._replace(trace=5)], expansions=10**6, max_cells=10**6) is None
     )
+
+
+def test_a_tally_counts_searches_but_not_fields_or_refused_rows() -> None:
+    grid = GridMap.from_rows(["." * 12] * 6)
+    goal = {"goal": [11, 5], "algorithm": "astar"}
+    items = [{"start": [x, 0], **goal} for x in range(4)] + [
+        {"start": [0, 3], "goal": [5, 5], "algorithm": "astar"},
+        {"start": [40, 0], "goal": [1, 1]},  # off the map
+    ]
+    resolved = resolve_items(items, None, Settings())
+    for shared, fields in ((0, 0), (4, 4)):
+        tally = Tally()
+        answers = run_batch(grid, resolved, max_goals=8, shared_goal_queries=shared, tally=tally)
+        used = [a.get("algorithm_used") for a in answers]
+        assert used.count("field") == fields
+        searched = [a["expanded"] for a in answers if a.get("algorithm_used") == "astar"]
+        assert (tally.total, tally.most) == (sum(searched), max(searched))

@@ -314,3 +314,23 @@ def test_a_first_chunk_sized_by_short_batches_gives_up_on_long_searches() -> Non
     assert sizes[:2] == [-FIRST_CHUNK_MAX, FIRST_CHUNK]
     assert sliced.bounded_misses == 1
     assert _without_time(sliced.take_results()) == _without_time(whole)
+
+
+@pytest.mark.parametrize(("most_expanded", "misses"), [(1, 1), (10**6, 0)])
+def test_the_most_a_query_took_before_bounds_a_first_chunk_too(most_expanded: int,
+                                                               misses: int) -> None:  # fmt: skip
+    # Batches answered without searches give no time per expansion: twice the most
+    # expansions one of their queries took is the bound then.
+    grid = _grid(0)
+    cells = walkable_cells(grid)
+    far = cell_batch([{"start": list(cells[i]), "goal": list(cells[-1 - i])} for i in range(40)],
+                     None, SETTINGS)  # fmt: skip
+    assert far is not None
+    run_cells(grid, far)  # the map knows the options now (else no bounded call runs)
+    sliced = SlicedBatch(grid, far, [], pin=ExitStack(), shared_goal_queries=0,
+                         max_goals=SETTINGS.max_goals, query_ns=1_000,
+                         most_expanded=most_expanded)  # fmt: skip
+    while not sliced.finished:
+        sliced.run_slice(20_000_000)
+    assert sliced.bounded_misses == misses
+    assert sliced.most_expanded > 2

@@ -121,16 +121,20 @@ def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered
     if body.min_revision is not None and not runtime.holds(map_id, body.min_revision):
         return None
     each = max(1, settings.inline_expansions // max(1, len(body.queries)))
-    bounds = {"expansions": each, "max_cells": settings.inline_path_cells,
-              "shared_goal_queries": settings.shared_goal_queries,
-              "shared_goal_jps_queries": settings.shared_goal_jps_queries}  # fmt: skip
+    sharing = settings.shared_goal_queries, settings.shared_goal_jps_queries
     with runtime.cache.acquire_cached(map_id) as grid:
         if grid is None:
             return None
         if cells is not None:
-            results = run_cells_within(grid, cells, **bounds)
+            results = run_cells_within(grid, cells, expansions=each,
+                                       max_cells=settings.inline_path_cells,
+                                       shared_goal_queries=sharing[0],
+                                       shared_goal_jps_queries=sharing[1])  # fmt: skip
         else:
-            results = run_batch_within(grid, items, **bounds)
+            results = run_batch_within(grid, items, expansions=each,
+                                       max_cells=settings.inline_path_cells,
+                                       shared_goal_queries=sharing[0],
+                                       shared_goal_jps_queries=sharing[1])  # fmt: skip
     return None if results is None else _of_results(results)
 
 
@@ -277,7 +281,8 @@ def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
                              shared_goal_queries=settings.shared_goal_queries,
                              shared_goal_jps_queries=settings.shared_goal_jps_queries,
                              query_ns=runtime.batch_query_ns,
-                             expansion_ns=runtime.batch_expansion_ns)  # fmt: skip
+                             expansion_ns=runtime.batch_expansion_ns,
+                             most_expanded=runtime.batch_most_expanded)  # fmt: skip
         return sliced, _go_on(runtime, sliced)
     except BaseException:
         pin.close()
@@ -291,6 +296,8 @@ def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
         runtime.batch_query_ns = sliced.query_ns
     if sliced.expansion_ns:  # (a batch of straight lines expands nothing: no figure)
         runtime.batch_expansion_ns = sliced.expansion_ns
+    if sliced.done:
+        runtime.batch_most_expanded = sliced.most_expanded
     if not sliced.finished:
         return None
     # Unpinned here, not on the event loop: the cache's lock is the search threads' too,
