@@ -46,6 +46,10 @@ FIRST_CHUNK_MAX: Final = 256
 #: A chunk holds at most this many times the queries of the one before: a batch whose
 #: first queries were short does not bet a whole slice on the rest being as short.
 CHUNK_GROWTH: Final = 16
+#: A batch's CPU time per expansion is a figure to bound the next one by only when its
+#: queries took at least this many expansions each on average: fewer, and the cost of
+#: answering a query (about 2 us, some 15 expansions' worth) makes up most of it.
+TIMED_EXPANSIONS: Final = 16
 #: No bound on the path cells of a bounded first chunk but the request's own
 #: (``GRIDPATH_MAX_PATH_CELLS``, which the engine enforces).
 _ANY_CELLS: Final = 1 << 62
@@ -93,7 +97,10 @@ class SlicedBatch:
         self.search_ns = 0
         self.cpu_ns = 0  # spent on the searches, by every slice
         self._tally = Tally()  # the expansions of the answers so far
-        self.bounded_misses = 0  # first chunks given up: a search needed more (``_bound``)
+        # Bounded first chunks not answered: a search needed more (``_bound``), or the
+        # bounded call cannot answer such a batch (a field group, a goal set, an agent
+        # size, options the map has not answered yet).
+        self.bounded_misses = 0
         self._last = 0  # queries in the last chunk
         self._each_ns = query_ns  # CPU time per query: the last chunk's, or a guess
         self._expansion_ns = expansion_ns
@@ -120,8 +127,11 @@ class SlicedBatch:
 
     @property
     def expansion_ns(self) -> int:
-        """CPU time per expansion so far (0 before any expansion)."""
-        return self.cpu_ns // self.expanded if self.expanded else 0
+        """CPU time per expansion so far; 0 until the queries answered took at least
+        ``TIMED_EXPANSIONS`` each on average."""
+        if not self.done or self.expanded < TIMED_EXPANSIONS * self.done:
+            return 0
+        return self.cpu_ns // self.expanded
 
     def run_slice(self, quantum_ns: int) -> None:
         """Answer chunks of queries until the batch is done or this thread has spent
@@ -184,19 +194,19 @@ class SlicedBatch:
     def _bound(self, size: int, left_ns: int) -> int | None:
         """The expansions each query of a chunk of ``size`` may take, when the chunk
         was sized by the batches before (the first, of more than ``FIRST_CHUNK``
-        queries); else None. Twice the most one query took in those batches, or what
-        ``left_ns`` pays for at their ``expansion_ns``, whichever is more.
+        queries); else None. What ``left_ns`` pays for at their ``expansion_ns``; when
+        they gave none (their queries were short, or answered without a search),
+        twice the most one of them took, so that a batch like them runs in one call.
 
         A batch of long searches after many short ones would otherwise run its first
         ``FIRST_CHUNK_MAX`` queries in one engine call, however long they take. Bounded,
         the call gives up when a query needs more (``run_cells_within``), having
-        spent about a slice at most, and the batch goes on in small chunks. (Batches
-        of queries answered without a search give no ``expansion_ns``: then the most
-        expansions seen bound alone.)"""
+        spent about a slice at most, and the batch goes on in small chunks."""
         if self.done or self._last or size <= FIRST_CHUNK or not self._each_ns:
             return None
-        paid = left_ns // (size * self._expansion_ns) if self._expansion_ns else 0
-        return max(1, paid, 2 * self._most_expanded)
+        if self._expansion_ns:
+            return max(1, left_ns // (size * self._expansion_ns))
+        return max(1, 2 * self._most_expanded)
 
     def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
         if self._order is None:  # only for a batch of more than one chunk

@@ -706,30 +706,18 @@ def _cell_rows(cells: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return rows.astype(np.int64, copy=False)
 
 
-def _goals_shared(goals: npt.NDArray[np.int64], starts: npt.NDArray[np.int64], least: int
-                  ) -> bool:  # fmt: skip
-    """Whether some goal may have at least ``least`` (> 0) distinct starts: rows of
-    ``goals`` (n, k) (the goal's two columns, and its plan's where plans differ) and
-    ``starts`` (n, 2) side by side, enough to answer from one field search. Repeats
-    of one query count once: a field search for one start costs what one search
-    does, and takes a batch off its lean path.
+def _goals_shared(goals: npt.NDArray[np.int64], least: int) -> bool:
+    """Whether at least ``least`` (> 0) rows of ``goals`` (n, k) may be equal (the
+    goal's two columns, and its policy's): a quick look before the exact count of a
+    goal's distinct starts (``_field_groups``), which only such a goal needs.
 
     Each row is folded into one int64, 21 bits a column, and the folds sorted so that
     equal ones lie side by side. Equal rows always fold alike; the rare unequal rows
-    that fold alike (a column past 2**21) only choose the other way, which is as
-    correct. The starts are only looked at when goals repeat enough. (A Counter of
+    that fold alike (a column past 2**21) only cost the exact count. (A Counter of
     tuples, or a sort of whole rows, costs twice as much on a batch of 100.)"""
     if not 0 < least <= goals.shape[0]:
         return False
-    folded = _folded(goals)
-    if not _repeats(np.sort(folded), least):
-        return False
-    from_start = _folded(starts)
-    order = np.lexsort((from_start, folded))
-    folded, from_start = folded[order], from_start[order]
-    distinct = np.ones(folded.shape[0], np.bool_)
-    distinct[1:] = (folded[1:] != folded[:-1]) | (from_start[1:] != from_start[:-1])
-    return _repeats(folded[distinct], least)
+    return _repeats(np.sort(_folded(goals)), least)
 
 
 def _folded(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -973,7 +961,7 @@ def _field_groups(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
     if least > rows.shape[0]:
         return []  # (JPS on a uniform map, below its number: nothing more to look at)
     policy = np.array([used.diagonal_code for used in plans.used], np.int64)[rows[:, 0]]
-    if not _goals_shared(np.column_stack((policy, rows[:, 3:5])), rows[:, 1:3], least):
+    if not _goals_shared(np.column_stack((policy, rows[:, 3:5])), least):
         return []  # (the common case, answered at the cost of one sort)
     starts = _open_cells(grid, rows[:, 1], rows[:, 2])
     goals = _open_cells(grid, rows[:, 3], rows[:, 4])

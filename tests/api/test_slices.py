@@ -334,3 +334,25 @@ def test_the_most_a_query_took_before_bounds_a_first_chunk_too(most_expanded: in
         sliced.run_slice(20_000_000)
     assert sliced.bounded_misses == misses
     assert sliced.most_expanded > 2
+
+
+def test_regression_one_long_query_before_does_not_lift_the_time_bound() -> None:
+    # Twice the most expansions one query took before was a floor under the bound: one
+    # search of 500k expansions among short ones let the next batch's 181 searches of
+    # 900k each run in one call, 16 s on a thread. It only stands in for a time per
+    # expansion that the batches before could not give.
+    def bound(expansion_ns: int) -> int | None:
+        sliced = SlicedBatch(_grid(0), None, [], pin=ExitStack(), shared_goal_queries=0,
+                             max_goals=SETTINGS.max_goals, query_ns=1_000,
+                             expansion_ns=expansion_ns, most_expanded=500_000)  # fmt: skip
+        return sliced._bound(181, 20_000_000)
+
+    assert bound(100) == 20_000_000 // (181 * 100)
+    assert bound(0) == 1_000_000
+
+
+def test_short_queries_give_no_time_per_expansion() -> None:
+    grid = GridMap.from_rows(["." * 30] * 3)
+    cells = cell_batch([{"start": [0, 0], "goal": [29, 0]}] * 20, None, SETTINGS)  # a line
+    sliced = _sliced(grid, cells, [], 10**12)
+    assert (sliced.expanded, sliced.expansion_ns) == (0, 0)

@@ -239,24 +239,32 @@ def test_one_row_of_a_batch_is_its_result() -> None:
 def test_goals_are_shared_when_enough_rows_name_one() -> None:
     rows = np.array([(0, 0, 5, 5), (1, 0, 5, 6), (2, 0, 5, 5), (3, 0, 6, 5), (4, 0, 5, 5)])
     shared = search_module._goals_shared
-    assert [shared(rows[:, 2:4], rows[:, :2], least) for least in (0, 1, 2, 3, 4, 6)] == [
+    assert [shared(rows[:, 2:4], least) for least in (0, 1, 2, 3, 4, 6)] == [
         False, True, True, True, False, False]  # fmt: skip
     by_plan = np.array([(0, 5, 5), (1, 5, 5), (0, 5, 5)])  # a goal shared within plan 0 only
-    starts = np.array([(0, 0), (1, 0), (2, 0)])
-    assert (shared(by_plan, starts, 2), shared(by_plan, starts, 3)) == (True, False)
+    assert (shared(by_plan, 2), shared(by_plan, 3)) == (True, False)
     far = np.array([(1, 0), (0, 2**32)])  # one column past 2**21 apart: not shared
-    assert not shared(far, starts[:2], 2)
+    assert not shared(far, 2)
 
 
-def test_regression_repeats_of_one_query_do_not_make_a_shared_goal() -> None:
-    # A batch cycling through 30 short scenario rows (bench_http --batch-size 500) sent
-    # each goal 17 times from one start: every goal went to a field search, and the
-    # batch left the one-call lean path, 5x slower a query.
-    goals = np.array([(5, 5)] * 6 + [(9, 9)] * 3)
-    starts = np.array([(0, 0), (0, 0), (1, 0), (0, 0), (1, 0), (2, 0), (3, 3), (4, 3), (5, 3)])
-    shared = search_module._goals_shared
-    assert [shared(goals, starts, least) for least in (2, 3, 4)] == [True, True, False]
-    assert not shared(goals[:6], np.zeros((6, 2), np.int64), 2)
+def test_regression_starts_that_fold_alike_are_still_told_apart() -> None:
+    # Distinct starts were counted by their 21-bit folds: on a map 2**21 cells tall,
+    # (1, k) and (0, 2**21 + k) folded alike, so 8 starts counted as 4, and a batch
+    # answered from one field search the first time was searched query by query when
+    # it came again (lean). A two-cost map: A*, whose goals group from 8 starts.
+    tall = (1 << 21) + 8
+    costs = np.ones((tall, 2), np.float32)
+    costs[:, 1] = 2.0
+    grid = GridMap.from_costs(costs)
+    rows = np.array([(1, k, 0, 0) for k in range(4)] + [(0, (1 << 21) + k, 0, 0)
+                                                        for k in range(4)], np.int64)  # fmt: skip
+    assert len(set(search_module._folded(rows[:, :2]).tolist())) == 4
+    first = find_paths_between(grid, rows, shared_goal_queries=8)  # remembers the plan
+    again = find_paths_between(grid, rows, shared_goal_queries=8)  # lean
+    assert [p.algorithm_used for p in first.plans] == ["field"]
+    assert [p.algorithm_used for p in again.plans if p.algorithm_used == "field"] == ["field"]
+    assert again.plan.tolist() == [again.plans.index(first.plans[0])] * 8
+    assert again.expanded.tolist() == first.expanded.tolist()
 
 
 # -- find_paths_between_within: bounded work, for the event loop --------------------------
