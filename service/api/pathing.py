@@ -41,6 +41,7 @@ from service.engine import (
     find_paths_between,
     find_paths_between_within,
     find_paths_within,
+    shared_goal_rows,
 )
 
 _NO_DEFAULTS = PathOptions()
@@ -467,6 +468,15 @@ def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int, max_ce
     if tally is not None:
         tally.add_batch(found)
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
+
+
+def cell_groups(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0,
+                shared_goal_jps_queries: int | None = None
+                ) -> list[npt.NDArray[np.int64]] | None:  # fmt: skip
+    """The rows of a ``cell_batch`` that ``run_cells`` answers together (see
+    ``shared_goal_rows``); None when the map cannot tell yet."""
+    options = _cell_options(batch, shared_goal_queries, shared_goal_jps_queries)
+    return shared_goal_rows(grid, batch.cells, **options)
 
 
 def _cell_options(batch: CellBatch, shared_goal_queries: int,

@@ -28,6 +28,7 @@ from service.api.pathing import (
     CellBatch,
     Query,
     Tally,
+    cell_groups,
     run_batch,
     run_batch_within,
     run_cells,
@@ -210,9 +211,20 @@ class SlicedBatch:
 
     def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
         if self._order is None:  # only for a batch of more than one chunk
-            self._order = run_order(self._cells, self._items,
-                                    _fewest(self._shared, self._shared_jps))  # fmt: skip
+            groups = None
+            if self._cells is not None:  # the engine's own groups, when it can tell
+                groups = cell_groups(self.grid, self._cells, shared_goal_queries=self._shared,
+                                     shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+            if groups is None:
+                self._order = run_order(self._cells, self._items,
+                                        _fewest(self._shared, self._shared_jps))  # fmt: skip
+            else:
+                self._order = _grouped_rows(self._cells_count(), groups)
         return self._order
+
+    def _cells_count(self) -> int:
+        assert self._cells is not None
+        return int(self._cells.cells.shape[0])
 
     def _run_whole(self, bound: int | None) -> bool:
         """Answer every query; False (nothing answered) when one needs more than
@@ -316,6 +328,21 @@ def run_order(cells: CellBatch | None, items: list[Query | Answer], shared_goal_
     keys = [_goal_key(items[i]) for i in queries]
     order, ends = _grouped(keys, [_start_key(items[i]) for i in queries], shared_goal_queries)
     return np.array(queries, dtype=np.int64)[order], ends
+
+
+def _grouped_rows(count: int, groups: list[npt.NDArray[np.int64]]
+                  ) -> tuple[npt.NDArray[np.int64], list[int] | None]:  # fmt: skip
+    """``run_order`` of ``count`` queries of which ``groups`` (row indices) are answered
+    together: the others first, any of them an end, then each group whole."""
+    if not groups:
+        return np.arange(count, dtype=np.int64), None
+    grouped = np.concatenate(groups)
+    free = np.ones(count, np.bool_)
+    free[grouped] = False
+    others = np.flatnonzero(free)
+    ends = list(range(1, others.shape[0] + 1))
+    ends += (others.shape[0] + np.cumsum([group.shape[0] for group in groups])).tolist()
+    return np.concatenate([others, grouped]).astype(np.int64), ends
 
 
 def _grouped(goals: list[Any], starts: list[Any], least: int

@@ -74,6 +74,7 @@ from service.engine.search import (
     find_paths_between,
     find_paths_between_within,
     find_paths_within,
+    shared_goal_rows,
 )
 from service.engine.warmup import kernels_warm, warmup
 
@@ -140,6 +141,7 @@ __all__ = [
     "kernels_warm",
     "path_cell_scope",
     "set_path_cell_limit",
+    "shared_goal_rows",
     "warmup",
     "written_path_cells",
 ]

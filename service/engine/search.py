@@ -625,6 +625,37 @@ def find_paths_between_within(
     return _between_lean(grid, _cell_rows(cells), options, scratch, sharing, expansions)
 
 
+def shared_goal_rows(
+    grid: GridMap,
+    cells: npt.ArrayLike,
+    *,
+    heuristic: Heuristic | str = DEFAULT_HEURISTIC,
+    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
+    weight: float = 1.0,
+    max_expansions: int | None = None,
+    tie_break: bool = True,
+    algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+    shared_goal_queries: int = 0,
+    shared_goal_jps_queries: int | None = None,
+) -> list[npt.NDArray[np.int64]] | None:
+    """The rows of ``cells`` that :func:`find_paths_between` with these arguments
+    answers together, one field search a group: each group's row indices, ascending.
+    None when it cannot tell without answering (the grid has not answered these
+    options yet): then any goal may be a group. Any subset of the rows that holds a
+    group whole is grouped alike, so a caller that answers a batch in parts, each
+    group within one part, gets the answers of the whole.
+
+    Raises:
+        InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
+    """
+    rows = _cell_rows(cells)
+    lean = _known_plan(grid, heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
+    if lean is None:
+        return None
+    sharing = _sharing(shared_goal_queries, shared_goal_jps_queries)
+    return [group.rows for group in _field_groups(grid, lean.alone, _plan_rows(rows), sharing)]
+
+
 def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any, ...],
                   scratch: Scratch | None, sharing: _Sharing,
                   expansions: int | None = None) -> PathBatch | None:  # fmt: skip

@@ -356,3 +356,25 @@ def test_short_queries_give_no_time_per_expansion() -> None:
     cells = cell_batch([{"start": [0, 0], "goal": [29, 0]}] * 20, None, SETTINGS)  # a line
     sliced = _sliced(grid, cells, [], 10**12)
     assert (sliced.expanded, sliced.expansion_ns) == (0, 0)
+
+
+def test_a_goal_the_engine_leaves_to_jps_is_no_group_of_the_slices() -> None:
+    # A uniform map: JPS answers these, and a goal needs 300 starts to be searched
+    # once for all. Grouped at GRIDPATH_SHARED_GOAL_QUERIES (8), its 12 queries made
+    # one chunk that could not be split; the engine's own groups say it is none.
+    grid = random_grid(np.random.default_rng(5), 40, 30, 0.2, None)
+    cells = walkable_cells(grid)
+    goal = list(cells[0])
+    items = [{"start": list(cells[5 + i]), "goal": goal} for i in range(12)]
+    items += [{"start": list(cells[40 + i]), "goal": list(cells[-1 - i])} for i in range(30)]
+    batch = cell_batch(items, None, SETTINGS)
+    assert batch is not None
+    for _ in range(2):  # the first builds the map's jump tables: its plan is not kept
+        whole = run_cells(grid, batch, shared_goal_queries=SHARED, shared_goal_jps_queries=300)
+    sliced = SlicedBatch(grid, batch, [], pin=ExitStack(), shared_goal_queries=SHARED,
+                         shared_goal_jps_queries=300, max_goals=SETTINGS.max_goals)  # fmt: skip
+    assert sliced._run_order()[1] is None  # any end will do
+    assert run_order(batch, [], SHARED)[1] is not None  # (what the count alone says)
+    while not sliced.finished:
+        sliced.run_slice(0)
+    assert _without_time(sliced.take_results()) == _without_time(whole)

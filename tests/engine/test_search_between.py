@@ -22,6 +22,7 @@ from service.engine import (
     find_paths,
     find_paths_between,
     find_paths_between_within,
+    shared_goal_rows,
 )
 from service.engine import search as search_module
 from service.engine.scratch import PathBuffers
@@ -325,3 +326,25 @@ def test_within_leaves_shared_goals_to_the_field_search() -> None:
         find_paths_between(grid, rows)
     assert find_paths_between_within(grid, rows, expansions=1000) is not None
     assert find_paths_between_within(grid, rows, expansions=1000, shared_goal_queries=3) is None
+
+
+def test_shared_goal_rows_are_the_rows_a_field_search_answers() -> None:
+    rng = np.random.default_rng(7)
+    grid = random_grid(rng, 30, 30, 0.25, (1, 3))  # two costs: A*, groups from 8 starts
+    cells = walkable_cells(grid)
+    pick = [cells[int(i)] for i in rng.permutation(len(cells))]
+    rows = np.array([(*pick[2 + i % 9], *pick[0]) for i in range(12)]  # 9 starts
+                    + [(*pick[20 + i], *pick[1]) for i in range(5)]  # 5 starts
+                    + [(*pick[30], *pick[31])], np.int64)  # fmt: skip
+    order = rng.permutation(len(rows))
+    rows = rows[order]
+    assert shared_goal_rows(grid, rows, shared_goal_queries=8) is None  # options unknown
+    batch = find_paths_between(grid, rows, shared_goal_queries=8)
+    groups = shared_goal_rows(grid, rows, shared_goal_queries=8)
+    assert groups is not None
+    fielded = [row for row in range(len(rows))
+               if batch.plans[batch.plan[row]].algorithm_used == "field"]  # fmt: skip
+    assert [group.tolist() for group in groups] == [fielded]
+    assert sorted(fielded) == sorted(np.flatnonzero(order < 12).tolist())
+    assert shared_goal_rows(grid, rows, shared_goal_queries=10) == []
+    assert shared_goal_rows(grid, rows[:0], shared_goal_queries=8) == []
