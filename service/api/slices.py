@@ -211,20 +211,17 @@ class SlicedBatch:
 
     def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
         if self._order is None:  # only for a batch of more than one chunk
+            cells = self._cells
             groups = None
-            if self._cells is not None:  # the engine's own groups, when it can tell
-                groups = cell_groups(self.grid, self._cells, shared_goal_queries=self._shared,
+            if cells is not None:  # the engine's own groups, when it can tell
+                groups = cell_groups(self.grid, cells, shared_goal_queries=self._shared,
                                      shared_goal_jps_queries=self._shared_jps)  # fmt: skip
-            if groups is None:
-                self._order = run_order(self._cells, self._items,
-                                        _fewest(self._shared, self._shared_jps))  # fmt: skip
+            if cells is not None and groups is not None:
+                self._order = _grouped_rows(cells.cells.shape[0], groups)
             else:
-                self._order = _grouped_rows(self._cells_count(), groups)
+                self._order = run_order(cells, self._items,
+                                        _fewest(self._shared, self._shared_jps))  # fmt: skip
         return self._order
-
-    def _cells_count(self) -> int:
-        assert self._cells is not None
-        return int(self._cells.cells.shape[0])
 
     def _run_whole(self, bound: int | None) -> bool:
         """Answer every query; False (nothing answered) when one needs more than
@@ -349,18 +346,13 @@ def _grouped(goals: list[Any], starts: list[Any], least: int
              ) -> tuple[npt.NDArray[np.int64], list[int] | None]:  # fmt: skip
     """``run_order`` of queries to ``goals`` (sortable) from ``starts``, as positions
     among them."""
-    count = len(goals)
     starts_of = Counter(goal for goal, _ in set(zip(goals, starts, strict=True)))
-    shared = {goal for goal, distinct in starts_of.items() if distinct >= least}
-    if not shared:
-        return np.arange(count, dtype=np.int64), None
-    free = [i for i in range(count) if goals[i] not in shared]
-    grouped = sorted((i for i in range(count) if goals[i] in shared), key=goals.__getitem__)
-    ends = list(range(1, len(free) + 1))
-    ends += [len(free) + n for n in range(1, len(grouped))
-             if goals[grouped[n]] != goals[grouped[n - 1]]]  # fmt: skip
-    ends.append(count)
-    return np.array(free + grouped, dtype=np.int64), ends
+    members: dict[Any, list[int]] = {}
+    for i, goal in enumerate(goals):
+        if starts_of[goal] >= least:
+            members.setdefault(goal, []).append(i)
+    groups = [np.array(members[goal], np.int64) for goal in sorted(members)]
+    return _grouped_rows(len(goals), groups)
 
 
 def _start_key(item: Query | Answer) -> str:

@@ -678,10 +678,9 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any
         budgets = plans.options.copy()
         budgets[0, OPTION_BUDGET] = max(bound, 0)
         plans = plans._replace(options=budgets)
-    if expansions is not None:  # (no groups: above)
-        sharing = _NO_SHARING
+    bounded = expansions is not None  # (then no groups: above)
     found = _search_lean(grid, plans, rows, scratch, _row_queries(rows[:, 1:], *options),
-                         sharing)  # fmt: skip
+                         None if bounded else sharing)  # fmt: skip
     if capped and bool(np.any(found.status == STATUS_PARTIAL)):
         return None  # a row wanted more than ``expansions``
     return found
@@ -1253,17 +1252,18 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
     headed for the starts' bounding box and stopped once every start on the goal's
     island is settled (``kernels.fields.settle_starts``); their paths follow those
     before them in the path buffers. Returns the cells the search settled."""
-    arrays, _ = scratch.queries, scratch.paths
+    arrays = scratch.queries
     sources = arrays.source
+    group = sources[first:end]
     # A start off the goals' islands has no path; searching for it would flood them.
     labels = grid.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
     island = labels[goal]
     # (One goal: one comparison; isin's own checks cost more than a short path's search.)
-    ours = labels[sources[first:end]]
-    on_island = ours == island[0] if island.size == 1 else np.isin(ours, island)
+    on_island = (labels[group] == island[0] if island.size == 1
+                 else np.isin(labels[group], island))  # fmt: skip
     reachable = np.zeros(end, np.bool_)
     reachable[first:] = on_island
-    starts = sources[first:end][on_island]
+    starts = group[on_island]
     width = grid.padded_width
     settled = 0
     if starts.size:
