@@ -36,9 +36,10 @@ from service.engine.kernels.jps import NOT_FOUND, jps, two_legs
 from service.engine.kernels.lines import line_cost, line_length, trace_line
 from service.engine.kernels.paths import (
     chain_length,
-    jump_chain_length,
+    jump_points,
     write_chain,
     write_jump_chain,
+    write_jump_path,
     write_turns_and_length,
 )
 
@@ -207,15 +208,25 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 reopened[i] = ro
                 if st == STATUS_NO_PATH:
                     path_cost[i] = np.nan
-                else:
-                    n = jump_chain_length(links, width, end) if jumps else chain_length(links, end)
+                elif jumps:
+                    # The jump points go where the waypoints will: a jump point is a
+                    # cell of the path, so when the cells fit, so do they.
+                    points, n = jump_points(links, width, end, turns, turn_offsets[i])
                     if at + n > room:
                         offsets[i + 1] = at + n
                         return i
-                    if jumps:
-                        write_jump_chain(links, width, end, n, cells, at)
-                    else:
-                        write_chain(links, width, end, n, cells, at)
+                    offsets[i + 1] = at + n
+                    waypoints, length[i] = write_jump_path(turns, turn_offsets[i], points,
+                                                           cells, at)  # fmt: skip
+                    turn_offsets[i + 1] = turn_offsets[i] + waypoints
+                    path_cost[i] = found_cost
+                    continue
+                else:
+                    n = chain_length(links, end)
+                    if at + n > room:
+                        offsets[i + 1] = at + n
+                        return i
+                    write_chain(links, width, end, n, cells, at)
                     path_cost[i] = found_cost
         offsets[i + 1] = at + n
         waypoints, length[i] = write_turns_and_length(cells, at, n, turns, turn_offsets[i])

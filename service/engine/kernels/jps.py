@@ -512,7 +512,8 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     when ``f`` may not be monotone, a weight above 1). ``expanded`` counts
     jump points, the node budget too, and a partial result ends at the expanded
     jump point nearest the goal. ``parent`` links jump points: expand them into
-    cells with ``paths.write_jump_chain``; ``trace`` records the jump points expanded.
+    cells with ``paths.jump_points`` and ``paths.write_jump_path``; ``trace``
+    records the jump points expanded.
     """
     node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
     queue = (node_of, key, stack)

@@ -113,23 +113,11 @@ def segment_lengths(points, at, n):
 
 
 @borrowing
-def jump_chain_length(parent, width, end):
-    """Cells on the path through the jump points linked by ``parent`` from ``end``
-    back to the start (consecutive jump points lie on one straight or diagonal line)."""
-    n = 1
-    c = end
-    while parent[c] != NO_PARENT:
-        p = parent[c]
-        n += max(abs(c % width - p % width), abs(c // width - p // width))
-        c = p
-    return n
-
-
-@borrowing
 def write_jump_chain(parent, width, end, n, out, at):
-    """Write the ``n`` cells (``jump_chain_length``) of the jump-point chain ending at
-    ``end`` into ``out[at:at + n]``, start first, as unpadded ``(x, y)``: every cell
-    between two jump points, not just the jump points."""
+    """Write the ``n`` cells of the jump-point chain ending at ``end`` into
+    ``out[at:at + n]``, start first, as unpadded ``(x, y)``: every cell between two
+    jump points, not just the jump points. (For a chain of a few jump points, like a
+    two-leg path's; a search's goes through ``jump_points``.)"""
     i = at + n - 1
     c = end
     cx = c % width
@@ -149,3 +137,91 @@ def write_jump_chain(parent, width, end, n, out, at):
             out[i, 0] = cx - 1
             out[i, 1] = cy - 1
         c = p
+
+
+@borrowing
+def jump_points(parent, width, end, out, at):
+    """Walk the jump-point chain linked by ``parent`` from ``end`` back to the start,
+    writing each jump point as unpadded ``(x, y)`` into ``out[at:]``, end first, while
+    ``out`` has room; return ``(jump points, cells)``: how many jump points, and how
+    many cells the path through them has.
+
+    One 32-bit division a jump point, and ``write_jump_path`` needs none: a pass to
+    count the cells and another to write them (``write_jump_chain``) made three
+    64-bit divisions a jump point, which on a long path cost more than its cells.
+    """
+    uwidth = np.uint32(width)
+    room = out.shape[0]
+    j = 0
+    n = 1
+    c = end
+    cy = np.int64(np.uint32(c) // uwidth)
+    cx = c - cy * width
+    while True:
+        if at + j < room:
+            out[at + j, 0] = cx - 1
+            out[at + j, 1] = cy - 1
+        j += 1
+        p = parent[c]
+        if p == NO_PARENT:
+            return j, n
+        py = np.int64(np.uint32(p) // uwidth)
+        px = p - py * width
+        n += max(abs(cx - px), abs(cy - py))
+        c = p
+        cx = px
+        cy = py
+
+
+@borrowing
+def write_jump_path(points, wat, j, cells, at):
+    """From the ``j`` jump points ``jump_points`` wrote into ``points[wat:]`` (end
+    first), write the path's cells into ``cells[at:]`` (room for all of them, start
+    first) and its waypoints over the jump points (start, every jump point where the
+    direction changes, end); return ``(waypoints, length)`` as
+    ``write_turns_and_length`` would for those cells, to the last bit (the same
+    additions in the same order). Consecutive jump points lie on one straight or
+    diagonal line, so the direction can change at jump points only.
+    """
+    lo = wat
+    hi = wat + j - 1
+    while lo < hi:  # start first
+        for a in range(2):
+            t = points[lo, a]
+            points[lo, a] = points[hi, a]
+            points[hi, a] = t
+        lo += 1
+        hi -= 1
+    cx = points[wat, 0]
+    cy = points[wat, 1]
+    cells[at, 0] = cx
+    cells[at, 1] = cy
+    i = at
+    k = 1
+    total = 0.0
+    last_x = 0
+    last_y = 0
+    for r in range(1, j):
+        x = points[wat + r, 0]
+        y = points[wat + r, 1]
+        sx = (x > cx) - (x < cx)
+        sy = (y > cy) - (y < cy)
+        if r > 1 and (sx != last_x or sy != last_y):  # the jump point just left turns
+            points[wat + k, 0] = cx
+            points[wat + k, 1] = cy
+            k += 1
+        step = SQRT2 if sx != 0 and sy != 0 else 1.0
+        while cx != x or cy != y:
+            cx += sx
+            cy += sy
+            i += 1
+            cells[i, 0] = cx
+            cells[i, 1] = cy
+            total += step
+        last_x = sx
+        last_y = sy
+    if j > 1:
+        points[wat + k, 0] = cx
+        points[wat + k, 1] = cy
+        k += 1
+    return k, total
