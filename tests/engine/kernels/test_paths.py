@@ -1,5 +1,7 @@
 """``kernels.paths``: path lengths and waypoints."""
 
+import itertools
+
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -9,6 +11,7 @@ from service.engine.kernels.paths import (
     jump_points,
     segment_lengths,
     turning_points,
+    write_chain,
     write_jump_chain,
     write_jump_path,
     write_turns_and_length,
@@ -85,3 +88,18 @@ def test_jump_points_write_only_what_fits_and_still_count_the_path() -> None:
     assert jump_points(parent, 100, end, out, 5) == (30, _cells_on_chain(parent, 100, end))
     assert (out[:5] == -7).all()  # before ``at``: untouched
     assert (out[5:] != -7).all()  # the first seven jump points (end first), no more
+
+
+@pytest.mark.parametrize("width", [7, 200, 70_000])
+def test_a_cell_chain_is_written_start_first_as_unpadded_cells(width: int) -> None:
+    rng = np.random.default_rng(width)
+    height = 40
+    parent = np.full(width * height, NO_PARENT, np.int32)
+    chain = [int(c) for c in rng.choice(width * height, size=60, replace=False)]
+    for before, child in itertools.pairwise(chain):
+        parent[child] = before
+    out = np.full((65, 2), -9, np.int32)
+    write_chain(parent, width, chain[-1], len(chain), out, 3)
+    assert out[3:63].tolist() == [[c % width - 1, c // width - 1] for c in chain]
+    assert (out[:3] == -9).all()
+    assert (out[63:] == -9).all()
