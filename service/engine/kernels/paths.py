@@ -146,9 +146,10 @@ def jump_points(parent, width, end, out, at):
     ``out`` has room; return ``(jump points, cells)``: how many jump points, and how
     many cells the path through them has.
 
-    One 32-bit division a jump point, and ``write_jump_path`` needs none: a pass to
-    count the cells and another to write them (``write_jump_chain``) made three
-    64-bit divisions a jump point, which on a long path cost more than its cells.
+    With ``write_jump_path``: one walk along the chain (its parent reads are the cost)
+    and one division a jump point, and no pass over the cells to find the turns. Two
+    walks (count, then ``write_jump_chain``) and ``write_turns_and_length`` over the
+    cells took twice as long: on orz900d's scenario rows 7.7 against 3.9 us a path.
     """
     uwidth = np.uint32(width)
     room = out.shape[0]
