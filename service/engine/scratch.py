@@ -38,17 +38,22 @@ _scope = threading.local()
 def check_path_cells(cells: int) -> None:
     """Raise :class:`PathTooLongError` if ``cells`` more (one kernel run's, which may
     not be written yet) would take the call under way past the limit."""
-    earlier = getattr(_scope, "cells", 0)
-    if earlier + cells > _path_cell_limit:
-        raise PathTooLongError(earlier + cells, _path_cell_limit)
+    total = written_path_cells() + cells
+    if total > _path_cell_limit:
+        raise PathTooLongError(total, _path_cell_limit)
 
 
 def take_path_cells(cells: int) -> None:
     """``check_path_cells``, then count ``cells`` (a kernel run's, copied out) as
     written by the call under way, if one is (``path_cell_scope``)."""
-    check_path_cells(cells)
-    if getattr(_scope, "depth", 0):
-        _scope.cells += cells
+    if not getattr(_scope, "depth", 0):  # a call of one kernel run: nothing before it
+        if cells > _path_cell_limit:
+            raise PathTooLongError(cells, _path_cell_limit)
+        return
+    total = _scope.cells + cells
+    if total > _path_cell_limit:
+        raise PathTooLongError(total, _path_cell_limit)
+    _scope.cells = total
 
 
 @contextmanager

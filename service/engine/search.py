@@ -314,6 +314,11 @@ def _remember_lean(grid: GridMap, plans: dict[object, object], key: tuple[object
     plan may then be another."""
     if grid.plans is not plans:
         return
+    if checked.algorithm == ALGORITHM_JPS and grid.jump_bits is None:
+        # A batch whose every JPS query a field search answered built no bit rows: the
+        # lean ways would run the kernel on the placeholder's one row, read past it and
+        # answer no_path. The next query goes the full way, which builds them.
+        return
     clusters = _cluster_rows(grid) if checked.table != NO_TABLE else 0
     options = np.array([checked.diagonal, checked.heuristic, checked.budget, checked.tie_break,
                         checked.equal_f_stack, checked.buckets, checked.table,
@@ -352,11 +357,7 @@ def _find_one(grid: GridMap, lean: _Lean, start: Point, goal: Point, scratch: Sc
         return None
     if (sx | sy | gx | gy) >> _KERNEL_INT_BITS:  # negative, or too big for the kernel
         return None
-    if lean.algorithm == ALGORITHM_JPS and grid.jump_bits is None:
-        # A plan remembered from a batch whose every query a field search answered
-        # ran no JPS, and built no bit rows: the kernel would read past the
-        # placeholder's one row (and answer no_path).
-        grid.prepare_jumps()
+    # (A JPS plan is remembered only once the grid has its bit rows: ``_remember_lean``.)
     scratch = scratch_for(grid.padded.size, scratch)
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     while True:

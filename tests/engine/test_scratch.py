@@ -177,3 +177,18 @@ def test_a_scope_counts_what_earlier_calls_of_its_request_wrote(
     with path_cell_scope(earlier=25), pytest.raises(PathTooLongError, match="at least 55"):
         find_paths(grid, one)
     assert written_path_cells() == 0
+
+
+def test_regression_a_finished_scopes_cells_counted_against_a_later_call(
+    path_cell_limit: Callable[[int], int],
+) -> None:
+    # A scope left its count behind on the thread: a later call outside any scope (a
+    # single ``find_path``, on a server's search thread after a batch) added it to its
+    # own path and was refused one it may hold.
+    grid = GridMap.from_rows(["." * 30, "." * 30])
+    path_cell_limit(50)
+    with path_cell_scope():
+        find_paths(grid, [PathQuery((0, 0), (29, 0))])  # 30 cells
+    for _ in range(2):  # options new to the map, then remembered (the lean way)
+        assert len(find_path(grid, (0, 1), (29, 1), algorithm="astar").cells) == 30
+        assert len(find_path(grid, (0, 1), (29, 1)).cells) == 30
