@@ -288,6 +288,23 @@ def test_regression_a_few_long_paths_took_gigabytes(make_client: ClientFactory) 
     assert (single.status_code, single.json()["code"]) == (413, "TooBig")
 
 
+def test_regression_a_batchs_path_cells_counted_against_the_next_single_query(
+    make_client: ClientFactory,
+) -> None:
+    # The count of a batch's path cells stayed on its search thread after it: the next
+    # single query there added it to its own path, and a 40-cell path was refused
+    # (413) under a limit of 100 because a batch before it had written 80.
+    client = make_client(max_path_cells=100, search_threads=1, inline_expansions=0,
+                         inline_batch_bytes=0)  # fmt: skip
+    map_id = client.post("/v1/maps", json={"rows": WALLED}).json()["id"]
+    ok = {"start": [0, 0], "goal": [39, 0]}  # 40 cells
+    for _ in range(2):
+        batch = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [ok, ok]})
+        assert [r["status"] for r in batch.json()["results"]] == ["found", "found"]
+        single = client.post(f"/v1/maps/{map_id}/path", json=ok)
+        assert (single.status_code, single.json()["status"]) == (200, "found")
+
+
 def test_batches_over_the_inline_size_never_try_the_event_loop(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
