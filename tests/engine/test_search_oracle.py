@@ -10,7 +10,16 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from service.engine import ADMISSIBLE, HEURISTICS, GridMap, find_path
+from service.engine import (
+    ADMISSIBLE,
+    HEURISTICS,
+    GridMap,
+    PathQuery,
+    PathResult,
+    find_path,
+    find_paths,
+)
+from service.engine.kernels.paths import segment_lengths, turning_points
 from tests.support import (
     POLICIES,
     close,
@@ -125,6 +134,25 @@ def test_partial_results_are_walkable_paths_from_the_start(oracle_case: OracleCa
         assert (result.cost or 0) >= distances[end[1], end[0]] - 1e-9
         if result.status == "found":
             assert close(result.cost or 0, distances[goal[1], goal[0]])
+
+
+def test_waypoints_and_length_are_their_cells_to_the_last_bit(oracle_case: OracleCase) -> None:
+    # JPS writes its paths from the jump points (``paths.write_jump_path``), A* from
+    # every cell: both must give the waypoints and the length of the cells they
+    # wrote, found or partial, one query or a batch.
+    grid, policy, start, goals, _ = oracle_case
+    budgets = [None, 1, 3, 10]
+    answers: list[PathResult] = []
+    for algorithm, budget, goal in itertools.product(("auto", "astar"), budgets, goals):
+        answers.append(find_path(grid, start, goal, diagonal=policy, algorithm=algorithm,
+                                 max_expansions=budget))  # fmt: skip
+    queries = [PathQuery(start, goal, diagonal=policy, max_expansions=budget)
+               for budget, goal in itertools.product(budgets, goals)]  # fmt: skip
+    answers += [a for a in find_paths(grid, queries) if isinstance(a, PathResult)]
+    for answer in answers:
+        cells = answer.cells
+        assert answer.waypoints.tolist() == cells[turning_points(cells)].tolist()
+        assert answer.length == segment_lengths(cells, 0, len(cells))
 
 
 def test_every_heuristic_name_is_covered() -> None:
