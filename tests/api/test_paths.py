@@ -721,5 +721,8 @@ def test_regression_a_batch_unpins_its_map_on_its_search_thread(
     monkeypatch.setattr(MapCache, "_unpin", recorded)
     body = {"queries": [{"start": [0, 0], "goal": [19, 9]}] * 3}
     assert client.post(f"/v1/maps/{map_id}/paths", json=body).status_code == 200
-    assert threads
-    assert all(name.startswith("gridpath-search") for name in threads), threads
+    # The map's table builds, started by its upload, pin it too and may unpin it on
+    # their own thread meanwhile (this test failed once in CI so): not the batch's.
+    batch = [name for name in threads if not name.startswith("gridpath-tables")]
+    assert batch
+    assert all(name.startswith("gridpath-search") for name in batch), threads
