@@ -212,12 +212,12 @@ class SlicedBatch:
     def _run_order(self) -> tuple[npt.NDArray[np.int64], list[int] | None]:
         if self._order is None:  # only for a batch of more than one chunk
             cells = self._cells
-            groups = None
-            if cells is not None:  # the engine's own groups, when it can tell
-                groups = cell_groups(self.grid, cells, shared_goal_queries=self._shared,
-                                     shared_goal_jps_queries=self._shared_jps)  # fmt: skip
-            if cells is not None and groups is not None:
-                self._order = _grouped_rows(cells.cells.shape[0], groups)
+            # The engine's own groups for a batch of cells, when it can tell.
+            groups = None if cells is None else cell_groups(
+                self.grid, cells, shared_goal_queries=self._shared,
+                shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+            if groups is not None:
+                self._order = _grouped_rows(self.queries, groups)
             else:
                 self._order = run_order(cells, self._items,
                                         _fewest(self._shared, self._shared_jps))  # fmt: skip
