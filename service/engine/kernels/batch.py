@@ -179,7 +179,9 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 if lk != NO_TABLE:
                     lm = goal_landmarks(land_from[lk], land_to[lk], t, active, land_margin[lk])
                 else:
-                    lm = (land_from[0], land_to[0], no_row, no_row, active, 0, 0.0)
+                    # (``np.int64(0)``: a literal 0 would type this tuple apart from
+                    # ``goal_landmarks``'s, and ``jps`` and ``astar`` would compile twice.)
+                    lm = (land_from[0], land_to[0], no_row, no_row, active, np.int64(0), 0.0)
                 jumps = algorithm[i] == ALGORITHM_JPS
                 if jumps:
                     st, end, ex, ro = jps(cost, bits, jump_table, width, s, t, heuristic[i],
@@ -251,13 +253,21 @@ def write_two_legs(jump_table, width, s, t, parent, n, cells, at):
 
 
 @borrowing
+def run_batch(grid, queries, first, count, gen0, scratch, results, paths):
+    """``search_batch`` compiled once for ``search_handles`` and ``search_many``, where
+    a call more per batch costs nothing (numba compiles an inlined function anew into
+    every caller, some 10 s each). ``search_one``, the single query, inlines it."""
+    return search_batch(grid, queries, first, count, gen0, scratch, results, paths)
+
+
+@borrowing
 def search_handles(grid, first, count, gen0, scratch):
     """``search_batch`` over handles (``kernels.handles``): the grid's, and the
     scratch's (with the query arrays and path buffers). Two arrays to unbox per
     call instead of some fifty."""
     inputs, outputs = query_view(scratch)
-    return search_batch(grid_view(grid), inputs, first, count, gen0, scratch_view(scratch),
-                        outputs, path_view(scratch))  # fmt: skip
+    return run_batch(grid_view(grid), inputs, first, count, gen0, scratch_view(scratch),
+                     outputs, path_view(scratch))  # fmt: skip
 
 
 #: ``options`` of ``search_one``: a query's validated options in the kernel's terms.
@@ -352,6 +362,6 @@ def search_many(grid, scratch, options, weights, rows, first, count, gen0):
         if not set_query(view, inputs, i, options[plan], weights[plan], rows[i, 1],
                          rows[i, 2], rows[i, 3], rows[i, 4]):  # fmt: skip
             refused += 1
-    done = search_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
-                        path_view(scratch))  # fmt: skip
+    done = run_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
+                     path_view(scratch))  # fmt: skip
     return done, refused
