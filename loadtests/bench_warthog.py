@@ -26,7 +26,10 @@ columnar batch: the whole call, no object per answer); every row in one call of 
 batch kernel (``search_many``: the straight-line and two-leg shortcuts, the search,
 and each path's cells, waypoints and length); and every row through the JPS search
 alone (``kernels.jps.jps`` on every row, shortcuts and paths left out: the scope of
-warthog's timer, which stops before the path is extracted), table 4.
+warthog's timer, which stops before the path is extracted), table 4; and, table 5,
+the same search with ``walk=False``: warthog JPS+'s own algorithm (each turning cell
+of a diagonal queued and expanded, where the default JPS2+ walk goes on through it),
+so that expansions and time per expansion compare like for like.
 
 Work units (table 3), counted once per map in an untimed pass: the kernel's ns per
 expansion are not warthog JPS+'s, because gridpath's JPS2+ walk does at a diagonal's
@@ -115,6 +118,7 @@ class Figures:
     generated: dict[str, float] = field(default_factory=dict)
     work: Work | None = None
     searched: float = 0.0  # expansions per row of the search alone (table 4)
+    queued: float = 0.0  # the same, with turning cells queued as JPS+ does (table 5)
 
     def median_us(self, name: str) -> float:
         return statistics.median(self.us[name])
@@ -249,23 +253,26 @@ def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
 def _search_rows(grid_arrays: tuple[Any, ...], width: int, starts: npt.NDArray[np.int64],
                  goals: npt.NDArray[np.int64], gen0: int, nodes: tuple[Any, ...],
                  heap: tuple[Any, ...], stack: npt.NDArray[np.int32],
-                 landmarks: tuple[Any, ...], trace: npt.NDArray[np.int32]) -> int:  # fmt: skip
+                 landmarks: tuple[Any, ...], trace: npt.NDArray[np.int32],
+                 walk: bool) -> int:  # fmt: skip
     """``jps`` from ``starts[i]`` to ``goals[i]`` (padded cells) for every ``i``, octile,
-    weight 1, no budget; the expansions in all."""
+    weight 1, no budget, ``walk`` as given; the expansions in all."""
     cost, bits, table = grid_arrays
     stamp, g, parent = nodes
     total = 0
     for i in range(starts.shape[0]):
         total += jps(cost, bits, table, width, starts[i], goals[i], HEURISTIC_OCTILE, 1.0,
                      1.0, 1 << 62, True, gen0 + i, stamp, g, parent, heap, stack,
-                     landmarks, trace)[2]  # fmt: skip
+                     landmarks, trace, walk)[2]  # fmt: skip
     return total
 
 
-def run_search(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, float]:
+def run_search(grid: GridMap, rows: Sequence[Scenario], *, walk: bool = True
+               ) -> tuple[float, float]:  # fmt: skip
     """Mean us and expansions per row of the JPS search alone (warthog's timer's
     scope): no shortcut, no path written; this thread's buffers. None of a query's
-    checks either, so only for a uniform map with the JPS+ table, like these."""
+    checks either, so only for a uniform map with the JPS+ table, like these.
+    ``walk``: JPS2+ (the default's search) or, False, JPS+ (turning cells queued)."""
     width = grid.padded_width
     starts = np.array([grid.flat_index(*r.start) for r in rows], np.int64)
     goals = np.array([grid.flat_index(*r.goal) for r in rows], np.int64)
@@ -281,7 +288,7 @@ def run_search(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, float]:
         gen0 = scratch.take_generations(len(rows))
         began = time.perf_counter_ns()
         expanded = _search_rows(arrays, width, starts, goals, gen0, nodes, scratch.heap,
-                                scratch.stack, landmarks, no_trace)  # fmt: skip
+                                scratch.stack, landmarks, no_trace, walk)  # fmt: skip
         elapsed = time.perf_counter_ns() - began
     return elapsed / len(rows) / 1000, expanded / len(rows)
 
@@ -363,6 +370,8 @@ def measure(key: str, root: Path, warthog: Path | None, repeat: int, min_rows: i
         if grid.jump_table is not None:
             us, figures.searched = run_search(grid, rows)
             figures.us.setdefault("search", []).append(us)
+            us, figures.queued = run_search(grid, rows, walk=False)
+            figures.us.setdefault("queued", []).append(us)
     figures.work = count_work(grid, rows)
     figures.build_ms["gridpath"] = table_build_ms(grid, repeat)
     if warthog is not None:
@@ -486,25 +495,40 @@ def work_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
     )
 
 
-def search_table(all_figures: Sequence[Figures], warthog: bool) -> Table:
+def search_table(all_figures: Sequence[Figures], warthog: bool, *, queued: bool = False
+                 ) -> Table:  # fmt: skip
+    """Table 4, the search alone (JPS2+, the default's), or with ``queued`` table 5:
+    the same search with its turning cells queued, warthog JPS+'s algorithm."""
+    name = "queued" if queued else "search"
     rows: list[tuple[str, ...]] = []
     for f in all_figures:
-        if "search" not in f.us:
+        if name not in f.us:
             rows.append((f.key, "no JPS+ table", *["-"] * (7 if warthog else 2)))
             continue
-        us = f.median_us("search")
-        ns = 1000 * us / max(f.searched, 1e-9)
-        cells = [f.key, f"{us:,.1f}", f"{f.searched:,.1f}", f"{ns:,.0f}"]
+        us = f.median_us(name)
+        expanded = f.queued if queued else f.searched
+        ns = 1000 * us / max(expanded, 1e-9)
+        cells = [f.key, f"{us:,.1f}", f"{expanded:,.1f}", f"{ns:,.0f}"]
         if warthog:
-            cells += [ratio(f, "search", "jps+"), ratio(f, "search", "jps2+"),
-                      f"{f.searched / max(f.expanded['jps+'], 1e-9):.2f}x",
+            cells += [ratio(f, name, "jps+"), ratio(f, name, "jps2+"),
+                      f"{expanded / max(f.expanded['jps+'], 1e-9):.2f}x",
                       f"{ns / f.ns_per_expansion('jps+'):.2f}x",
                       f"{ns / f.ns_per_expansion('jps2+'):.2f}x"]  # fmt: skip
         rows.append(tuple(cells))
-    columns = ["map", "search us", "search exp", "search ns/exp"]
+    columns = ["map", f"{name} us", f"{name} exp", f"{name} ns/exp"]
     if warthog:
-        columns += ["search/JPS+", "search/JPS2+", "exp/JPS+ exp", "ns/exp / JPS+ ns/exp",
+        columns += [f"{name}/JPS+", f"{name}/JPS2+", "exp/JPS+ exp", "ns/exp / JPS+ ns/exp",
                     "ns/exp / JPS2+ ns/exp"]  # fmt: skip
+    if queued:
+        return Table(
+            "5. The search alone as JPS+ (turning cells queued), warthog JPS+'s algorithm",
+            tuple(columns),
+            rows,
+            "queued: the search of table 4 with walk=False: a diagonal's turning cells "
+            "are queued and expanded one by one, as warthog's JPS+ does, instead of "
+            "walked through (JPS2+, table 4, what gridpath runs). Like for like with "
+            "warthog JPS+: expansions and time per expansion.",
+        )
     return Table(
         "4. The search alone, in the scope of warthog's timer: mean per row",
         tuple(columns),
@@ -573,7 +597,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {key}: done", flush=True)
     compared = warthog is not None
     report([speed_table(all_figures, compared), build_table(all_figures),
-            work_table(all_figures, compared), search_table(all_figures, compared)], None,
+            work_table(all_figures, compared), search_table(all_figures, compared),
+            search_table(all_figures, compared, queued=True)], None,
            args.markdown)  # fmt: skip
     return 0
 

@@ -501,7 +501,7 @@ def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, par
 
 @borrowing
 def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
-        gen, stamp, g, parent, heap, stack, landmarks, trace):  # fmt: skip
+        gen, stamp, g, parent, heap, stack, landmarks, trace, walk=True):  # fmt: skip
     """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
 
     Args and returns as for ``astar`` (8-connected, no corner cutting, a consistent
@@ -514,6 +514,13 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     jump point nearest the goal. ``parent`` links jump points: expand them into
     cells with ``paths.jump_points`` and ``paths.write_jump_path``; ``trace``
     records the jump points expanded.
+
+    ``walk``: with the table, walk each diagonal through its turning cells (JPS2+,
+    the default: what every query runs). False queues each turning cell instead and
+    expands it later, as JPS+ (Rabin) does: the same costs from about twice the
+    expansions, each smaller, and more time per query; only the comparison with JPS+
+    planners runs it (``loadtests/bench_warthog.py``, table 5). Left out, it is a
+    constant: the default's code has no test of it.
     """
     node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
     queue = (node_of, key, stack)
@@ -568,7 +575,7 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
         for k in range(8):
             if not (directions >> k) & 1:
                 continue
-            if lookup and k >= 4:  # JPS2+: the diagonal's turning cells are not queued
+            if lookup and k >= 4 and walk:  # JPS2+: the turning cells are not queued
                 size, depth = walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen,
                                             stamp, g, parent, queue, size, depth,
                                             level, heuristic, h_scale, weight, tie_break,

@@ -20,8 +20,10 @@ from service.engine import (
     find_path,
     find_paths,
 )
+from service.engine.kernels.codes import HEURISTIC_OCTILE, STATUS_FOUND
 from service.engine.kernels.jps import (
     NOT_FOUND,
+    jps,
     jump_bits,
     jump_diagonal,
     jump_distances,
@@ -418,3 +420,52 @@ def test_jps_queues_jump_points_of_equal_f_on_the_stack(mode: str) -> None:
             assert close(walk_cost(grid, one.cells, "no_corner_cutting"), one.cost or 0)
     answers(weight=1.5)
     assert (scratch.stack == -1).all()
+
+
+def _jps_costs(grid: GridMap, pairs: list[tuple[tuple[int, int], tuple[int, int]]], *,
+               walk: bool) -> tuple[list[float | None], int]:  # fmt: skip
+    """``jps`` itself (octile, weight 1, no budget) from each start to its goal with
+    ``walk`` as given: each cost (None: no path), and the expansions in all."""
+    scratch = Scratch(grid.padded.size)
+    no_rows = np.zeros((1, 1), np.float32)
+    no_row = np.zeros(1, np.float32)
+    landmarks = (no_rows, no_rows, no_row, no_row, scratch.active, 0, 0.0)  # none
+    costs: list[float | None] = []
+    expanded = 0
+    for i, (start, goal) in enumerate(pairs):
+        goal_cell = grid.flat_index(*goal)
+        status, _, count, _ = jps(
+            grid.padded, grid.jump_bits, grid.jump_table, grid.padded_width,
+            grid.flat_index(*start), goal_cell, HEURISTIC_OCTILE, 1.0, 1.0, 1 << 62, True,
+            i + 1, scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.stack,
+            landmarks, np.zeros(0, np.int32), walk,
+        )  # fmt: skip
+        costs.append(float(scratch.g[goal_cell]) if status == STATUS_FOUND else None)
+        expanded += count
+    return costs, expanded
+
+
+@pytest.mark.parametrize(("shape", "density"), [((70, 20), 0.1), ((150, 130), 0.25)])
+def test_jps_plus_queueing_turning_cells_finds_the_default_costs(
+    shape: tuple[int, int], density: float
+) -> None:
+    # ``walk=False`` (JPS+: a diagonal's turning cells queued, as warthog's JPS+ does;
+    # the comparison benchmark runs it) and the default JPS2+ walk find A*'s costs; the
+    # walk expands fewer jump points, each doing the work of several.
+    width, height = shape
+    rng = np.random.default_rng(width + height)
+    grid = random_grid(rng, width, height, density, None)
+    grid.prepare_jumps(max_table_bytes=MODES["table"])
+    cells = walkable_cells(grid)
+    pairs = [(cells[int(a)], cells[int(b)]) for a, b in rng.integers(len(cells), size=(30, 2))]
+    walked, walked_expanded = _jps_costs(grid, pairs, walk=True)
+    queued, queued_expanded = _jps_costs(grid, pairs, walk=False)
+    for (start, goal), one, other in zip(pairs, walked, queued, strict=True):
+        reference = find_path(grid, start, goal, algorithm="astar").cost
+        if reference is None:
+            assert (one, other) == (None, None), (start, goal)
+            continue
+        for found in (one, other):
+            assert found is not None, (start, goal)
+            assert close(found, reference), (start, goal)
+    assert queued_expanded > walked_expanded
