@@ -519,8 +519,8 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     the default: what every query runs). False queues each turning cell instead and
     expands it later, as JPS+ (Rabin) does: the same costs from about twice the
     expansions, each smaller, and more time per query; only the comparison with JPS+
-    planners runs it (``loadtests/bench_warthog.py``, table 5). Left out, it is a
-    constant: the default's code has no test of it.
+    planners runs it (``loadtests/bench_warthog.py``, table 5). Left out, numba
+    compiles it as a constant, so the default's code does not check it.
     """
     node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
     queue = (node_of, key, stack)
