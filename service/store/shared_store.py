@@ -392,11 +392,17 @@ class SharedMapStore(MapStore):
         return record
 
     def delete(self, map_id: str) -> bool:
-        """Remove a map; False if there was none (another worker may have removed it)."""
+        """Remove a map; False if there was none (another worker may have removed it).
+
+        The folder is renamed away under the map's edit lock: an edit under way in
+        another worker finishes (and is acknowledged) first, and an edit waiting for
+        the lock finds the map gone, instead of appending to a log whose folder moved
+        (a torn write, answered as a server error)."""
         doomed = self.root / f"{_DELETING}{map_id}-{secrets.token_hex(4)}"
         try:
-            (self.root / map_id).rename(doomed)
-        except FileNotFoundError:
+            with self._flocked(map_id, exclusive=True):
+                (self.root / map_id).rename(doomed)
+        except (UnknownMapError, FileNotFoundError):
             return False
         fsync_dir(self.root)
         shutil.rmtree(doomed, ignore_errors=True)

@@ -280,6 +280,41 @@ def test_a_map_deleted_while_waiting_for_its_edit_lock_is_unknown(
     assert b.record(record.id) is None
 
 
+def test_a_delete_waits_for_an_append_under_way_in_another_worker(
+    pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete renamed the map's folder away while another worker appended to its log:
+    the append failed with FileNotFoundError, answered as a server error."""
+    a, b = pair
+    record = a.create(weighted(), None)
+    _, entry = edited(weighted(), [(1, 0)], 1.0)
+    appending = threading.Event()
+    real_append = editlog.append
+
+    def slow_append(path: Path, data: bytes, **kwargs: object) -> int:
+        appending.set()
+        time.sleep(0.3)  # the delete arrives mid-append
+        return real_append(path, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("service.store.shared_store.editlog.append", slow_append)
+    failures: list[BaseException] = []
+
+    def append() -> None:
+        try:
+            a.append_edit(record.id, entry)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    assert appending.wait(10)
+    assert b.delete(record.id)
+    writer.join(timeout=10)
+    assert failures == []  # acknowledged before the delete, not torn by it
+    assert a.record(record.id) is None
+    assert b.record(record.id) is None
+
+
 def _expect_unknown(store: SharedMapStore, map_id: str, entry: object) -> None:
     with pytest.raises(UnknownMapError):
         store.append_edit(map_id, entry)  # type: ignore[arg-type]
