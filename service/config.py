@@ -161,6 +161,15 @@ class Settings(BaseSettings):
         ge=1,
         description="Most cells one edit request may name (rects and cell lists together).",
     )
+    edit_retry_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="How long an edit request that keeps losing the race for its revision "
+        "to other services sharing the store (Redis, several workers) is made again on the "
+        "map's newer revision before it answers 503 NotReady (nothing applied). An edit "
+        "without if_revision is never refused because another edit won a race.",
+    )
     max_check_points: int = Field(
         default=100_000,
         ge=1,

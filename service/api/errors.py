@@ -31,7 +31,11 @@ from service.store import (
     StoreUnavailableError,
     UnknownMapError,
 )
-from service.store.editor import RevisionConflictError, WouldDisconnectError
+from service.store.editor import (
+    EditContentionError,
+    RevisionConflictError,
+    WouldDisconnectError,
+)
 
 log = logging.getLogger("gridpath.api")
 
@@ -92,15 +96,15 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "ready within GRIDPATH_READY_WAIT_SECONDS, or a map's cluster tables are still building "
     "(`/clusters`), or a Redis store cannot be reached, or GRIDPATH_MAX_WAITING_WORK "
     "requests already wait for the search threads, or uploads under way hold "
-    "GRIDPATH_MAX_UPLOAD_BYTES_IN_FLIGHT (nothing was done). Retry after the `Retry-After` "
-    "seconds.",
+    "GRIDPATH_MAX_UPLOAD_BYTES_IN_FLIGHT, or other services sharing the store kept editing "
+    "the map for GRIDPATH_EDIT_RETRY_SECONDS (nothing was done). Retry after the "
+    "`Retry-After` seconds.",
     ErrorCode.REQUEST_TIMEOUT: "The request body did not arrive within "
     "GRIDPATH_BODY_TIMEOUT_SECONDS; the connection is closed.",
     ErrorCode.MAP_CORRUPT: "The map's stored grid fails its checksum (see its `health`); it "
     "cannot be served: delete it and upload it again.",
     ErrorCode.REVISION_CONFLICT: "An edit's `if_revision` is not the map's current revision "
-    "(the message gives both), or, on a shared Redis store, other services kept writing "
-    "the revision it would make first (retry); nothing was applied.",
+    "(the message gives both); nothing was applied.",
     ErrorCode.WOULD_DISCONNECT: "After the edit the `keep_connected` points would not all be "
     "in one island (the message names the first cut off); nothing was applied.",
     ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
@@ -252,6 +256,10 @@ async def _revision_conflict(_: Request, exc: Exception) -> Response:
     return render(ErrorCode.REVISION_CONFLICT, str(exc))
 
 
+async def _edit_contention(_: Request, exc: Exception) -> Response:
+    return render(ErrorCode.NOT_READY, str(exc))
+
+
 async def _would_disconnect(_: Request, exc: Exception) -> Response:
     return render(ErrorCode.WOULD_DISCONNECT, str(exc))
 
@@ -269,6 +277,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StoreUnavailableError, _store_unavailable)
     app.add_exception_handler(RevisionConflictError, _revision_conflict)
     app.add_exception_handler(RevisionTakenError, _revision_conflict)
+    app.add_exception_handler(EditContentionError, _edit_contention)
     app.add_exception_handler(WouldDisconnectError, _would_disconnect)
 
 

@@ -102,7 +102,8 @@ class Runtime:
                                 max_edit_cells=settings.max_edit_cells,
                                 compact_log_bytes=settings.compact_log_bytes,
                                 jump_table_bytes=settings.max_jump_table_bytes,
-                                priority=settings.background_priority)  # fmt: skip
+                                priority=settings.background_priority,
+                                retry_seconds=settings.edit_retry_seconds)  # fmt: skip
         # A shared store: other services' edits reach the maps cached here.
         self.follower = (EditFollower(self.store, self.cache, self.editor)
                          if isinstance(self.store, RedisStore | SharedMapStore)

@@ -61,12 +61,11 @@ from service.store.store import UnknownMapError, figures_of
 
 log = logging.getLogger("gridpath.edits")
 
-#: Tries of one edit request when other services sharing the store keep writing the
-#: revision it would make first (optimistic stores: Redis).
-EDIT_ATTEMPTS: Final = 8
-#: Before try n + 1, a random pause of up to n times this (seconds): services that
+#: Before try n + 1 of an edit that lost a race for its revision, a random pause of up
+#: to this (seconds) times 2 ** (n - 1), at most EDIT_BACKOFF_CAP_SECONDS: services that
 #: lost a race together do not all try again at once.
 EDIT_BACKOFF_SECONDS: Final = 0.002
+EDIT_BACKOFF_CAP_SECONDS: Final = 0.05
 #: Lowered (and, apart, flipped) cells remembered per map for repairs; past it,
 #: tables older than what is remembered are rebuilt.
 HISTORY_CELLS: Final = 1 << 22
@@ -85,6 +84,21 @@ class RevisionConflictError(Exception):
                          "read the map again and retry")  # fmt: skip
         self.expected = expected
         self.current = current
+
+
+def _backoff_bound(attempt: int) -> float:
+    """The longest pause (seconds) after try ``attempt`` lost the race."""
+    return min(EDIT_BACKOFF_CAP_SECONDS, EDIT_BACKOFF_SECONDS * 2.0 ** (attempt - 1))
+
+
+class EditContentionError(Exception):
+    """Other services sharing the store kept writing the revisions an edit would make
+    first, for longer than the edit retry bound: nothing was applied."""
+
+    def __init__(self, map_id: str, seconds: float, attempts: int) -> None:
+        super().__init__(f"map {map_id}: other services kept editing it for {seconds:g} s "
+                         f"(GRIDPATH_EDIT_RETRY_SECONDS; {attempts} attempts); nothing was "
+                         "applied: retry")  # fmt: skip
 
 
 class WouldDisconnectError(Exception):
@@ -133,9 +147,13 @@ class MapEditor:
 
     def __init__(self, store: Store, cache: MapCache, builder: TableBuilder, *,
                  max_edit_cells: int, compact_log_bytes: int,
-                 jump_table_bytes: int, priority: BackgroundPriority = "normal"
-                 ) -> None:  # fmt: skip
+                 jump_table_bytes: int, priority: BackgroundPriority = "normal",
+                 retry_seconds: float = 10.0) -> None:  # fmt: skip
+        """``retry_seconds``: how long an edit that keeps losing the race for its
+        revision to other services sharing the store is made again before
+        :class:`EditContentionError`."""
         self._store = store
+        self._retry_seconds = retry_seconds
         self._cache = cache
         self._builder = builder
         self._max_cells = max_edit_cells
@@ -156,24 +174,28 @@ class MapEditor:
         Raises:
             UnknownMapError, StoreError, CacheBudgetError: as loading the map.
             RevisionConflictError: ``if_revision`` is not the current revision.
-            RevisionTakenError: other services sharing the store wrote the revision
-                first, EDIT_ATTEMPTS times in a row (each time this copy catches up
-                with the store and the edit is made again on it; with
-                ``if_revision`` that check then answers instead).
+            EditContentionError: other services sharing the store kept writing the
+                revision first for ``retry_seconds``. Each time this copy catches up
+                with the store and the edit is made again on it: an edit without
+                ``if_revision`` applies on top of whatever is there, so losing a race
+                is never its answer; with ``if_revision`` that check answers instead.
             InvalidEditError: a bad edit or ``keep_connected`` point (the message names it).
             MapTooBigError: more cells than ``max_edit_cells``.
             WouldDisconnectError: the points would not stay in one island.
         """
-        for attempt in range(1, EDIT_ATTEMPTS + 1):
+        deadline = time.monotonic() + self._retry_seconds
+        attempt = 1
+        while True:
             try:
                 return self._edit_once(map_id, edits, if_revision, keep_connected)
             except RevisionTakenError:  # the copy was stale and is dropped: edit anew
-                if attempt == EDIT_ATTEMPTS:
-                    raise
+                pause = random.uniform(0, _backoff_bound(attempt))
+                if time.monotonic() + pause >= deadline:
+                    raise EditContentionError(map_id, self._retry_seconds, attempt) from None
+                attempt += 1
                 log.info("map %s: another service edited it first; editing its current "
-                         "revision (attempt %d)", map_id, attempt + 1)  # fmt: skip
-                time.sleep(random.uniform(0, EDIT_BACKOFF_SECONDS * attempt))
-        raise AssertionError("unreachable")
+                         "revision (attempt %d)", map_id, attempt)  # fmt: skip
+                time.sleep(pause)
 
     def _edit_once(self, map_id: str, edits: Sequence[Edit], if_revision: int | None,
                    keep_connected: Sequence[tuple[int, int]]) -> EditOutcome:  # fmt: skip

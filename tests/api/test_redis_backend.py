@@ -17,6 +17,7 @@ import service.store.builder as builder_module
 from service.api import create_app
 from service.config import Settings
 from service.engine import ClusterTables, GridMap, build_clusters
+from service.engine.edits import CellsEdit
 from service.store.follower import EditFollower
 from tests.api.conftest import ClientFactory, wait_ready, wait_tables
 from tests.redis_server import RedisServer, blob, require_binary
@@ -134,6 +135,56 @@ def test_an_edit_on_a_stale_copy_is_made_again_on_the_current_revision(
         revisions = [entry_id for entry_id, _ in entries]
         assert revisions == [b"1-0", b"2-0"]  # one record per revision
         raw.close()
+
+
+def overtaken(two: TestClient, one: TestClient, map_id: str, times: int | None) -> None:
+    """Make ``two``'s next ``times`` appends (every one: None) lose the race: just
+    before each, ``one`` edits the map, as a busy service sharing the store would."""
+    runtime_two = two.app.state.runtime  # type: ignore[attr-defined]
+    editor_one = one.app.state.runtime.editor  # type: ignore[attr-defined]
+    append = runtime_two.store.append_edit
+    left = [times]
+
+    def contended(target: str, entry: object) -> None:
+        if left[0] is None or left[0] > 0:
+            left[0] = None if left[0] is None else left[0] - 1
+            editor_one.edit(map_id, [CellsEdit([[8, 2]], float(len(str(left[0]))))])
+        append(target, entry)
+
+    runtime_two.store.append_edit = contended
+
+
+def test_an_edit_without_if_revision_lands_however_often_it_is_overtaken(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    """Edits without if_revision answered 409 RevisionConflict when other services won
+    the race for their revision eight times in a row (11 of 3,953 under contention)."""
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        map_id = held_by_both(one, two)
+        overtaken(two, one, map_id, times=20)
+        wall = {"edits": [{"cells": [[0, 2]], "cost": 0}]}
+        made = two.post(f"/v1/maps/{map_id}/edits", json=wall)
+        assert (made.status_code, made.json()["revision"]) == (200, 21)
+        after = one.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [0, 2],
+                                                          "min_revision": 21})  # fmt: skip
+        assert after.json()["code"] == "NotWalkable"  # the wall is there: it was applied
+
+
+def test_an_edit_overtaken_past_its_retry_bound_answers_not_ready(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    one, two = two_services(tmp_path, server, edit_retry_seconds=0.3)
+    with one, two:
+        map_id = held_by_both(one, two)
+        overtaken(two, one, map_id, times=None)
+        wall = {"edits": [{"cells": [[0, 2]], "cost": 0}]}
+        refused = two.post(f"/v1/maps/{map_id}/edits", json=wall)
+        assert refused.status_code == 503
+        assert refused.headers["Retry-After"] == "1"
+        assert refused.json()["code"] == "NotReady"
+        assert "kept editing it for 0.3 s (GRIDPATH_EDIT_RETRY_SECONDS" in refused.json()["message"]
+        assert "nothing was applied" in refused.json()["message"]
 
 
 def two_services(tmp_path: Path, server: RedisServer, **overrides: object
