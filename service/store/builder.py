@@ -394,8 +394,11 @@ class TableBuilder:
                 for kind in kinds:
                     if self._closing:
                         return
-                    self._finish(map_id, kind, self._build_one(map_id, kind, grid))
+                    status = self._build_one(map_id, kind, grid)
+                    # Recounted before the status says ready: whoever waits for it sees
+                    # the cache's bytes with the tables.
                     self._cache.refresh(map_id)
+                    self._finish(map_id, kind, status)
         except KeyError:  # deleted meanwhile (UnknownMapError)
             self.forget(map_id)
         except _ClosingError:
