@@ -161,6 +161,14 @@ class Settings(BaseSettings):
         ge=1,
         description="Most cells one edit request may name (rects and cell lists together).",
     )
+    min_free_bytes: int = Field(
+        default=64 * MIB,
+        ge=0,
+        description="Free space on the data dir's filesystem under which /readyz says "
+        "'degraded' (the disk is nearly full) before writes fail; after a refused write, "
+        "writes count as working again only once this much is free (file store; 0: no "
+        "check).",
+    )
     edit_retry_seconds: float = Field(
         default=10.0,
         gt=0,

@@ -29,6 +29,7 @@ from service.store import (
     RevisionTakenError,
     StoreError,
     StoreUnavailableError,
+    StoreWriteError,
     UnknownMapError,
 )
 from service.store.editor import (
@@ -57,6 +58,7 @@ class ErrorCode(StrEnum):
     MAP_CORRUPT = "MapCorrupt"
     REVISION_CONFLICT = "RevisionConflict"
     WOULD_DISCONNECT = "WouldDisconnect"
+    INSUFFICIENT_STORAGE = "InsufficientStorage"
     INTERNAL = "Internal"
 
 
@@ -75,6 +77,7 @@ STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.MAP_CORRUPT: 500,
     ErrorCode.REVISION_CONFLICT: 409,
     ErrorCode.WOULD_DISCONNECT: 409,
+    ErrorCode.INSUFFICIENT_STORAGE: 507,
     ErrorCode.INTERNAL: 500,
 }
 
@@ -107,6 +110,11 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "(the message gives both); nothing was applied.",
     ErrorCode.WOULD_DISCONNECT: "After the edit the `keep_connected` points would not all be "
     "in one island (the message names the first cut off); nothing was applied.",
+    ErrorCode.INSUFFICIENT_STORAGE: "The store refused the write: its disk is full or "
+    "read-only, or failing, or a Redis store is out of memory or cannot persist (the message "
+    "names the cause). Nothing was stored; reads are still served, and `/readyz` says "
+    "`degraded` with the reason until writes work again. Retry once the operator has made "
+    "room.",
     ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
 }
 
@@ -247,6 +255,12 @@ async def _store_unavailable(_: Request, exc: Exception) -> Response:
     return render(ErrorCode.NOT_READY, f"{exc}; retry")
 
 
+async def _write_refused(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StoreWriteError)
+    log.error("%s", exc)
+    return render(ErrorCode.INSUFFICIENT_STORAGE, str(exc))
+
+
 async def _over_cache(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, CacheBudgetError)
     return render(ErrorCode.TOO_BIG, str(exc))
@@ -275,6 +289,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StoreError, _corrupt_map)
     app.add_exception_handler(CacheBudgetError, _over_cache)
     app.add_exception_handler(StoreUnavailableError, _store_unavailable)
+    app.add_exception_handler(StoreWriteError, _write_refused)
     app.add_exception_handler(RevisionConflictError, _revision_conflict)
     app.add_exception_handler(RevisionTakenError, _revision_conflict)
     app.add_exception_handler(EditContentionError, _edit_contention)

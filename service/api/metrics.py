@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from service.store import CacheStats
+from service.store import CacheStats, WriteHealth
 
 LATENCY_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                           0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # fmt: skip
@@ -77,7 +77,8 @@ class Metrics:
                 self._queries[status] += count
             self._expansions.observe_all(expanded)
 
-    def render(self, cache: CacheStats, maps_stored: int) -> str:
+    def render(self, cache: CacheStats, maps_stored: int,
+               writes: WriteHealth | None = None) -> str:  # fmt: skip
         with self._lock:
             lines = [
                 "# HELP gridpath_requests_total HTTP requests by route template and status.",
@@ -125,4 +126,21 @@ class Metrics:
             "# TYPE gridpath_maps_stored gauge",
             f"gridpath_maps_stored {maps_stored}",
         ]
+        if writes is not None:
+            lines += _write_lines(writes)
         return "\n".join(lines) + "\n"
+
+
+def _write_lines(writes: WriteHealth) -> list[str]:
+    """Whether the store refuses writes now, and how many it refused, per cause."""
+    lines = [
+        "# HELP gridpath_store_writes_failing 1 while the store refuses writes (a full or "
+        "read-only disk, a Redis out of memory), else 0.",
+        "# TYPE gridpath_store_writes_failing gauge",
+        f"gridpath_store_writes_failing {int(writes.problem() is not None)}",
+        "# HELP gridpath_store_write_refusals_total Writes the store refused, by cause.",
+        "# TYPE gridpath_store_write_refusals_total counter",
+    ]
+    for cause, count in sorted(writes.refused.items()):
+        lines.append(f'gridpath_store_write_refusals_total{{cause="{cause}"}} {count}')
+    return lines

@@ -299,9 +299,9 @@ def open_store(settings: Settings, lock: DataDirLock | None = None) -> Store:
     ``GRIDPATH_WORKERS``, whose supervisor holds it) or a Redis server, whose
     persistence is logged."""
     if settings.store == "file" and settings.workers > 1:  # the supervisor holds the lock
-        return SharedMapStore(settings.data_dir)
+        return SharedMapStore(settings.data_dir, min_free_bytes=settings.min_free_bytes)
     if settings.store == "file":
-        return MapStore(settings.data_dir, lock=lock)
+        return MapStore(settings.data_dir, lock=lock, min_free_bytes=settings.min_free_bytes)
     store = RedisStore(settings.store, timeout=settings.store_timeout_seconds)
     try:
         log.info("maps in Redis at %s (%s)", _without_password(settings.store),

@@ -538,4 +538,9 @@ class FieldResponse(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok", "starting"]
+    status: Literal["ok", "degraded"] = Field(
+        description="'degraded': queries are answered, but the store refuses writes "
+        "(`reason` says why: a full or read-only disk, a Redis out of memory); uploads, "
+        "edits and deletes answer 507 InsufficientStorage until it takes them again."
+    )
+    reason: str | None = Field(default=None, description="Why the service is degraded.")

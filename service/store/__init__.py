@@ -12,6 +12,7 @@ from service.store.store import (
     UnknownMapError,
 )
 from service.store.tables import TableFileError, TableInfo
+from service.store.writes import StoreWriteError, WriteHealth
 
 __all__ = [
     "FORMAT_VERSION",
@@ -26,10 +27,12 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailableError",
+    "StoreWriteError",
     "TableBuilder",
     "TableFileError",
     "TableInfo",
     "TableStatus",
     "UnknownMapError",
+    "WriteHealth",
     "table_reserve",
 ]

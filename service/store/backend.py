@@ -14,6 +14,7 @@ from service.engine import ClusterTables, GridMap, LandmarkTables
 from service.store.editlog import LogRecord
 from service.store.records import MapRecord
 from service.store.tables import TableInfo
+from service.store.writes import WriteHealth
 
 if TYPE_CHECKING:
     from service.store.store import LogState
@@ -42,6 +43,11 @@ class Store(Protocol):
     backend is configured to: see docs/operations.md, "Storage"). Methods raise
     :class:`StoreUnavailableError` when the backend cannot be reached.
     """
+
+    #: Whether the storage takes writes now: a write it refused (a full or read-only
+    #: disk, a Redis out of memory) raises ``StoreWriteError`` and is remembered here
+    #: until a write, or the probe of :meth:`check_writes`, succeeds.
+    writes: WriteHealth
 
     def records(self) -> list[MapRecord]:
         """Every stored map, oldest first."""
@@ -139,3 +145,8 @@ class Store(Protocol):
 
     def delete(self, map_id: str) -> bool:
         """Remove a map; False if there was none."""
+
+    def check_writes(self) -> str | None:
+        """Why the storage refuses writes (or soon will: a nearly full disk), or None;
+        while it refuses them, a probe write (at most one a second) finds out when it
+        takes them again. Blocking I/O: not for the event loop."""

@@ -55,6 +55,7 @@ from service.store.cache import CacheBudgetError, MapCache
 from service.store.priority import BackgroundPriority, background_pool
 from service.store.store import StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo, landmark_info
+from service.store.writes import StoreWriteError
 
 log = logging.getLogger("gridpath.tables")
 
@@ -406,6 +407,10 @@ class TableBuilder:
         except CacheBudgetError as exc:
             for kind in kinds:
                 self._finish(map_id, kind, TableStatus.failed(str(exc)))
+        except StoreWriteError as exc:  # a full disk, say: tried again later
+            log.error("map %s: its tables cannot be saved (%s)", map_id, exc)
+            for kind in kinds:
+                self._finish(map_id, kind, self._failed_for_now(f"cannot be saved: {exc}"))
         except (StoreError, StoreUnavailableError, OSError) as exc:
             log.error("map %s: cannot load it to build its tables (%s)", map_id, exc)
             for kind in kinds:

@@ -27,6 +27,7 @@ raised as :class:`StoreUnavailableError` (503 ``NotReady``): a Redis restart cos
 the requests during it a wait or a retry, never a wrong answer.
 """
 
+import contextlib
 import dataclasses
 import io
 import logging
@@ -71,6 +72,7 @@ from service.store.tables import (
     read_info,
     read_landmark_info,
 )
+from service.store.writes import Cause, WriteHealth
 
 log = logging.getLogger("gridpath.store")
 
@@ -187,6 +189,8 @@ class RedisStore:
         self._release = self._client.register_script(_RELEASE)
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}
+        #: Whether the server takes writes now (out of memory, unable to persist).
+        self.writes = WriteHealth()
         self._events = f"{prefix}:events"
         #: Called (on a thread of the store's) when the server turns out to have
         #: restarted: it may have come back from an older save, without revisions the
@@ -335,7 +339,7 @@ class RedisStore:
         return nullcontext(False)
 
     def append_edit(self, map_id: str, entry: LogRecord) -> None:
-        with _reachable():
+        with _reachable(self.writes, f"an edit of map {map_id}"):
             done = self._append(
                 keys=[self._map_key(map_id), self._edits_key(map_id)],
                 args=[entry.revision, editlog.encode(entry), orjson.dumps(entry.figures),
@@ -371,7 +375,8 @@ class RedisStore:
         grid_data = npy_bytes(grid.costs)
         islands_data = npy_bytes(grid.island_tables.labels)
         key, edits = self._map_key(map_id), self._edits_key(map_id)
-        with _reachable(), self._client.pipeline() as pipe:
+        with (_reachable(self.writes, f"a compaction of map {map_id}"),
+              self._client.pipeline() as pipe):  # fmt: skip
             for _ in range(COMPACT_ATTEMPTS):  # others' edits reset the WATCH: try later
                 try:
                     pipe.watch(key)  # type: ignore[no-untyped-call]
@@ -416,7 +421,7 @@ class RedisStore:
         data = npy_bytes(grid.costs)
         if checksum(data) != record.grid_crc32:
             return False
-        with _reachable():
+        with _reachable(self.writes, f"a repair of map {map_id}"):
             done = self._set_if_meta(keys=[self._map_key(map_id)],
                                      args=[_blob(meta) or b"", "grid", data])  # fmt: skip
         if done:
@@ -473,13 +478,23 @@ class RedisStore:
     def _save(self, map_id: str, kind: str, data: bytes, info: TableInfo) -> bool:
         """The tables and their figures, together, while the map exists."""
         figures = orjson.dumps(dataclasses.asdict(info))
-        with _reachable():
+        with _reachable(self.writes, f"map {map_id}'s {kind}"):
             return bool(self._set_if_map(keys=[self._map_key(map_id)],
                                          args=[kind, data, f"{kind}_info", figures]))  # fmt: skip
 
     def _discard(self, map_id: str, kind: str) -> None:
         with _reachable():
             self._client.hdel(self._map_key(map_id), kind, f"{kind}_info")
+
+    def check_writes(self) -> str | None:
+        """Why the server refuses writes, or None. While it does, a probe (a short-lived
+        key set, at most once a second) finds out when it takes them again."""
+        if self.writes.probe_due():
+            with contextlib.suppress(redis.RedisError):
+                self._client.set(f"{self._prefix}:write-probe", secrets.token_hex(4),
+                                 px=10_000)  # fmt: skip
+                self.writes.succeeded()
+        return self.writes.problem()
 
     def claim_build(self, map_id: str, kind: str, *, seconds: float) -> str | None:
         """``SET NX`` with an expiry on ``<p>:map:<id>:building:<kind>``."""
@@ -500,7 +515,7 @@ class RedisStore:
         grid_data = npy_bytes(grid.costs)
         islands_data = npy_bytes(grid.island_tables.labels)
         record = new_record(map_id, grid, name, grid_data, islands_data)
-        with _reachable():
+        with _reachable(self.writes, f"map {map_id}"):
             pipe = self._client.pipeline(transaction=True)
             pipe.hset(self._map_key(map_id), mapping={
                 "meta": _meta_bytes(record), "grid": grid_data, "islands": islands_data,
@@ -512,7 +527,7 @@ class RedisStore:
         return record
 
     def delete(self, map_id: str) -> bool:
-        with _reachable():
+        with _reachable(self.writes, f"the delete of map {map_id}"):
             done = self._delete(
                 keys=[self._maps_key(), self._map_key(map_id), self._edits_key(map_id),
                       self._events, f"{self._prefix}:deleted:{map_id}"],
@@ -648,14 +663,35 @@ class _RecordCache:
             self._stop.wait(EVENTS_RETRY_S)
 
 
+def _refusal(exc: redis.ResponseError) -> Cause | None:
+    """Why a Redis refused a write, or None for another error: out of ``maxmemory``,
+    failing to persist (``MISCONF``: a full disk under its RDB or AOF), or a replica."""
+    if isinstance(exc, redis.exceptions.OutOfMemoryError):
+        return "no_space"
+    if isinstance(exc, redis.exceptions.ReadOnlyError):
+        return "read_only"
+    return "no_space" if str(exc).startswith("MISCONF") else None
+
+
 @contextmanager
-def _reachable() -> Iterator[None]:
+def _reachable(writes: WriteHealth | None = None, what: str = "") -> Iterator[None]:
     """Redis connection failures (after the client's retries) as
-    :class:`StoreUnavailableError`."""
+    :class:`StoreUnavailableError`; with ``writes``, a write refused by the server
+    (out of memory, unable to persist, a read-only replica) as
+    :class:`~service.store.writes.StoreWriteError` naming ``what`` was written,
+    remembered there until a write succeeds."""
     try:
         yield
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         raise StoreUnavailableError(f"the Redis store cannot be reached: {exc}") from exc
+    except redis.ResponseError as exc:
+        cause = _refusal(exc)
+        if writes is None or cause is None:
+            raise
+        name = type(exc).__name__
+        raise writes.refuse(cause, None, f"Redis refused {what}: {name}: {exc}") from exc
+    if writes is not None:
+        writes.succeeded()
 
 
 def _meta_bytes(record: MapRecord) -> bytes:

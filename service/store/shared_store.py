@@ -56,6 +56,7 @@ from service.store.store import (
     folded,
     valid_map_id,
 )
+from service.store.writes import StoreWriteError
 
 log = logging.getLogger("gridpath.store")
 
@@ -91,10 +92,10 @@ class _NoLock:
 class SharedMapStore(MapStore):
     """The maps under ``data_dir``, shared with the other workers of one server."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, min_free_bytes: int = 0) -> None:
         """Open the store (no repairs: the supervisor made them before the workers
         started, and another worker may be writing now)."""
-        self._setup(data_dir, _NoLock())  # type: ignore[arg-type]
+        self._setup(data_dir, _NoLock(), min_free_bytes)  # type: ignore[arg-type]
         self._root = str(self.root)
         self._seen: dict[str, tuple[Identity, MapRecord]] = {}
         self._tails: dict[str, _Tail] = {}
@@ -185,7 +186,8 @@ class SharedMapStore(MapStore):
                     self._tails[map_id] = tail._replace(read=tail.whole)
             if tail.state.revision != entry.revision - 1:
                 raise RevisionTakenError(map_id, entry.revision)
-            editlog.append(path, data)
+            with self.writes.guarded(f"appending to map {map_id}'s edit log"):
+                editlog.append(path, data)
             self._tail(map_id)  # read back what was appended: the state is current
 
     def edits_since(self, map_id: str, revision: int) -> list[LogRecord]:
@@ -303,10 +305,10 @@ class SharedMapStore(MapStore):
         if map_id in held:
             yield
             return
-        try:
-            fd = os.open(self.root / map_id / EDIT_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        except (FileNotFoundError, NotADirectoryError):
-            raise UnknownMapError(map_id) from None
+        fd = self._lock_file(map_id, exclusive=exclusive)
+        if fd is None:  # a read-only data dir: no writer can be under way
+            yield
+            return
         try:
             mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
             fcntl.flock(fd, mode if wait else mode | fcntl.LOCK_NB)
@@ -319,6 +321,32 @@ class SharedMapStore(MapStore):
             if exclusive:
                 held.discard(map_id)
             os.close(fd)  # and the lock with it
+
+    def _lock_file(self, map_id: str, *, exclusive: bool) -> int | None:
+        """A descriptor of the map's lock file (``flock`` takes any mode, so a
+        read-only data dir can still be read under it), created if need be; None for
+        a reader when it cannot be created on a read-only data dir.
+
+        Raises:
+            UnknownMapError: the map is gone. StoreWriteError: a writer's lock file
+                cannot be created (a full or read-only data dir).
+        """
+        path = self.root / map_id / EDIT_LOCK_FILE
+        try:
+            return os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            pass
+        except NotADirectoryError:
+            raise UnknownMapError(map_id) from None
+        try:
+            with self.writes.guarded(f"creating map {map_id}'s edit lock"):
+                return os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+        except (FileNotFoundError, NotADirectoryError):
+            raise UnknownMapError(map_id) from None
+        except StoreWriteError as exc:
+            if exclusive or exc.cause != "read_only":
+                raise
+            return None
 
     @contextmanager
     def _repairing(self, map_id: str) -> Iterator[bool]:
@@ -400,7 +428,8 @@ class SharedMapStore(MapStore):
         (a torn write, answered as a server error)."""
         doomed = self.root / f"{_DELETING}{map_id}-{secrets.token_hex(4)}"
         try:
-            with self._flocked(map_id, exclusive=True):
+            with (self._flocked(map_id, exclusive=True),
+                  self.writes.guarded(f"deleting map {map_id}")):  # fmt: skip
                 (self.root / map_id).rename(doomed)
         except (UnknownMapError, FileNotFoundError):
             return False

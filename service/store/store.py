@@ -24,6 +24,7 @@ why (:meth:`MapStore.problem`), and loading it raises :class:`StoreError` at onc
 without reading the file again.
 """
 
+import contextlib
 import errno
 import fcntl
 import io
@@ -67,6 +68,7 @@ from service.store.tables import (
     write_landmarks,
     write_tables,
 )
+from service.store.writes import WriteHealth
 
 log = logging.getLogger("gridpath.store")
 
@@ -93,6 +95,9 @@ class MovedError(Exception):
 
 #: Reads of a snapshot and its log, when compactions keep moving it meanwhile.
 LOAD_ATTEMPTS: Final = 5
+#: Bytes of a probe write (``MapStore.probe_writes``): a block, which a full disk
+#: refuses where creating an empty file would still succeed.
+PROBE_BYTES: Final = 4096
 
 
 class UnknownMapError(KeyError):
@@ -121,15 +126,17 @@ def valid_map_id(map_id: str) -> bool:
 class MapStore:
     """Maps persisted under ``data_dir``; records are kept in memory, grids are not."""
 
-    def __init__(self, data_dir: Path, *, lock: "DataDirLock | None" = None) -> None:
+    def __init__(self, data_dir: Path, *, lock: "DataDirLock | None" = None,
+                 min_free_bytes: int = 0) -> None:  # fmt: skip
         """Open (creating if needed) the store under ``data_dir``, holding its lock:
         ``lock`` if the caller took it already (to fail before a slow start), else
-        one taken here. :meth:`close` releases it.
+        one taken here. :meth:`close` releases it. ``min_free_bytes``: free space
+        under which :meth:`check_writes` warns that the disk is nearly full.
 
         Raises:
             DataDirInUseError: another store, in this process or another, has it open.
         """
-        self._setup(data_dir, lock or DataDirLock(data_dir))
+        self._setup(data_dir, lock or DataDirLock(data_dir), min_free_bytes)
         try:
             self._remove_leftovers()
             for folder in sorted(self.root.iterdir()):
@@ -143,8 +150,9 @@ class MapStore:
             self.close()
             raise
 
-    def _setup(self, data_dir: Path, lock: "DataDirLock") -> None:
+    def _setup(self, data_dir: Path, lock: "DataDirLock", min_free_bytes: int) -> None:
         self.root = data_dir / "maps"
+        self._min_free = min_free_bytes
         self._lock_held = lock
         self.root.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -152,6 +160,8 @@ class MapStore:
         self._problems: dict[str, str] = {}
         self._logs: dict[str, LogState] = {}
         self._log_locks: dict[str, threading.Lock] = {}
+        #: Whether the data dir takes writes now (a full or read-only disk).
+        self.writes = WriteHealth()
 
     # -- reads ------------------------------------------------------------------
 
@@ -253,8 +263,9 @@ class MapStore:
                 # catches up and makes the edit again.
                 raise RevisionTakenError(map_id, entry.revision)
             try:
-                size = editlog.append(self.root / map_id / LOG_FILE, data,
-                                      whole=state.log_bytes)  # fmt: skip
+                with self.writes.guarded(f"appending to map {map_id}'s edit log"):
+                    size = editlog.append(self.root / map_id / LOG_FILE, data,
+                                          whole=state.log_bytes)  # fmt: skip
             except FileNotFoundError:
                 raise UnknownMapError(map_id) from None
             with self._lock:
@@ -285,11 +296,23 @@ class MapStore:
         record = self.record(map_id)
         if record is None or grid.revision <= record.revision:
             return record is not None
-        folder = self.root / map_id
         grid_data = npy_bytes(grid.costs)
         islands_data = npy_bytes(grid.island_tables.labels)
         grid_file = f"grid-{grid.revision}.npy"
         islands_file = f"islands-{grid.revision}.npy"
+        try:
+            with self.writes.guarded(f"compacting map {map_id}"):
+                return self._compact_into(map_id, grid, grid_data, islands_data,
+                                          grid_file, islands_file)  # fmt: skip
+        except FileNotFoundError:  # deleted meanwhile
+            return False
+
+    def _compact_into(self, map_id: str, grid: GridMap, grid_data: bytes, islands_data: bytes,
+                      grid_file: str, islands_file: str) -> bool:  # fmt: skip
+        """:meth:`compact`'s writes, the new snapshot's files named ``grid_file`` and
+        ``islands_file``; a failed write leaves no file of them behind unless the
+        map's record names them (the commit was made)."""
+        folder = self.root / map_id
         try:
             atomic_write(folder / grid_file, grid_data)
             atomic_write(folder / islands_file, islands_data)
@@ -326,9 +349,22 @@ class MapStore:
             for name in (current.grid_file, current.islands_file):
                 if name not in (grid_file, islands_file):
                     (folder / name).unlink(missing_ok=True)
-        except FileNotFoundError:  # deleted meanwhile
-            return False
+        except BaseException:
+            self._drop_unnamed(map_id, folder, (grid_file, islands_file))
+            raise
         return True
+
+    def _drop_unnamed(self, map_id: str, folder: Path, names: tuple[str, ...]) -> None:
+        """Remove a failed compaction's files (a full disk must not fill up with half
+        snapshots), unless the map's record names them: a commit was made, by this
+        compaction before its failure or by another of the same revision."""
+        with contextlib.suppress(OSError, UnknownMapError), self._writing(map_id):
+            record = self._read_record(folder)
+            if record is None:  # gone or unreadable: nothing is known to be unnamed
+                return
+            for name in names:
+                if name not in (record.grid_file, record.islands_file):
+                    (folder / name).unlink(missing_ok=True)
 
     def _compacted(self, map_id: str, record: MapRecord, log_bytes: int) -> None:
         """Remember a compaction's new record and log size (not for a map deleted
@@ -414,7 +450,8 @@ class MapStore:
         if checksum(data) != record.grid_crc32:
             return False
         try:
-            atomic_write(self.root / map_id / record.grid_file, data)
+            with self.writes.guarded(f"repairing map {map_id}'s grid"):
+                atomic_write(self.root / map_id / record.grid_file, data)
         except FileNotFoundError:  # deleted meanwhile
             return False
         with self._lock:
@@ -514,7 +551,8 @@ class MapStore:
         if self.record(map_id) is None:
             return False
         try:
-            atomic_write_with(self.root / map_id / name, write)
+            with self.writes.guarded(f"saving map {map_id}'s {name}"):
+                atomic_write_with(self.root / map_id / name, write)
         except FileNotFoundError:  # deleted meanwhile: its folder was renamed away
             return False
         return True
@@ -526,6 +564,40 @@ class MapStore:
     def discard_clusters(self, map_id: str) -> None:
         """Remove a map's cluster tables file (one that failed its checks)."""
         (self.root / map_id / TABLES_FILE).unlink(missing_ok=True)
+
+    def check_writes(self) -> str | None:
+        """Why the data dir refuses writes, or soon will (fewer than
+        ``min_free_bytes`` free), or None. While writes are refused, a probe (at most
+        one a second) finds out when they work again."""
+        if self.writes.probe_due() and self._probe_writes():
+            self.writes.succeeded()
+        problem = self.writes.problem()
+        if problem is not None or not self._min_free:
+            return problem
+        free = self.free_bytes()
+        if free >= self._min_free:
+            return None
+        return (f"disk nearly full: {free} bytes free under {self.root}, fewer than "
+                f"GRIDPATH_MIN_FREE_BYTES ({self._min_free})")  # fmt: skip
+
+    def free_bytes(self) -> int:
+        """Bytes free for this process on the data dir's filesystem."""
+        stats = os.statvfs(self.root)
+        return stats.f_bavail * stats.f_frsize
+
+    def _probe_writes(self) -> bool:
+        """Whether a block can be written and fsynced in the maps folder, with
+        ``min_free_bytes`` free after it: one small write succeeding on a disk that
+        just refused a larger one does not mean it takes writes again."""
+        probe = self.root / f".write-probe-{os.getpid()}-{threading.get_ident()}"
+        try:
+            write_durably(probe, bytes(PROBE_BYTES))
+            return self.free_bytes() >= self._min_free
+        except OSError:
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink(missing_ok=True)
 
     def claim_build(self, map_id: str, kind: str, *, seconds: float  # noqa: ARG002
                     ) -> str | None:  # fmt: skip
@@ -542,13 +614,18 @@ class MapStore:
         islands_data = npy_bytes(grid.island_tables.labels)
         record = new_record(map_id, grid, name, grid_data, islands_data)
         incoming = self.root / f"{_INCOMING}{map_id}"
-        incoming.mkdir()
-        write_durably(incoming / GRID_FILE, grid_data)
-        write_durably(incoming / ISLANDS_FILE, islands_data)
-        write_durably(incoming / META_FILE, orjson.dumps(record.to_json()))
-        fsync_dir(incoming)
-        incoming.rename(self.root / map_id)
-        fsync_dir(self.root)
+        with self.writes.guarded(f"storing map {map_id}"):
+            try:
+                incoming.mkdir()
+                write_durably(incoming / GRID_FILE, grid_data)
+                write_durably(incoming / ISLANDS_FILE, islands_data)
+                write_durably(incoming / META_FILE, orjson.dumps(record.to_json()))
+                fsync_dir(incoming)
+                incoming.rename(self.root / map_id)
+            except BaseException:  # nothing of it kept: a full disk stays as full as it was
+                shutil.rmtree(incoming, ignore_errors=True)
+                raise
+            fsync_dir(self.root)
         with self._lock:
             self._records[map_id] = record
             self._logs[map_id] = LogState(0, record_figures(record), 0, 0)
@@ -565,7 +642,8 @@ class MapStore:
             state = self._logs.pop(map_id, None)
         doomed = self.root / f"{_DELETING}{map_id}"
         try:
-            (self.root / map_id).rename(doomed)
+            with self.writes.guarded(f"deleting map {map_id}"):
+                (self.root / map_id).rename(doomed)
         except OSError:  # not deleted (EIO, say): the map stays, as the disk holds it
             with self._lock:
                 self._records[map_id] = record
@@ -616,8 +694,9 @@ class MapStore:
         with self._repairing(record.id) as free:
             if not free or self.record(record.id) != record:
                 return
-            atomic_write(folder / record.islands_file, data)
-            atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
+            with self.writes.guarded(f"rewriting map {record.id}'s island table"):
+                atomic_write(folder / record.islands_file, data)
+                atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
             self._rewrote(record.id, fixed)
 
     def _repairing(self, map_id: str) -> AbstractContextManager[bool]:

@@ -377,3 +377,32 @@ def test_regression_a_service_kept_a_revision_its_restarted_store_lost_and_rewro
                 break
             assert time.monotonic() < deadline, "two kept the lost revision 2"
             time.sleep(0.05)
+
+
+def test_a_redis_out_of_memory_answers_insufficient_storage_until_it_has_room(
+    make_client: ClientFactory, server: RedisServer
+) -> None:
+    client = make_client(store=server.url)
+    map_id = client.post("/v1/maps", json={"rows": ROWS}).json()["id"]
+    raw = server.client()
+    raw.config_set("maxmemory-policy", "noeviction")
+    raw.config_set("maxmemory", "1")
+    try:
+        edit = client.post(f"/v1/maps/{map_id}/edits",
+                           json={"edits": [{"cells": [[4, 0]], "cost": 1}]})  # fmt: skip
+        assert (edit.status_code, edit.json()["code"]) == (507, "InsufficientStorage")
+        assert "Redis refused an edit of map" in edit.json()["message"]
+        assert "OutOfMemoryError: command not allowed" in edit.json()["message"]
+        assert client.post(f"/v1/maps/{map_id}/path", json=BODY).status_code == 200
+        ready = client.get("/readyz").json()
+        assert ready["status"] == "degraded"
+        assert ready["reason"].startswith("writes failing: Redis refused")
+    finally:
+        raw.config_set("maxmemory", "0")
+        raw.close()
+    deadline = time.monotonic() + 10
+    while client.get("/readyz").json() != {"status": "ok"}:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    edit = client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]], "cost": 1}]})
+    assert edit.json()["revision"] == 1

@@ -77,6 +77,7 @@ def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
         ErrorCode.REQUEST_TIMEOUT,
         ErrorCode.NOT_READY,
         ErrorCode.MAP_CORRUPT,
+        ErrorCode.INSUFFICIENT_STORAGE,
     ),
 )
 async def edit_map(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:

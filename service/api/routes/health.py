@@ -1,11 +1,16 @@
 """Liveness, readiness and metrics."""
 
+import asyncio
+
+import orjson
 from fastapi import APIRouter
 from starlette.responses import Response
 
 from service.api.deps import RuntimeDep
 from service.api.errors import ErrorCode, error_responses, render
+from service.api.runtime import Runtime
 from service.api.schemas import Health
+from service.store import StoreUnavailableError
 
 router = APIRouter(tags=["health"])
 
@@ -21,12 +26,29 @@ async def healthz() -> Response:
     "/readyz",
     response_model=Health,
     summary="Ready: store open, kernels compiled",
+    description="200 once the service answers queries: `ok`, or `degraded` with the "
+    "reason while the store refuses writes (a full or read-only disk). Degraded stays "
+    "200: the service still answers every query, and a load balancer that took it out "
+    "would turn a write problem into an outage of reads too.",
     responses=error_responses(ErrorCode.NOT_READY),
 )
 async def readyz(runtime: RuntimeDep) -> Response:
     if not runtime.ready:
         return render(ErrorCode.NOT_READY, "starting: kernels are compiling")
-    return Response(_OK, media_type="application/json")
+    problem = await _write_problem(runtime)
+    if problem is None:
+        return Response(_OK, media_type="application/json")
+    body = {"status": "degraded", "reason": problem}
+    return Response(orjson.dumps(body), media_type="application/json")
+
+
+async def _write_problem(runtime: Runtime) -> str | None:
+    """Why the store refuses writes (or soon will), or None: the store's check, off the
+    event loop (a probe write, a ``statvfs``)."""
+    try:
+        return await asyncio.to_thread(runtime.store.check_writes)
+    except (OSError, StoreUnavailableError) as exc:  # the check itself failed
+        return f"writes failing: the store cannot be checked: {exc}"
 
 
 @router.get(
@@ -42,5 +64,5 @@ async def readyz(runtime: RuntimeDep) -> Response:
 )
 async def metrics(runtime: RuntimeDep) -> Response:
     maps = await runtime.run(len, runtime.store)  # a shared store: a round trip
-    text = runtime.metrics.render(runtime.cache.stats(), maps)
+    text = runtime.metrics.render(runtime.cache.stats(), maps, runtime.store.writes)
     return Response(text, media_type="text/plain; version=0.0.4")

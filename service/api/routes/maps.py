@@ -168,6 +168,7 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
         ErrorCode.UNSUPPORTED_MEDIA_TYPE,
         ErrorCode.REQUEST_TIMEOUT,
         ErrorCode.NOT_READY,
+        ErrorCode.INSUFFICIENT_STORAGE,
     ),
 )
 async def create_map(
@@ -235,7 +236,9 @@ def _delete(runtime: Runtime, map_id: str) -> None:
     summary="Delete a map",
     description="Queries already running on the map finish on it.",
     dependencies=[Depends(require_writer)],
-    responses=error_responses(ErrorCode.MAP_NOT_FOUND, ErrorCode.UNAUTHORIZED),
+    responses=error_responses(
+        ErrorCode.MAP_NOT_FOUND, ErrorCode.UNAUTHORIZED, ErrorCode.INSUFFICIENT_STORAGE
+    ),
 )
 async def delete_map(record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.run(_delete, runtime, record.id)

@@ -144,6 +144,14 @@ class WouldDisconnect(GridpathError):
     STATUS = 409
 
 
+class InsufficientStorage(GridpathError):
+    """The service's store refused the write (a full or read-only disk); nothing was
+    stored, reads still work: retry once there is room."""
+
+    CODE = "InsufficientStorage"
+    STATUS = 507
+
+
 class Internal(GridpathError):
     """Anything unexpected on the server (logged there; no details are returned)."""
 
@@ -169,6 +177,7 @@ ERROR_CLASSES: Final[dict[str, type[GridpathError]]] = {
         MapCorrupt,
         RevisionConflict,
         WouldDisconnect,
+        InsufficientStorage,
         Internal,
     )
 }
