@@ -89,8 +89,9 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.MAP_NOT_FOUND: "No map has this id.",
     ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes (per route), batch size, "
     "a map whose grid and tables would not fit the map cache, a unit size whose grid "
-    "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES, or paths holding more than "
-    "GRIDPATH_MAX_PATH_CELLS cells in one request.",
+    "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES, or a path holding more than "
+    "GRIDPATH_MAX_PATH_CELLS cells (in a batch: in the slot of the query that would take the "
+    "batch's paths past it, and of each query after it, not searched).",
     ErrorCode.UNAUTHORIZED: "A valid 'Authorization: Bearer <key>' header is required.",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",
     ErrorCode.NOT_FOUND: "No such route.",

@@ -34,7 +34,12 @@ from service.api.pathing import (
     run_cells,
     run_cells_within,
 )
-from service.engine import GridMap, PathTooLongError, path_cell_scope, written_path_cells
+from service.engine import (
+    GridMap,
+    path_cell_scope,
+    scope_spent,
+    written_path_cells,
+)
 
 #: Queries in a batch's first chunk when nothing tells their cost: few, so a batch of
 #: long searches overruns its first slice by little.
@@ -95,6 +100,7 @@ class SlicedBatch:
         self.done = 0  # queries answered, in ``run_order``'s order
         self.chunks = 0
         self.path_cells = 0  # written so far, by every slice
+        self.spent = False  # whether a path did not fit: the queries after it are not searched
         self.search_ns = 0
         self.cpu_ns = 0  # spent on the searches, by every slice
         self._tally = Tally()  # the expansions of the answers so far
@@ -251,12 +257,13 @@ class SlicedBatch:
         paths counted with those of the chunks before. With ``bound``, None when a
         query needs more expansions than that (or when the bounded call cannot answer
         the batch at all: see ``run_cells_within``)."""
-        with path_cell_scope(earlier=self.path_cells):
+        with path_cell_scope(earlier=self.path_cells, spent=self.spent):
             answers = (self._answered_fully(cells, items) if bound is None
                        else self._answered_within(cells, items, bound))  # fmt: skip
             if answers is None:
                 return None
             self.path_cells = written_path_cells()
+            self.spent = scope_spent()
         return answers
 
     def _answered_fully(self, cells: CellBatch | None, items: list[Query | Answer]
@@ -271,18 +278,17 @@ class SlicedBatch:
 
     def _answered_within(self, cells: CellBatch | None, items: list[Query | Answer],
                          bound: int) -> list[Answer] | None:  # fmt: skip
-        try:
-            if cells is not None:
-                return run_cells_within(self.grid, cells, expansions=bound, max_cells=_ANY_CELLS,
-                                        shared_goal_queries=self._shared,
-                                        shared_goal_jps_queries=self._shared_jps,
-                                        tally=self._tally)  # fmt: skip
-            return run_batch_within(self.grid, items, expansions=bound, max_cells=_ANY_CELLS,
+        # (A query past the path cell limit answers TooBig in its slot, as in the full
+        # run: a run that cut a search short before it answers None.)
+        if cells is not None:
+            return run_cells_within(self.grid, cells, expansions=bound, max_cells=_ANY_CELLS,
                                     shared_goal_queries=self._shared,
                                     shared_goal_jps_queries=self._shared_jps,
                                     tally=self._tally)  # fmt: skip
-        except PathTooLongError:  # perhaps the cut searches' paths: the full run says
-            return None
+        return run_batch_within(self.grid, items, expansions=bound, max_cells=_ANY_CELLS,
+                                shared_goal_queries=self._shared,
+                                shared_goal_jps_queries=self._shared_jps,
+                                tally=self._tally)  # fmt: skip
 
 
 def _fewest(shared_goal_queries: int, shared_goal_jps_queries: int | None) -> int:

@@ -64,6 +64,7 @@ from service.engine.result import (
 from service.engine.scratch import (
     Scratch,
     path_cell_scope,
+    scope_spent,
     set_path_cell_limit,
     written_path_cells,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "find_paths_within",
     "kernels_warm",
     "path_cell_scope",
+    "scope_spent",
     "set_path_cell_limit",
     "shared_goal_rows",
     "warmup",

@@ -25,15 +25,27 @@ class UnitGridTooBigError(EngineError):
 
 class PathTooLongError(EngineError):
     """The paths of one call would hold more cells than the path buffers may grow to
-    (``scratch.set_path_cell_limit``; the API's ``TooBig``)."""
+    (``scratch.set_path_cell_limit``; the API's ``TooBig``). In a batch, the query
+    whose path would pass the limit, and each after it, answer this instead of a
+    path; the queries before keep theirs."""
 
-    def __init__(self, needed: int, limit: int) -> None:
+    def __init__(self, needed: int, limit: int, message: str | None = None) -> None:
         super().__init__(
-            f"the paths asked for hold at least {needed} cells, more than the {limit} an "
+            message
+            or f"the paths asked for hold at least {needed} cells, more than the {limit} an "
             "answer may hold (GRIDPATH_MAX_PATH_CELLS): ask for fewer paths or nearer goals"
         )
         self.needed = needed
         self.limit = limit
+
+
+def left_out(written: int, limit: int) -> PathTooLongError:
+    """The answer of a batch's query not searched: the paths before it took the
+    answer's cells (``written`` of ``limit``), or would have."""
+    return PathTooLongError(written, limit, (
+        f"not searched: the paths answered before it in this request hold {written} "
+        f"cells, and the one before it would have passed the {limit} an answer may hold "
+        "(GRIDPATH_MAX_PATH_CELLS): ask for it in another request"))  # fmt: skip
 
 
 class InvalidQueryError(EngineError):

@@ -18,10 +18,10 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import InvalidQueryError, PathTooLongError
+from service.engine.errors import InvalidQueryError, PathTooLongError, left_out
 from service.engine.handles import Handle, handle
 from service.engine.kernels.dial import RECORD_FIELDS, STAMP
-from service.engine.kernels.handles import SCRATCH_SLOTS
+from service.engine.kernels.handles import QUERY_SLOTS, ROWS, SCRATCH_SLOTS
 from service.engine.landmarks import MAX_LANDMARKS
 
 # Stamps are int32; when the counter would overflow, stamps are cleared once.
@@ -57,15 +57,17 @@ def take_path_cells(cells: int) -> None:
 
 
 @contextmanager
-def path_cell_scope(*, earlier: int = 0) -> Iterator[None]:
+def path_cell_scope(*, earlier: int = 0, spent: bool = False) -> Iterator[None]:
     """One call of the engine's, which may run the kernels several times (groups of
     queries): their paths count together against the limit. Nested scopes are the
     outer one's. ``earlier``: cells already written for the same request by calls
     before this one (a batch answered in slices, maybe on other threads), counted
-    with this scope's (``written_path_cells``)."""
+    with this scope's (``written_path_cells``); ``spent``: whether one of those calls
+    met a path that did not fit (``scope_spent``)."""
     depth = getattr(_scope, "depth", 0)
     if depth == 0:
         _scope.cells = earlier
+        _scope.spent = spent
     _scope.depth = depth + 1
     try:
         yield
@@ -77,6 +79,37 @@ def written_path_cells() -> int:
     """Cells counted by the outermost ``path_cell_scope`` under way on this thread
     (its ``earlier`` included); 0 outside one."""
     return int(getattr(_scope, "cells", 0)) if getattr(_scope, "depth", 0) else 0
+
+
+def path_room() -> int:
+    """Cells the next kernel run of the call under way may write: the limit, less
+    what the scope's runs wrote. A batch's kernel sees no more room than this in its
+    path buffers, so it stops at the first query whose path would pass the limit
+    instead of searching on for answers that could not be kept."""
+    return max(_path_cell_limit - written_path_cells(), 0)
+
+
+def scope_spent() -> bool:
+    """Whether a query of the scope under way met a path that did not fit: every
+    query after it answers :func:`left_out` without a search."""
+    return bool(getattr(_scope, "spent", False)) and bool(getattr(_scope, "depth", 0))
+
+
+def stopped_at(needed: int, count: int, *, before: int = 0) -> list[PathTooLongError]:
+    """The answers of a kernel run's ``count`` last queries (in the order searched),
+    the first of which needs ``needed`` cells, more than the scope's limit leaves
+    after the ``before`` its run wrote for the queries before it: it says so, the
+    others were not searched. The scope is spent from now on."""
+    written = written_path_cells() + before
+    if getattr(_scope, "depth", 0):
+        _scope.spent = True
+    first = PathTooLongError(written + needed, _path_cell_limit)
+    return [first] + [left_out(written, _path_cell_limit) for _ in range(count - 1)]
+
+
+def spent_answers(count: int) -> list[PathTooLongError]:
+    """The answers of ``count`` queries of a spent scope (``scope_spent``)."""
+    return [left_out(written_path_cells(), _path_cell_limit) for _ in range(count)]
 
 
 def set_path_cell_limit(cells: int) -> int:
@@ -199,9 +232,9 @@ class Scratch:
     :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("_handle", "_handle_paths", "active", "capacity", "fields", "g", "generation",
-                 "goal_row", "heads", "heap", "nodes", "parent", "paths", "queries", "records",
-                 "stack", "stamp", "trace")  # fmt: skip
+    __slots__ = ("_capped", "_handle", "_handle_paths", "active", "capacity", "fields", "g",
+                 "generation", "goal_row", "heads", "heap", "nodes", "parent", "paths",
+                 "queries", "records", "stack", "stamp", "trace")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -228,6 +261,7 @@ class Scratch:
         self.generation = 0
         self._handle: Handle | None = None
         self._handle_paths: tuple[npt.NDArray[np.generic], ...] = ()  # what it points into
+        self._capped = False  # the handle shows less room than the path buffers have
 
     def kernel_handle(self, *, records: bool, clusters: int = 0, trace: int = 0) -> Handle:
         """Every buffer of a search as one handle (``kernels.handles.scratch_view``,
@@ -239,6 +273,8 @@ class Scratch:
         With ``records`` false the records may be empty: no query may use ``dial``.
         ``clusters``: the most clusters of a table any query reads (its row grows to it).
         ``trace``: how many expansions to record (a batch of one query); 0: none.
+        The path buffers show the kernel no more room than the call may still write
+        (``path_room``).
         """
         made = self._handle
         grow_records = records and self.records.shape[0] < self.capacity
@@ -254,8 +290,14 @@ class Scratch:
             made = self._handle = handle([*self._buffers(0), *self.queries.inputs,
                                           *self.queries.outputs, *self.paths.arrays])  # fmt: skip
             self._handle_paths = self.paths.arrays
+            self._capped = False
+        room = min(path_room(), self.paths.cells.shape[0])
+        if room < self.paths.cells.shape[0] or self._capped:
+            self._capped = _show_room(made, room)
         if trace > 0:  # for this call only
-            return handle([*self._buffers(trace), *made.arrays[SCRATCH_SLOTS:]])
+            traced = handle([*self._buffers(trace), *made.arrays[SCRATCH_SLOTS:]])
+            _show_room(traced, room)
+            return traced
         return made
 
     def single_query(self, records: bool, clusters: int) -> tuple[Handle, int]:
@@ -264,7 +306,7 @@ class Scratch:
         3 us, and the two calls with their checks were a tenth of it."""
         made = self._handle
         if (made is None or records or clusters or self.paths.arrays is not self._handle_paths
-                or self.generation >= _LAST_GENERATION):  # fmt: skip
+                or self.generation >= _LAST_GENERATION or self._capped):  # fmt: skip
             made = self.kernel_handle(records=records, clusters=clusters)
             return made, self.take_generations(1)
         self.generation += 1
@@ -298,6 +340,19 @@ class Scratch:
             self.queries = QueryArrays(max(count, 2 * self.queries.capacity))
             self.paths = PathBuffers(self.queries.capacity, self.paths.cells.shape[0])
         return self.queries, self.paths
+
+
+#: The rows of a scratch handle (``kernels.handles``) of the path cells and waypoints.
+_PATH_CELLS: Final = SCRATCH_SLOTS + QUERY_SLOTS
+_PATH_TURNS: Final = _PATH_CELLS + 2
+
+
+def _show_room(made: Handle, room: int) -> bool:
+    """Make ``made`` show its kernel ``room`` path cells (and waypoints); whether that
+    is less than the buffers hold."""
+    made.table[_PATH_CELLS, ROWS] = room
+    made.table[_PATH_TURNS, ROWS] = room
+    return room < int(made.arrays[_PATH_CELLS].shape[0])
 
 
 def scratch_for(cells: int, scratch: Scratch | None) -> Scratch:

@@ -23,6 +23,7 @@ from service.engine.errors import (
     InvalidQueryError,
     InvalidWeightError,
     OutOfBoundsError,
+    PathTooLongError,
     UnknownAlgorithmError,
     UnknownDiagonalError,
     UnknownHeuristicError,
@@ -94,7 +95,11 @@ from service.engine.scratch import (
     QueryArrays,
     Scratch,
     path_cell_scope,
+    path_room,
+    scope_spent,
     scratch_for,
+    spent_answers,
+    stopped_at,
     take_path_cells,
 )
 from service.engine.sizes import check_room, check_walkable, checked_agent_size
@@ -243,6 +248,8 @@ def find_path(
     if trace > 0:
         return _traced(checked, scratch, trace)
     result = _answer_on(checked.grid, [checked], scratch, _NO_SHARING)[0]
+    if isinstance(result, EngineError):  # its path alone is past the limit
+        raise result
     if key is not None:
         _remember_lean(grid, plans, key, checked)
     return result
@@ -441,11 +448,10 @@ def find_paths(
     each; among equally cheap paths another may be returned.
 
     Returns, in order, each query's result, or the error :func:`find_path` would
-    have raised for it: one bad query never fails the others.
-
-    Raises:
-        PathTooLongError: the paths hold more cells together than the limit
-            (``set_path_cell_limit``).
+    have raised for it: one bad query never fails the others. The paths hold at most
+    the limit's cells together (``set_path_cell_limit``): from the query whose path
+    would pass it on (in the order searched: shared goals first), each answers a
+    ``PathTooLongError``, and those after it are not searched.
     """
     with path_cell_scope():  # its groups' kernel runs count together
         sharing = _sharing(shared_goal_queries, shared_goal_jps_queries)
@@ -887,6 +893,8 @@ def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
     under one policy are answered from one field search instead (``_field_groups``),
     as ``find_paths`` answers them, the rest still in one ``search_many`` call."""
     count = rows.shape[0]
+    if scope_spent():  # an earlier part of the request filled the answer: no search
+        return _batch_of(grid, rows[:, 1:], spent_answers(count))
     groups = _field_groups(grid, plans, rows, sharing or _NO_SHARING)
     order = None
     if groups:  # the groups' rows first, then the others: each part's paths in one run
@@ -900,23 +908,31 @@ def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
     scratch = scratch_for(grid.padded.size, scratch)
     arrays, _ = scratch.for_queries(count)
     field_plans: dict[int, int] = {}
+    for group in groups:
+        field_plans.setdefault(group.diagonal, len(plans.used) + len(field_plans))
     done = 0
+    answered = count  # rows answered, in the order run: a path did not fit in the next
     for group in groups:
         end = done + group.rows.shape[0]
         arrays.source[done:end] = group.starts
-        settled = _answer_group(grid, scratch, done, end, np.array([group.goal], np.int64),
-                                group.diagonal)  # fmt: skip
+        goal = np.array([group.goal], np.int64)
+        settled, reached = _answer_group(grid, scratch, done, end, goal, group.diagonal)
         arrays.expanded[done:end] = settled
         arrays.reopened[done:end] = 0
-        field_plans.setdefault(group.diagonal, len(plans.used) + len(field_plans))
+        if reached < end:
+            answered = reached
+            break
         done = end
-    refused_rows = _search_rows(grid, plans, rows, scratch, done) if done < count else 0
+    refused_rows = 0
+    if answered == count and done < count:
+        refused_rows, answered = _search_rows(grid, plans, rows, scratch, done)
     arrays, paths = scratch.queries, scratch.paths
     status = arrays.status[:count].astype(np.int8)
     refused: list[int] = []
     if refused_rows:
         refused = np.flatnonzero(arrays.source[:count] == REFUSED).tolist()
         status[refused] = REFUSED_ROW
+    over, overs = _stop_rows(paths, answered, count, set(refused))
     take_path_cells(int(paths.offsets[count]))
     found = PathBatch(
         goals=rows[:, 3:5],
@@ -934,18 +950,49 @@ def _search_lean(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64],
         errors={},
         grid=grid,
     )
+    if over:
+        _left_rows(found, over)
     if order is not None:
         found = _fielded(found, groups, field_plans, order)
         refused = order[refused].tolist()
+        over = order[over].tolist()
     found.errors = {row: _refusal(grid, query_of(row)) for row in refused}
+    found.errors.update(zip(over, overs, strict=True))
     return found
 
 
+def _stop_rows(paths: PathBuffers, answered: int, count: int, refused: set[int]
+               ) -> tuple[list[int], list[PathTooLongError]]:  # fmt: skip
+    """The rows from ``answered`` on that a batch did not answer because the path of
+    row ``answered`` did not fit the limit (none when ``answered`` is ``count``),
+    but the ``refused`` ones (their own error stands), and their errors. Their paths
+    are dropped from ``paths``' offsets, and the scope is spent."""
+    if answered >= count:
+        return [], []
+    start = int(paths.offsets[answered])
+    needed = int(paths.offsets[answered + 1]) - start
+    paths.offsets[answered + 1 : count + 1] = start
+    paths.turn_offsets[answered + 1 : count + 1] = paths.turn_offsets[answered]
+    over = [row for row in range(answered, count) if row not in refused]
+    return over, stopped_at(needed, len(over), before=start)
+
+
+def _left_rows(found: PathBatch, rows: list[int]) -> None:
+    """Mark ``rows`` of ``found`` (in the order run) as answered by an error, with
+    nothing of a search."""
+    found.status[rows] = REFUSED_ROW
+    found.cost[rows] = math.nan
+    found.length[rows] = 0.0
+    found.expanded[rows] = 0
+    found.reopened[rows] = 0
+
+
 def _search_rows(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64], scratch: Scratch,
-                 first: int) -> int:  # fmt: skip
+                 first: int) -> tuple[int, int]:  # fmt: skip
     """Answer ``rows[first:]`` into ``scratch``'s query arrays and path buffers (the rows
     before answered) through ``search_many``, once more each time the buffers must
-    grow; return how many of them it refused."""
+    grow; return how many of them it refused, and how many rows were answered: fewer
+    than all when the path of the next would pass the limit (``path_room``)."""
     count = rows.shape[0]
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     first_generation = scratch.take_generations(count - first) - first
@@ -959,8 +1006,11 @@ def _search_rows(grid: GridMap, plans: _Plans, rows: npt.NDArray[np.int64], scra
         if refused_rows < 0:  # the first call checks every row; a later one, fewer
             refused_rows = refused_here
         if done == count:
-            return refused_rows
-        first_generation = _grow_paths(scratch, done, count)
+            return refused_rows, count
+        try:
+            first_generation = _grow_paths(scratch, done, count)
+        except PathTooLongError:
+            return refused_rows, done
 
 
 class _FieldGroup(NamedTuple):
@@ -1075,9 +1125,9 @@ def _refusal(grid: GridMap, query: PathQuery) -> EngineError:
 
 
 def _answer_per_size(checked: list[_Checked], scratch: Scratch | None, sharing: _Sharing
-                     ) -> list[PathResult]:  # fmt: skip
+                     ) -> list[PathResult | EngineError]:  # fmt: skip
     """Answers of ``checked`` in order, each agent size's queries on its own grid."""
-    answered: dict[int, PathResult] = {}
+    answered: dict[int, PathResult | EngineError] = {}
     by_grid: dict[int, list[int]] = {}
     for i, query in enumerate(checked):
         by_grid.setdefault(id(query.grid), []).append(i)
@@ -1089,15 +1139,16 @@ def _answer_per_size(checked: list[_Checked], scratch: Scratch | None, sharing: 
 
 
 def _answer_on(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, sharing: _Sharing
-               ) -> list[PathResult]:  # fmt: skip
+               ) -> list[PathResult | EngineError]:  # fmt: skip
     """Answers of ``checked`` (all on ``grid``) in order: groups sharing a goal from
     one field search each, single goals through ``_search`` (all of them at once when
     nothing else is asked: the common case, kept lean), goal sets one by one through
-    ``_search_goal_set``."""
+    ``_search_goal_set``. Once a path does not fit the limit, it and every query run
+    after it answer a ``PathTooLongError``."""
     groups = _shared_goals(grid, checked, sharing)
     if not groups and all(query.goal_set is None for query in checked):
         return _search(grid, checked, scratch)
-    answered: dict[int, PathResult] = {}
+    answered: dict[int, PathResult | EngineError] = {}
     for members in groups:
         found = _field_search(grid, [checked[i] for i in members], scratch)
         answered.update(zip(members, found, strict=True))
@@ -1106,7 +1157,8 @@ def _answer_on(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, 
                         strict=True))  # fmt: skip
     for i, query in enumerate(checked):
         if i not in answered:
-            answered[i] = _search_goal_set(grid, query, scratch)
+            spent = scope_spent()
+            answered[i] = spent_answers(1)[0] if spent else _search_goal_set(grid, query, scratch)
     return [answered[i] for i in range(len(checked))]
 
 
@@ -1142,6 +1194,8 @@ def _traced(query: _Checked, scratch: Scratch | None, capacity: int) -> PathResu
         result = _search(query.grid, [query], scratch, trace=capacity)[0]
     else:
         result = _search_goal_set(query.grid, query, scratch, trace=capacity)
+    if isinstance(result, EngineError):  # its path alone is past the limit
+        raise result
     recorded = min(result.expanded, capacity)
     cells = scratch.trace[:recorded]
     width = query.grid.padded_width
@@ -1153,10 +1207,11 @@ def _traced(query: _Checked, scratch: Scratch | None, capacity: int) -> PathResu
 
 
 def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None, *,
-                     trace: int = 0) -> PathResult:  # fmt: skip
+                     trace: int = 0) -> PathResult | PathTooLongError:  # fmt: skip
     """One query to a goal set (or ``nearest`` to an unreachable goal): a goal-set
     A* to its goals on the start's island, else to the nearest reachable cells
-    (recording its first ``trace`` expansions in ``scratch.trace``)."""
+    (recording its first ``trace`` expansions in ``scratch.trace``); an error when its
+    path does not fit the limit."""
     assert query.goal_set is not None
     labels = grid.island_tables.labels[1 if query.diagonal == DIAGONAL_ALWAYS else 0]
     width = grid.padded_width
@@ -1185,7 +1240,9 @@ def _search_goal_set(grid: GridMap, query: _Checked, scratch: Scratch | None, *,
     if status == STATUS_PARTIAL:
         reason = "budget"
     n = chain_length(scratch.parent, end)
-    take_path_cells(n)  # before its buffers are allocated
+    if n > path_room():  # checked before its buffers are allocated
+        return stopped_at(n, 1)[0]
+    take_path_cells(n)
     cells = np.empty((n, 2), np.int32)
     write_chain(scratch.parent, width, end, n, cells, 0)
     turns = np.empty((n, 2), np.int32)
@@ -1229,7 +1286,7 @@ def _no_path(grid: GridMap, query: _Checked) -> PathResult:
 
 
 def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
-                  ) -> list[PathResult]:  # fmt: skip
+                  ) -> list[PathResult | EngineError]:  # fmt: skip
     """Answers of queries sharing one goal and policy, from one search outward from
     the goal (``_answer_group``)."""
     count = len(group)
@@ -1239,20 +1296,24 @@ def _field_search(grid: GridMap, group: list[_Checked], scratch: Scratch | None
     first = group[0]
     goal = (np.array([first.target], np.int64) if first.goal_set is None
             else member_cells(grid, first.goal_set))  # fmt: skip
-    settled = _answer_group(grid, scratch, 0, count, goal, first.diagonal)
+    if scope_spent():
+        return list(spent_answers(count))
+    settled, answered = _answer_group(grid, scratch, 0, count, goal, first.diagonal)
     arrays, paths = scratch.queries, scratch.paths
     return _results(grid, group, arrays, paths, expanded=[settled] * count,
-                    reopened=[0] * count, algorithm="field")  # fmt: skip
+                    reopened=[0] * count, algorithm="field", answered=answered)  # fmt: skip
 
 
 def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
-                  goal: npt.NDArray[np.int64], diagonal: int) -> int:  # fmt: skip
+                  goal: npt.NDArray[np.int64], diagonal: int) -> tuple[int, int]:  # fmt: skip
     """Answer queries ``first`` to ``end`` of ``scratch``'s query arrays (their padded
     starts in ``source``, the queries before them answered), which share the padded
     ``goal`` cells and the ``diagonal`` policy, from one search outward from the goal,
     headed for the starts' bounding box and stopped once every start on the goal's
     island is settled (``kernels.fields.settle_starts``); their paths follow those
-    before them in the path buffers. Returns the cells the search settled."""
+    before them in the path buffers. Returns the cells the search settled, and the
+    queries answered: fewer than ``end`` when the next one's path would pass the
+    limit (``path_room``)."""
     arrays = scratch.queries
     sources = arrays.source
     group = sources[first:end]
@@ -1282,11 +1343,23 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
     while True:
         paths = scratch.paths
         done = write_chain_paths(grid.padded, width, scratch.parent, sources, reachable, done,
-                                 end, outputs, paths.arrays)  # fmt: skip
+                                 end, outputs, _room_arrays(paths))  # fmt: skip
         if done == end:
-            return int(settled)
-        paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
-                         needed=int(paths.offsets[done + 1]))  # fmt: skip
+            return int(settled), end
+        try:
+            paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
+                             needed=int(paths.offsets[done + 1]))  # fmt: skip
+        except PathTooLongError:
+            return int(settled), done
+
+
+def _room_arrays(paths: PathBuffers) -> tuple[npt.NDArray[np.generic], ...]:
+    """``paths.arrays`` showing a kernel no more room than the call may still write
+    (``path_room``)."""
+    room = path_room()
+    if room >= paths.cells.shape[0]:
+        return paths.arrays
+    return (paths.cells[:room], paths.offsets, paths.turns[:room], paths.turn_offsets)
 
 
 class _Options(NamedTuple):
@@ -1523,13 +1596,15 @@ def _bucket_count(grid: GridMap, heuristic: object, diagonal: int) -> int:
 
 
 def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, *, trace: int = 0
-            ) -> list[PathResult]:  # fmt: skip
+            ) -> list[PathResult | EngineError]:  # fmt: skip
     """Run validated queries through ``search_batch`` and copy out their answers
     (a batch of one with ``trace``: its first ``trace`` expansions into
-    ``scratch.trace``)."""
+    ``scratch.trace``); from the first whose path would pass the limit on, errors."""
     count = len(checked)
     if count == 0:
         return []
+    if scope_spent():
+        return list(spent_answers(count))
     scratch = scratch_for(grid.padded.size, scratch)
     arrays, paths = scratch.for_queries(count)
     for i, query in enumerate(checked):
@@ -1553,9 +1628,13 @@ def _search(grid: GridMap, checked: list[_Checked], scratch: Scratch | None, *, 
         done = search_handles(held.table, done, count, first_generation, kernel.table)
         if done == count:
             break
-        first_generation = _grow_paths(scratch, done, count)
+        try:
+            first_generation = _grow_paths(scratch, done, count)
+        except PathTooLongError:
+            break
     expanded, reopened = (a[:count].tolist() for a in (arrays.expanded, arrays.reopened))
-    return _results(grid, checked, arrays, paths, expanded=expanded, reopened=reopened)
+    return _results(grid, checked, arrays, paths, expanded=expanded, reopened=reopened,
+                    answered=done)  # fmt: skip
 
 
 def _grow_paths(scratch: Scratch, done: int, count: int) -> int:
@@ -1574,12 +1653,16 @@ def _grow_paths(scratch: Scratch, done: int, count: int) -> int:
 
 
 def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths: PathBuffers,
-             *, expanded: list[int], reopened: list[int], algorithm: AlgorithmUsed | None = None
-             ) -> list[PathResult]:  # fmt: skip
+             *, expanded: list[int], reopened: list[int], algorithm: AlgorithmUsed | None = None,
+             answered: int | None = None) -> list[PathResult | EngineError]:  # fmt: skip
     """Copy the answers the kernels left in ``arrays`` and ``paths`` into results.
 
-    ``algorithm``: what answered every query (a field), else each query's own."""
-    count = len(checked)
+    ``algorithm``: what answered every query (a field), else each query's own.
+    ``answered``: how many were answered (None: all); the path of the next did not
+    fit the limit: it and those after it answer errors."""
+    total = len(checked)
+    count = total if answered is None else answered
+    _, stopped = _stop_rows(paths, count, total, set())
     # One conversion per array for the whole batch, not one per element; one copy of
     # the batch's cells and waypoints (the buffers are the scratch's), which the
     # results view.
@@ -1591,8 +1674,8 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
     all_cells = paths.cells[: offsets[count]].copy()
     all_turns = paths.turns[: turn_offsets[count]].copy()
     width = grid.padded_width
-    results = []
-    for i, query in enumerate(checked):
+    results: list[PathResult | EngineError] = []
+    for i, query in enumerate(checked[:count]):
         code = _STATUS[status[i]]
         cells = all_cells[offsets[i] : offsets[i + 1]]
         if code != "found":
@@ -1619,7 +1702,7 @@ def _results(grid: GridMap, checked: list[_Checked], arrays: QueryArrays, paths:
                 partial_reason="budget" if code == "partial" else None,
             )
         )
-    return results
+    return results + stopped
 
 
 def _checked_weight(weight: float) -> float:

@@ -275,12 +275,19 @@ def test_regression_a_few_long_paths_took_gigabytes(make_client: ClientFactory) 
     ok = {"start": [0, 0], "goal": [39, 0]}  # 40 cells
     far = {"start": [0, 0], "goal": [0, 29]}  # around the wall: 79 cells and more
     assert client.post(f"/v1/maps/{map_id}/path", json=far).json()["status"] == "found"
-    for body in ({"queries": [ok, far]}, {"queries": [ok] * 3, "defaults": {"format": "cells"}}):
-        refused = client.post(f"/v1/maps/{map_id}/paths", json=body)
-        assert (refused.status_code, refused.json()["code"]) == (413, "TooBig")
-        assert refused.json()["message"].endswith(
+    for body, kept in (({"queries": [ok, far, ok]}, 1),
+                       ({"queries": [ok] * 4, "defaults": {"format": "cells"}}, 2)):  # fmt: skip
+        answered = client.post(f"/v1/maps/{map_id}/paths", json=body)
+        assert answered.status_code == 200  # the paths that fit are kept, not thrown away
+        results = answered.json()["results"]
+        assert [r.get("status") for r in results[:kept]] == ["found"] * kept
+        over, rest = results[kept], results[-1]
+        assert (over["code"], rest["code"]) == ("TooBig", "TooBig")
+        assert over["message"].endswith(
             "cells, more than the 100 an answer may hold (GRIDPATH_MAX_PATH_CELLS): ask for "
             "fewer paths or nearer goals")  # fmt: skip
+        assert rest["message"].startswith("not searched: the paths answered before it in this "
+                                          f"request hold {40 * kept} cells")  # fmt: skip
     assert len(client.post(f"/v1/maps/{map_id}/paths", json={"queries": [ok, ok]}
                            ).json()["results"]) == 2  # fmt: skip
     client = make_client(max_path_cells=60)

@@ -11,7 +11,7 @@ import pytest
 from service.api.pathing import cell_batch, resolve_items, run_batch, run_cells
 from service.api.slices import FIRST_CHUNK, FIRST_CHUNK_MAX, SlicedBatch, run_order
 from service.config import Settings
-from service.engine import GridMap, PathTooLongError, set_path_cell_limit
+from service.engine import GridMap, set_path_cell_limit
 from tests.support import random_grid, walkable_cells
 
 SETTINGS = Settings(max_agent_size=4)
@@ -212,8 +212,17 @@ def test_the_paths_of_every_slice_count_together_against_the_limit() -> None:
         sliced.run_slice(0)
         assert sliced.done == FIRST_CHUNK
         assert sliced.path_cells == 30 * FIRST_CHUNK
-        with pytest.raises(PathTooLongError):
+        assert not sliced.spent
+        while sliced.done < len(items):
             sliced.run_slice(0)
+        assert sliced.spent
+        assert sliced.path_cells == 30 * FIRST_CHUNK  # the rest holds no cells
+        kept = sliced.answers[:FIRST_CHUNK]
+        assert {answer["status"] for answer in kept if answer is not None} == {"found"}
+        over = [answer or {} for answer in sliced.answers[FIRST_CHUNK:]]
+        assert {answer.get("code") for answer in over} == {"TooBig"}
+        assert over[0]["message"].startswith("the paths asked for hold at least")
+        assert over[-1]["message"].startswith("not searched")
     finally:
         set_path_cell_limit(before)
 

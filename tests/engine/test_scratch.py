@@ -17,6 +17,7 @@ from service.engine import (
     find_paths,
     find_paths_between,
     path_cell_scope,
+    scope_spent,
     set_path_cell_limit,
     written_path_cells,
 )
@@ -136,11 +137,13 @@ def test_one_calls_paths_are_bounded_however_they_are_asked_for(
     assert len(find_path(grid, (0, 0), (29, 0), scratch=scratch).cells) == 30
     rows = np.array([[0, 0, 29, 0], [0, 1, 29, 1]])  # 60 cells together
     queries = [PathQuery((0, 0), (29, 0)), PathQuery((0, 1), (29, 1), algorithm="astar")]
-    for call in (lambda: find_paths_between(grid, rows, scratch=scratch),
+    for call in (lambda: find_paths_between(grid, rows, scratch=scratch).results(),
                  lambda: find_paths(grid, queries, scratch=scratch)):  # fmt: skip
-        with pytest.raises(PathTooLongError, match=r"^the paths asked for hold at least 60 "
-                           r"cells, more than the 50 an answer may hold"):  # fmt: skip
-            call()
+        first, second = call()  # the first fits; the second answers why it does not
+        assert len(first.cells) == 30  # type: ignore[union-attr]
+        assert isinstance(second, PathTooLongError)
+        assert re.match(r"^the paths asked for hold at least 60 cells, more than the 50 an "
+                        "answer may hold", str(second))  # fmt: skip
     path_cell_limit(20)  # buffers grown before (or large from the start) do not let more by
     with pytest.raises(PathTooLongError):
         find_path(grid, (0, 0), (29, 0), scratch=scratch)
@@ -159,8 +162,10 @@ def test_regression_queries_run_apart_by_one_call_counted_apart(
     path_cell_limit(50)
     one = [PathQuery((0, 0), None, goals=[(29, 0), (29, 1)])]  # 30 cells
     assert len(find_paths(grid, one)[0].cells) == 30  # type: ignore[union-attr]
-    with pytest.raises(PathTooLongError, match="at least 60 cells"):
-        find_paths(grid, one * 2)
+    kept, refused = find_paths(grid, one * 2)
+    assert len(kept.cells) == 30  # type: ignore[union-attr]
+    assert isinstance(refused, PathTooLongError)
+    assert "at least 60 cells" in str(refused)
     assert len(find_paths(grid, one)[0].cells) == 30  # type: ignore[union-attr]
 
 
@@ -174,8 +179,10 @@ def test_a_scope_counts_what_earlier_calls_of_its_request_wrote(
     with path_cell_scope(earlier=15):
         find_paths(grid, one)
         assert written_path_cells() == 45
-    with path_cell_scope(earlier=25), pytest.raises(PathTooLongError, match="at least 55"):
-        find_paths(grid, one)
+    with path_cell_scope(earlier=25):
+        (refused,) = find_paths(grid, one)
+        assert isinstance(refused, PathTooLongError)
+        assert "at least 55" in str(refused)
     assert written_path_cells() == 0
 
 
@@ -192,3 +199,57 @@ def test_regression_a_finished_scopes_cells_counted_against_a_later_call(
     for _ in range(2):  # options new to the map, then remembered (the lean way)
         assert len(find_path(grid, (0, 1), (29, 1), algorithm="astar").cells) == 30
         assert len(find_path(grid, (0, 1), (29, 1)).cells) == 30
+
+
+@pytest.mark.parametrize("shared", [0, 2])
+def test_a_batch_keeps_the_paths_that_fit_and_stops_at_the_first_that_does_not(
+    path_cell_limit: Callable[[int], int], shared: int
+) -> None:
+    """A batch past the limit searched on and then threw every answer away (a batch of
+    long queries searched for a minute, then answered 413): it keeps the paths that
+    fit, in the order searched, and searches nothing after the first that does not."""
+    grid = GridMap.from_rows(["." * 30] * 4)
+    path_cell_limit(100)
+    # 30 cells each, to one goal (with ``shared``: one field search answers them)
+    rows = np.array([[0, y, 29, 0] for y in (0, 1, 2, 3)] + [[0, 0, 1, 0]])
+    for batch in (lambda: find_paths_between(grid, rows, shared_goal_queries=shared),
+                  lambda: find_paths_between(grid, rows, algorithm="astar",
+                                             shared_goal_queries=shared)):  # fmt: skip
+        found = batch()
+        answers = found.results()
+        fielded = {found.plans[p].algorithm_used for p in found.plan[:3].tolist()}
+        assert fielded == ({"field"} if shared else {"jps", "astar"} & fielded)
+        assert [len(a.cells) for a in answers[:3]] == [30, 30, 30]  # type: ignore[union-attr]
+        first, rest = answers[3], answers[4]
+        assert isinstance(first, PathTooLongError)
+        assert str(first).startswith("the paths asked for hold at least 120 cells, more than "
+                                     "the 100 an answer may hold")  # fmt: skip
+        assert isinstance(rest, PathTooLongError)  # two cells, but after the first
+        assert str(rest).startswith("not searched: the paths answered before it in this "
+                                    "request hold 90 cells")  # fmt: skip
+        assert found.expanded[3:].tolist() == [0, 0]
+        assert found.offsets[-1] == 90  # no cells of the rows left out
+    queries = [PathQuery((0, y), (29, y)) for y in (0, 1, 2, 3)]
+    answers = find_paths(grid, [*queries, PathQuery((0, 0), None, goals=[(1, 0)])])
+    assert [type(a).__name__ for a in answers] == ["PathResult"] * 3 + ["PathTooLongError"] * 2
+
+
+def test_a_spent_scope_answers_later_calls_without_a_search(
+    path_cell_limit: Callable[[int], int],
+) -> None:
+    """A batch answered in slices: once one slice met a path past the limit, the next
+    ones are not searched (their scope carries ``spent``)."""
+    grid = GridMap.from_rows(["." * 30] * 2)
+    path_cell_limit(50)
+    rows = np.array([[0, 0, 29, 0], [0, 1, 29, 1]])
+    with path_cell_scope():
+        first = find_paths_between(grid, rows)
+        assert scope_spent()
+        assert written_path_cells() == 30
+    with path_cell_scope(earlier=30, spent=True):
+        later = find_paths_between(grid, rows[:1]).results()[0]
+        assert isinstance(later, PathTooLongError)
+        assert str(later).startswith("not searched")
+    assert isinstance(first.results()[1], PathTooLongError)
+    with path_cell_scope(earlier=30):  # not spent: a short path still fits
+        assert find_paths(grid, [PathQuery((0, 0), (5, 0))])[0].status == "found"  # type: ignore[union-attr]
