@@ -31,11 +31,11 @@ import numpy as np
 from numba import njit
 
 from service.config import get_settings
-from service.engine import GridMap, find_path, find_paths, find_paths_between, warmup
+from service.engine import GridMap, PathQuery, find_path, find_paths, find_paths_between, warmup
 from service.engine.kernels.batch import search_handles, search_many
 from service.engine.movingai import parse_scenarios
+from service.engine.plans import lean_batch, plans_of
 from service.engine.scratch import thread_scratch
-from service.engine.search import PathQuery, _lean_batch, _plans_of
 
 MAP: Final = "dao/den520d.map"
 ROUNDS: Final = 2000
@@ -89,11 +89,11 @@ def main(argv: list[str] | None = None) -> None:
         return _empty(grid_handle.table, 0, 1, 0, kernel_handle.table)
 
     find_paths(grid, short)  # the plan remembered
-    planned = _lean_batch(grid, short)
+    planned = lean_batch(grid, short)
     if planned is None:
         raise RuntimeError("the shortest rows have no lean plan")
     leans, table = planned
-    options, weights = _plans_of(leans)[:2]
+    options, weights = plans_of(leans)[:2]
     scratch.for_queries(BATCH)
     rows_handle = scratch.kernel_handle(records=False)
 

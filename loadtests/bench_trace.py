@@ -52,9 +52,8 @@ def _each(find_path: Callable[..., object], grid: object,
 def measure() -> dict[str, float]:
     """This process's figures (the ``service`` first on ``sys.path`` is the one measured)."""
     from service.config import get_settings  # imported here: per checkout
-    from service.engine import GridMap, find_path, find_paths, warmup
+    from service.engine import GridMap, PathQuery, find_path, find_paths, warmup
     from service.engine.movingai import parse_scenarios
-    from service.engine.search import PathQuery
 
     warmup()
     data = get_settings().bench_data

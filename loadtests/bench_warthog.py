@@ -80,8 +80,8 @@ from service.engine.kernels.batch import search_many
 from service.engine.kernels.codes import HEURISTIC_OCTILE
 from service.engine.kernels.jps import jps, jump_distances
 from service.engine.movingai import Scenario, parse_scenarios
+from service.engine.plans import lean_batch, plans_of
 from service.engine.scratch import thread_scratch
-from service.engine.search import _lean_batch, _plans_of
 
 MAPS: Final = ("dao/arena", "dao/lak303d", "dao/den520d", "dao/brc202d", "dao/orz900d",
                "sc1/AcrosstheCape", "bg512/AR0011SR")  # fmt: skip
@@ -222,11 +222,11 @@ def run_between(grid: GridMap, rows: Sequence[Scenario]) -> tuple[float, int]:
 def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
     """Mean us per row of one ``search_many`` call over every row, the engine's
     remembered plans and this thread's buffers (grown by a first, untimed call)."""
-    planned = _lean_batch(grid, [PathQuery(row.start, row.goal) for row in rows])
+    planned = lean_batch(grid, [PathQuery(row.start, row.goal) for row in rows])
     if planned is None:
         raise RuntimeError(f"{len(rows)} rows: no lean plan (run find_path first)")
     leans, table = planned
-    options, weights = _plans_of(leans)[:2]
+    options, weights = plans_of(leans)[:2]
     scratch = thread_scratch(grid.padded.size)
     scratch.for_queries(len(rows))
     held = grid.kernel_handle

@@ -52,6 +52,7 @@ from service.engine.options import (
     Status,
     Unreachable,
 )
+from service.engine.queries import PathQuery
 from service.engine.result import (
     REFUSED_ROW,
     STATUS_NAMES,
@@ -69,7 +70,6 @@ from service.engine.scratch import (
     written_path_cells,
 )
 from service.engine.search import (
-    PathQuery,
     find_path,
     find_paths,
     find_paths_between,

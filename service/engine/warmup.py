@@ -24,7 +24,8 @@ from service.engine.goals import CircleRegion, RectRegion
 from service.engine.grid import GridMap
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
-from service.engine.search import PathQuery, find_path, find_paths
+from service.engine.queries import PathQuery
+from service.engine.search import find_path, find_paths
 
 #: Enough for any warm-up grid's tables.
 _WARMUP_TABLE_BYTES = 1 << 20

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from service.engine import GridMap, find_path, find_paths
+from service.engine import GridMap, PathQuery, find_path, find_paths
 from service.engine.edits import CellsEdit, RectEdit, apply_changes, changes_of
 from service.engine.errors import (
     InvalidQueryError,
@@ -24,7 +24,6 @@ from service.engine.errors import (
 from service.engine.fields import distance_field
 from service.engine.grid import MAX_AGENT_SIZE
 from service.engine.result import PathResult
-from service.engine.search import PathQuery
 from tests.support import POLICIES, close, oracle_distances, random_grid
 
 SIZES = (1, 2, 3, 4)

@@ -12,11 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from service.engine import GridMap, find_path, find_paths
+from service.engine import GridMap, PathQuery, find_path, find_paths
 from service.engine.errors import InvalidQueryError, NotWalkableError, OutOfBoundsError
 from service.engine.goals import CircleRegion, RectRegion
 from service.engine.result import PathResult
-from service.engine.search import PathQuery
 from tests.support import POLICIES, art, close, oracle_distances, random_grid, walk_cost
 
 SEEDS = range(6)

@@ -14,19 +14,22 @@ from service.engine import (
     InvalidWeightError,
     NotWalkableError,
     OutOfBoundsError,
+    PathQuery,
     PathResult,
     UnknownDiagonalError,
     UnknownHeuristicError,
     UnsupportedAlgorithmError,
     find_path,
+    find_paths,
 )
+from service.engine import plans as plans_module
+from service.engine import runs as runs_module
 from service.engine import search as search_module
 from service.engine.clusters import build_clusters
 from service.engine.edits import build_jump_table
 from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
 from service.engine.landmarks import build_landmarks
 from service.engine.scratch import PathBuffers, Scratch
-from service.engine.search import PathQuery, find_paths
 from tests.support import (
     SQRT2,
     art,
@@ -400,7 +403,7 @@ def test_unsupported_jps_is_reported_after_the_cells_are_checked() -> None:
 
 
 # The lean paths: a single-goal query whose options a grid has seen run as one kernel
-# call (``_find_one``, ``search_one``), and a batch of them likewise (``search_many``).
+# call (``find_one``, ``search_one``), and a batch of them likewise (``search_many``).
 # They must answer exactly as the full path does, errors included.
 
 LEAN_OPTIONS = [
@@ -421,7 +424,7 @@ def _fields(result: PathResult) -> tuple[object, ...]:
 
 
 def _lean_plans(grid: GridMap) -> int:
-    return sum(isinstance(plan, search_module._Lean) for plan in grid.plans.values())
+    return sum(isinstance(plan, plans_module.LeanPlan) for plan in grid.plans.values())
 
 
 @pytest.mark.parametrize("options", LEAN_OPTIONS, ids=lambda o: ",".join(map(str, o.items())))
@@ -507,24 +510,24 @@ def test_regression_coordinates_past_int64_are_out_of_bounds_on_the_lean_paths()
 
 
 def test_find_path_looks_plans_up_under_the_lean_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    # find_path writes ``_lean_key`` out for speed; were the two to differ, no plan
+    # find_path writes ``lean_key`` out for speed; were the two to differ, no plan
     # would ever be found and every query would take the full path, unnoticed.
     grid = GridMap.from_rows(["....", "...."])
     grid.prepare_jumps()  # built now: building them later would empty the memo
     lean_calls = []
-    real = search_module._find_one
+    real = runs_module.find_one
 
     def counted(*args: object) -> object:
         lean_calls.append(args)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(search_module, "_find_one", counted)
+    monkeypatch.setattr(search_module, "find_one", counted)
     options = {"heuristic": "octile", "max_expansions": 50, "weight": 1.5}
     for _ in range(3):
         find_path(grid, (0, 0), (3, 1), **options)  # type: ignore[arg-type]
     assert len(lean_calls) == 2  # the first call remembered the plan
-    key = search_module._lean_key(*PathQuery((0, 0), (3, 1), **options)[1:])  # type: ignore[arg-type]
-    assert isinstance(grid.plans[key], search_module._Lean)
+    key = plans_module.lean_key(*PathQuery((0, 0), (3, 1), **options)[1:])  # type: ignore[arg-type]
+    assert isinstance(grid.plans[key], plans_module.LeanPlan)
 
 
 def test_regression_a_straight_run_past_int16_wrapped_the_jps_table() -> None:

@@ -28,7 +28,7 @@ from service.engine import (
     find_paths_between,
     find_paths_within,
 )
-from service.engine import search as search_module
+from service.engine import plans as plans_module
 from service.engine.scratch import INITIAL_PATH_CELLS, PathBuffers
 from tests.support import art, oracle_graph, random_grid, serpentine, walk_cost, walkable_cells
 
@@ -105,14 +105,14 @@ def test_path_buffers_grow_mid_batch_and_keep_earlier_paths() -> None:
 
 
 def test_bucket_queue_only_where_every_f_is_an_integer() -> None:
-    from service.engine.search import _check
+    from service.engine.checks import check_query
 
     uniform = GridMap.from_rows(["....", "...."])
     weighted = GridMap.from_costs([[1, 2, 3], [1, 1, 1]])
     fractional = GridMap.from_costs([[1.0, 2.5, 3.0], [1.0, 1.0, 1.0]])
 
     def buckets(grid: GridMap, **options: object) -> int:
-        return _check(grid, PathQuery((0, 0), (2, 1), **options)).buckets  # type: ignore[arg-type]
+        return check_query(grid, PathQuery((0, 0), (2, 1), **options)).buckets  # type: ignore[arg-type]
 
     never = {"diagonal": "never"}
     assert buckets(uniform, heuristic="manhattan", **never) == 1 + 1 + 1  # max + min + 1
@@ -129,12 +129,12 @@ def test_bucket_queue_only_where_every_f_is_an_integer() -> None:
 
 def test_cluster_queries_ride_the_bucket_queue_when_4_connected_on_integer_costs() -> None:
     from service.engine import build_clusters
+    from service.engine.checks import check_query
     from service.engine.scratch import MAX_BUCKETS
-    from service.engine.search import _check
 
     def buckets(grid: GridMap, diagonal: str) -> int:
         query = PathQuery((0, 0), (2, 1), heuristic="cluster", diagonal=diagonal)
-        return _check(grid, query).buckets
+        return check_query(grid, query).buckets
 
     weighted = GridMap.from_costs([[1, 2, 3], [1, 1, 1]])
     fractional = GridMap.from_costs([[1.0, 2.5, 3.0], [1.0, 1.0, 1.0]])
@@ -427,9 +427,9 @@ def test_a_lean_batch_answers_shared_goals_as_the_first_batch_did(seed: int) -> 
     grid = random_grid(rng, 36, 28, 0.25, (1, 5) if seed % 3 == 2 else None)
     queries = _shared_goal_mix(grid, rng)
     first = find_paths(grid, queries, shared_goal_queries=8)
-    if search_module._lean_batch(grid, queries) is None:  # it built tables: no plan kept
+    if plans_module.lean_batch(grid, queries) is None:  # it built tables: no plan kept
         first = find_paths(grid, queries, shared_goal_queries=8)
-    assert search_module._lean_batch(grid, queries) is not None  # the next one runs lean
+    assert plans_module.lean_batch(grid, queries) is not None  # the next one runs lean
     again = find_paths(grid, queries, shared_goal_queries=8)
     used = Counter(r.algorithm_used for r in again if isinstance(r, PathResult))
     assert used["field"] >= 9 + 8 + 8 - 1  # (the blocked start is an error)
@@ -547,7 +547,7 @@ def test_batch_queries_sharing_a_goal_get_the_errors_of_lone_queries() -> None:
 
 
 def _lean_plans(grid: GridMap) -> int:
-    return sum(isinstance(plan, search_module._Lean) for plan in grid.plans.values())
+    return sum(isinstance(plan, plans_module.LeanPlan) for plan in grid.plans.values())
 
 
 def test_lean_batches_answer_as_single_queries_with_errors_in_their_slots() -> None:

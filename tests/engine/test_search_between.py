@@ -25,6 +25,7 @@ from service.engine import (
     shared_goal_rows,
 )
 from service.engine import search as search_module
+from service.engine import sharing as sharing_module
 from service.engine.scratch import PathBuffers
 from tests.support import close, oracle_distances, random_grid, serpentine, walkable_cells
 
@@ -239,7 +240,7 @@ def test_one_row_of_a_batch_is_its_result() -> None:
 
 def test_goals_are_shared_when_enough_rows_name_one() -> None:
     rows = np.array([(0, 0, 5, 5), (1, 0, 5, 6), (2, 0, 5, 5), (3, 0, 6, 5), (4, 0, 5, 5)])
-    shared = search_module._goals_shared
+    shared = sharing_module.goals_shared
     assert [shared(rows[:, 2:4], least) for least in (0, 1, 2, 3, 4, 6)] == [
         False, True, True, True, False, False]  # fmt: skip
     by_plan = np.array([(0, 5, 5), (1, 5, 5), (0, 5, 5)])  # a goal shared within plan 0 only
@@ -259,7 +260,7 @@ def test_regression_starts_that_fold_alike_are_still_told_apart() -> None:
     grid = GridMap.from_costs(costs)
     rows = np.array([(1, k, 0, 0) for k in range(4)] + [(0, (1 << 21) + k, 0, 0)
                                                         for k in range(4)], np.int64)  # fmt: skip
-    assert len(set(search_module._folded(rows[:, :2]).tolist())) == 4
+    assert len(set(sharing_module._folded(rows[:, :2]).tolist())) == 4
     first = find_paths_between(grid, rows, shared_goal_queries=8)  # remembers the plan
     again = find_paths_between(grid, rows, shared_goal_queries=8)  # lean
     assert [p.algorithm_used for p in first.plans] == ["field"]

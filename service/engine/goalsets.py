@@ -1,0 +1,100 @@
+"""Queries to a goal set, or to the reachable cells nearest an unreachable goal
+(``unreachable: nearest``): one goal-set A* each."""
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.errors import PathTooLongError
+from service.engine.goals import GoalSet, cells_goal_set
+from service.engine.grid import GridMap
+from service.engine.kernels.codes import (
+    DIAGONAL_ALWAYS,
+    STATUS_FOUND,
+    STATUS_NO_PATH,
+    STATUS_PARTIAL,
+)
+from service.engine.kernels.goals import goal_on_island, goal_set_search, nearest_cells
+from service.engine.kernels.paths import chain_length, write_chain, write_turns_and_length
+from service.engine.options import PartialReason
+from service.engine.queries import CheckedQuery
+from service.engine.result import PathResult
+from service.engine.scratch import Scratch, path_room, scratch_for, stopped_at, take_path_cells
+
+
+def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None, *,
+                    trace: int = 0) -> PathResult | PathTooLongError:  # fmt: skip
+    """One query to a goal set (or ``nearest`` to an unreachable goal): a goal-set
+    A* to its goals on the start's island, else to the nearest reachable cells
+    (recording its first ``trace`` expansions in ``scratch.trace``); an error when its
+    path does not fit the limit."""
+    assert query.goal_set is not None
+    labels = grid.island_tables.labels[1 if query.diagonal == DIAGONAL_ALWAYS else 0]
+    width = grid.padded_width
+    label = labels[query.source]
+    target = query.goal_set
+    reason: PartialReason | None = None
+    if not goal_on_island(labels, width, label, target.kernel):
+        if not query.nearest:
+            return no_path(grid, query)
+        nearest = _nearest_cells(grid, labels, label, target, query.budget)
+        if nearest is None:  # the budget ran out while looking: stay put
+            nearest = np.array([query.source], np.int64)
+            reason = "budget"
+        else:
+            reason = "unreachable"
+        target = cells_goal_set(grid, nearest)
+    scratch = scratch_for(grid.padded.size, scratch)
+    generation = scratch.take_generations(1)
+    status, end, expanded, reopened = goal_set_search(
+        grid.padded, width, query.source, target.kernel, query.diagonal, query.heuristic,
+        grid.min_cost, query.weight, query.budget, query.tie_break, generation,
+        scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.trace_buffer(trace),
+    )  # fmt: skip
+    if status == STATUS_NO_PATH:  # not on the island after all: cannot happen
+        return no_path(grid, query)
+    if status == STATUS_PARTIAL:
+        reason = "budget"
+    n = chain_length(scratch.parent, end)
+    if n > path_room():  # checked before its buffers are allocated
+        return stopped_at(n, 1)[0]
+    take_path_cells(n)
+    cells = np.empty((n, 2), np.int32)
+    write_chain(scratch.parent, width, end, n, cells, 0)
+    turns = np.empty((n, 2), np.int32)
+    waypoints, length = write_turns_and_length(cells, 0, n, turns, 0)
+    found = status == STATUS_FOUND and reason is None
+    return PathResult(
+        status="found" if found else "partial",
+        cost=float(scratch.g[end]),
+        cells=cells,
+        waypoints=turns[:waypoints],
+        length=float(length),
+        expanded=int(expanded),
+        reopened=int(reopened),
+        heuristic_used=query.heuristic_used,
+        algorithm_used="astar",
+        grid=grid,
+        diagonal_code=query.diagonal,
+        reached=(int(cells[-1, 0]), int(cells[-1, 1])) if found else None,
+        partial_reason=None if found else (reason or "budget"),
+    )
+
+
+def _nearest_cells(grid: GridMap, labels: npt.NDArray[np.int32], label: int, goal: GoalSet,
+                   budget: int) -> npt.NDArray[np.int64] | None:  # fmt: skip
+    """The cells of island ``label`` nearest ``goal`` (see ``goals``); None if finding
+    them would take more than ``budget`` (cells scanned and goals measured)."""
+    out = np.empty(64, np.int64)
+    height = grid.height + 2
+    count, _ = nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out, budget)
+    if count > out.size:
+        out = np.empty(count, np.int64)
+        nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out, budget)
+    return None if count < 0 else out[:count]
+
+
+def no_path(grid: GridMap, query: CheckedQuery) -> PathResult:
+    empty = np.zeros((0, 2), np.int32)
+    return PathResult(status="no_path", cost=None, cells=empty, waypoints=empty, length=0.0,
+                      expanded=0, heuristic_used=query.heuristic_used, algorithm_used="astar",
+                      grid=grid, diagonal_code=query.diagonal)  # fmt: skip
