@@ -32,7 +32,7 @@ import tcod.path
 
 from loadtests.server import http, serve, upload
 from service.config import get_settings
-from service.engine import GridMap, PathQuery, PathResult, find_paths
+from service.engine import GridMap, PathQuery, PathResult, SearchOptions, find_paths
 from service.engine.fields import distance_field
 from service.store.fields import FieldCache
 
@@ -149,7 +149,9 @@ def batch_rows(data: Path, size: int, repeat: int) -> list[str]:
             for _ in range(repeat):
                 goal, starts = make(grid, rng, size)
                 auto = [PathQuery(s, goal) for s in starts]
-                astar = [PathQuery(s, goal, algorithm="astar") for s in starts]
+                astar = [
+                    PathQuery(s, goal, options=SearchOptions(algorithm="astar")) for s in starts
+                ]
                 find_paths(grid, auto[:2], shared_goal_queries=2)  # compile
                 began = time.perf_counter()
                 shared = find_paths(grid, auto, shared_goal_queries=8)

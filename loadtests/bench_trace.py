@@ -28,6 +28,8 @@ from functools import partial
 from pathlib import Path
 from typing import Final
 
+from service.engine import SearchOptions
+
 MAPS: Final = ("dao/den520d.map", "dao/brc202d.map")
 HERE: Final = Path(__file__).resolve().parents[1]
 
@@ -64,7 +66,10 @@ def measure() -> dict[str, float]:
         grid.prepare_jumps()
         rows = parse_scenarios((data / f"{name}.scen").read_text())
         for algorithm, chosen in (("jps", rows), ("astar", rows[::4])):
-            queries = [PathQuery(r.start, r.goal, algorithm=algorithm) for r in chosen]
+            queries = [
+                PathQuery(r.start, r.goal, options=SearchOptions(algorithm=algorithm))
+                for r in chosen
+            ]
             find_paths(grid, queries[:100])
             out[f"{stem}: {algorithm}, {len(queries)} rows"] = _median_us(
                 partial(find_paths, grid, queries), len(queries)

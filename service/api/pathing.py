@@ -36,6 +36,7 @@ from service.engine import (
     PathResult,
     RectRegion,
     Region,
+    SearchOptions,
     find_path,
     find_paths,
     find_paths_between,
@@ -66,8 +67,9 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
     (node budget, agent size) and the goal region's form. ``trace``: whether to trace
     when the request does not say; ``batch``: a batch item (which cannot be traced).
 
-    Values the engine validates itself (weight, budget >= 1, coordinates, goals) pass
-    through.
+    The options are made into the query's ``SearchOptions`` here, once, and carried
+    whole to the kernel; what they break raises the engine's error (a bad weight, a
+    budget below 1: ``InvalidValue``). Coordinates and goals are the engine's to check.
     """
 
     d = defaults or _NO_DEFAULTS
@@ -91,18 +93,21 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
     size = capped_agent_size(
         request.agent_size if request.agent_size is not None else d.agent_size, settings
     )
-    spec = PathQuery(
-        start=request.start,
-        goal=request.goal,
+    options = SearchOptions(
         heuristic=request.heuristic or d.heuristic or DEFAULT_HEURISTIC,
         diagonal=request.diagonal or d.diagonal or DEFAULT_DIAGONAL,
         weight=1.0 if weight is None else weight,
         max_expansions=budget,
         algorithm=request.algorithm or d.algorithm or DEFAULT_ALGORITHM,
-        goals=request.goals,
-        goal_region=None if request.goal_region is None else _region(request.goal_region),
         unreachable=request.unreachable or d.unreachable or "no_path",
         agent_size=size,
+    )
+    spec = PathQuery(
+        start=request.start,
+        goal=request.goal,
+        options=options,
+        goals=request.goals,
+        goal_region=None if request.goal_region is None else _region(request.goal_region),
     )
     # A search expands at most its budget: a longer trace buffer would never fill.
     capacity = min(settings.max_trace_expansions, max(1, budget)) if traced else 0
@@ -135,8 +140,8 @@ def simple(query: Query) -> bool:
     the only kind short enough to try on the event loop (others may build a sized
     grid or scan for the nearest cell first)."""
     spec = query.spec
-    return (spec.goal is not None and spec.agent_size == 1 and spec.unreachable == "no_path"
-            and not query.trace)  # fmt: skip
+    return (spec.goal is not None and spec.options.agent_size == 1
+            and spec.options.unreachable == "no_path" and not query.trace)  # fmt: skip
 
 
 #: All of a batch's items at once: one call into pydantic-core instead of one per item.
@@ -303,28 +308,18 @@ def _resolved(request: PathRequest, defaults: PathOptions | None, settings: Sett
         return resolve(request, defaults, settings, batch=True)
     except ApiError as exc:
         return error_body(exc.code, exc.message)
+    except EngineError as exc:  # an option the engine refuses
+        return error_body(engine_error_code(exc), str(exc))
 
 
 def search(grid: GridMap, query: Query, *, max_goals: int, budget: int | None = None
            ) -> PathResult:  # fmt: skip
     """Run the engine; ``budget`` lowers the query's own (for bounded inline attempts)."""
     spec = query.spec
-    return find_path(
-        grid,
-        spec.start,
-        spec.goal,
-        heuristic=spec.heuristic,
-        diagonal=spec.diagonal,
-        weight=spec.weight,
-        max_expansions=spec.max_expansions if budget is None else budget,
-        algorithm=spec.algorithm,
-        goals=spec.goals,
-        goal_region=spec.goal_region,
-        unreachable=spec.unreachable,
-        agent_size=spec.agent_size,
-        max_goals=max_goals,
-        trace=query.trace,
-    )
+    options = spec.options if budget is None else spec.options.with_budget(budget)
+    return find_path(grid, spec.start, spec.goal, options=options, goals=spec.goals,
+                     goal_region=spec.goal_region, max_goals=max_goals,
+                     trace=query.trace)  # fmt: skip
 
 
 def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
@@ -446,8 +441,9 @@ def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0,
     """``run_batch`` of a ``cell_batch``: one engine call, answers built from its
     columns (the same JSON as ``answer``'s, tested)."""
     began = time.perf_counter_ns()
-    options = _cell_options(batch, shared_goal_queries, shared_goal_jps_queries)
-    found = find_paths_between(grid, batch.cells, **options)
+    found = find_paths_between(grid, batch.cells, options=batch.query.spec.options,
+                               shared_goal_queries=shared_goal_queries,
+                               shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
     if tally is not None:
         tally.add_batch(found)
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
@@ -461,8 +457,9 @@ def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int, max_ce
     its paths hold more than ``max_cells`` together."""
     began = time.perf_counter_ns()
     found = find_paths_between_within(grid, batch.cells, expansions=expansions,
-                                      **_cell_options(batch, shared_goal_queries,
-                                                      shared_goal_jps_queries))  # fmt: skip
+                                      options=batch.query.spec.options,
+                                      shared_goal_queries=shared_goal_queries,
+                                      shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
     if found is None or found.offsets[-1] > max_cells:
         return None
     if tally is not None:
@@ -475,18 +472,9 @@ def cell_groups(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0
                 ) -> list[npt.NDArray[np.int64]] | None:  # fmt: skip
     """The rows of a ``cell_batch`` that ``run_cells`` answers together (see
     ``shared_goal_rows``); None when the map cannot tell yet."""
-    options = _cell_options(batch, shared_goal_queries, shared_goal_jps_queries)
-    return shared_goal_rows(grid, batch.cells, **options)
-
-
-def _cell_options(batch: CellBatch, shared_goal_queries: int,
-                  shared_goal_jps_queries: int | None) -> dict[str, Any]:  # fmt: skip
-    """The engine's keyword arguments for a ``cell_batch``'s options."""
-    spec = batch.query.spec
-    return {"heuristic": spec.heuristic, "diagonal": spec.diagonal, "weight": spec.weight,
-            "max_expansions": spec.max_expansions, "tie_break": spec.tie_break,
-            "algorithm": spec.algorithm, "shared_goal_queries": shared_goal_queries,
-            "shared_goal_jps_queries": shared_goal_jps_queries}  # fmt: skip
+    return shared_goal_rows(grid, batch.cells, options=batch.query.spec.options,
+                            shared_goal_queries=shared_goal_queries,
+                            shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
 
 
 def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:

@@ -372,5 +372,5 @@ def _goal_key(item: Query | Answer) -> tuple[str, ...]:
     on the grid of its agent size (``repr``: goals may be lists, which do not hash)."""
     assert isinstance(item, Query)
     spec = item.spec
-    return (repr(spec.goal), repr(spec.goals), repr(spec.goal_region), str(spec.diagonal),
-            str(spec.agent_size))  # fmt: skip
+    return (repr(spec.goal), repr(spec.goals), repr(spec.goal_region),
+            spec.options.diagonal, str(spec.options.agent_size))  # fmt: skip

@@ -52,7 +52,7 @@ from service.engine.options import (
     Status,
     Unreachable,
 )
-from service.engine.queries import PathQuery
+from service.engine.queries import DEFAULT_OPTIONS, PathQuery, SearchOptions
 from service.engine.result import (
     REFUSED_ROW,
     STATUS_NAMES,
@@ -85,6 +85,7 @@ __all__ = [
     "DEFAULT_ALGORITHM",
     "DEFAULT_DIAGONAL",
     "DEFAULT_HEURISTIC",
+    "DEFAULT_OPTIONS",
     "DIAGONALS",
     "HEURISTICS",
     "MAX_AGENT_SIZE",
@@ -122,6 +123,7 @@ __all__ = [
     "RectRegion",
     "Region",
     "Scratch",
+    "SearchOptions",
     "SearchTrace",
     "SmoothedPath",
     "Status",

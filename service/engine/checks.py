@@ -7,7 +7,6 @@ from service.engine.errors import EngineError, InvalidQueryError, on_blocked_cel
 from service.engine.goals import GoalSet, cells_goal_set
 from service.engine.goals import goal_set as make_goal_set
 from service.engine.grid import GridMap
-from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.plans import plan_for
 from service.engine.queries import (
     NO_TARGET,
@@ -15,16 +14,16 @@ from service.engine.queries import (
     CheckedQuery,
     PathQuery,
     checked_cell,
-    checked_options,
 )
 from service.engine.sizes import check_room, check_walkable
 
 
 def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> CheckedQuery:
-    """Validate in a fixed order: options, bounds, walkability (of the start, then of
-    the goals), then what the options ask of the map (an algorithm it supports)."""
-    options = checked_options(query)
-    diagonal, nearest, size = options.diagonal, options.nearest, options.size
+    """Validate in a fixed order: bounds, walkability (of the start, then of the goals),
+    then what the options ask of the map (an algorithm it supports). (The options were
+    validated when they were made: ``SearchOptions``.)"""
+    options = query.options
+    nearest, size = options.unreachable == "nearest", options.agent_size
     if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
     sx, sy = checked_cell(grid, query.start, "start")
@@ -52,15 +51,12 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     if not nearest and goal_set is not None:
         check_walkable(sized, goal_set.points, "goals", room=(grid, size))
     elif nearest and query.goal is not None:
-        labels = sized.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
+        labels = sized.island_tables.labels[1 if options.diagonal == "always" else 0]
         if labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
             goal_set = cells_goal_set(sized, np.array([target], np.int64))
     plan = plan_for(sized, options, single_goal=query.goal is not None,
                     goal_set=goal_set is not None)  # fmt: skip
-    return CheckedQuery(sized.flat_index(sx, sy), target, diagonal, plan.heuristic,
-                        options.weight, options.budget, options.tie_break, plan.equal_f_stack,
-                        plan.buckets, plan.table, plan.used, plan.algorithm, plan.landmark, sized,
-                        goal_set, nearest)  # fmt: skip
+    return CheckedQuery(sized.flat_index(sx, sy), target, plan, sized, goal_set)
 
 
 def refusal(grid: GridMap, query: PathQuery) -> EngineError:

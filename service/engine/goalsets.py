@@ -28,15 +28,15 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
     (recording its first ``trace`` expansions in ``scratch.trace``); an error when its
     path does not fit the limit."""
     assert query.goal_set is not None
-    labels = grid.island_tables.labels[1 if query.diagonal == DIAGONAL_ALWAYS else 0]
+    labels = grid.island_tables.labels[1 if query.plan.diagonal == DIAGONAL_ALWAYS else 0]
     width = grid.padded_width
     label = labels[query.source]
     target = query.goal_set
     reason: PartialReason | None = None
     if not goal_on_island(labels, width, label, target.kernel):
-        if not query.nearest:
+        if not query.plan.nearest:
             return no_path(grid, query)
-        nearest = _nearest_cells(grid, labels, label, target, query.budget)
+        nearest = _nearest_cells(grid, labels, label, target, query.plan.budget)
         if nearest is None:  # the budget ran out while looking: stay put
             nearest = np.array([query.source], np.int64)
             reason = "budget"
@@ -46,8 +46,8 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
     scratch = scratch_for(grid.padded.size, scratch)
     generation = scratch.take_generations(1)
     status, end, expanded, reopened = goal_set_search(
-        grid.padded, width, query.source, target.kernel, query.diagonal, query.heuristic,
-        grid.min_cost, query.weight, query.budget, query.tie_break, generation,
+        grid.padded, width, query.source, target.kernel, query.plan.diagonal, query.plan.heuristic,
+        grid.min_cost, query.plan.weight, query.plan.budget, query.plan.tie_break, generation,
         scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.trace_buffer(trace),
     )  # fmt: skip
     if status == STATUS_NO_PATH:  # not on the island after all: cannot happen
@@ -71,10 +71,10 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
         length=float(length),
         expanded=int(expanded),
         reopened=int(reopened),
-        heuristic_used=query.heuristic_used,
+        heuristic_used=query.plan.heuristic_used,
         algorithm_used="astar",
         grid=grid,
-        diagonal_code=query.diagonal,
+        diagonal_code=query.plan.diagonal,
         reached=(int(cells[-1, 0]), int(cells[-1, 1])) if found else None,
         partial_reason=None if found else (reason or "budget"),
     )
@@ -96,5 +96,5 @@ def _nearest_cells(grid: GridMap, labels: npt.NDArray[np.int32], label: int, goa
 def no_path(grid: GridMap, query: CheckedQuery) -> PathResult:
     empty = np.zeros((0, 2), np.int32)
     return PathResult(status="no_path", cost=None, cells=empty, waypoints=empty, length=0.0,
-                      expanded=0, heuristic_used=query.heuristic_used, algorithm_used="astar",
-                      grid=grid, diagonal_code=query.diagonal)  # fmt: skip
+                      expanded=0, heuristic_used=query.plan.heuristic_used, algorithm_used="astar",
+                      grid=grid, diagonal_code=query.plan.diagonal)  # fmt: skip

@@ -1,8 +1,8 @@
 """Plans: what a query with given options runs on a grid (heuristic, tables, queue,
-algorithm), remembered per grid (``GridMap.plans``) until its tables change; and the
-lean plans of cell-to-cell queries, which skip the full check."""
+algorithm), remembered per grid (``GridMap.plans``, keyed by the ``SearchOptions``)
+until its tables change; and the lean plans of cell-to-cell queries, which skip the
+full check."""
 
-import contextlib
 import operator
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.errors import UnsupportedAlgorithmError
-from service.engine.goals import Region
 from service.engine.grid import GridMap
+from service.engine.kernels.batch import OPTIONS
 from service.engine.kernels.codes import (
     ALGORITHM_ASTAR,
     ALGORITHM_JPS,
@@ -24,26 +24,37 @@ from service.engine.kernels.codes import (
     HEURISTIC_OCTILE,
     NO_TABLE,
 )
-from service.engine.options import CLUSTER_TABLES, CONSISTENT, Heuristic
+from service.engine.options import (
+    ALGORITHMS,
+    CLUSTER_TABLES,
+    CONSISTENT,
+    DIAGONALS,
+    HEURISTICS,
+    Heuristic,
+)
 from service.engine.queries import (
-    ALGORITHM_AUTO,
     ALGORITHM_NAMES,
-    INTEGER_HEURISTICS,
     MEMO_ENTRIES,
     POLICY_NAMES,
+    UNLIMITED,
     CheckedQuery,
     PathQuery,
-    Point,
-    ValidOptions,
+    Plan,
+    SearchOptions,
 )
 from service.engine.result import BatchPlan
 from service.engine.scratch import MAX_BUCKETS, MAX_INTEGER_COST
+
+#: The code of ``auto`` in ``ALGORITHMS`` (resolved per query).
+ALGORITHM_AUTO = ALGORITHMS["auto"]
+#: Heuristics whose values are whole numbers of cells (times the integer min cost).
+INTEGER_HEURISTICS = frozenset({"manhattan", "chebyshev", "zero"})
 
 
 class BatchPlans(NamedTuple):
     """What ``search_many`` is handed for a batch's plans, and what answered."""
 
-    options: npt.NDArray[np.int64]  # (plans, OPTIONS)
+    options: npt.NDArray[np.int64]  # (plans, OPTIONS): each plan's ``option_row``
     weights: npt.NDArray[np.float64]  # (plans,)
     records: bool  # whether one may run ``dial`` (which needs the scratch's records)
     clusters: int  # the most clusters of a table one reads
@@ -53,16 +64,37 @@ class BatchPlans(NamedTuple):
 
 class LeanPlan(NamedTuple):
     """What a single-goal query with given options runs on a grid (``find_path``'s
-    memo in ``GridMap.plans``)."""
+    memo in ``GridMap.plans``, under its ``SearchOptions``)."""
 
-    options: npt.NDArray[np.int64]  # ``search_one``'s options
-    weight: float
+    plan: Plan
+    row: npt.NDArray[np.int64]  # ``option_row(plan)``: ``search_one``'s options
     records: bool  # whether it may run ``dial`` (which needs the scratch's records)
     clusters: int  # the most clusters of a table it reads
-    heuristic_used: Heuristic
-    algorithm: int
-    diagonal: int
     alone: BatchPlans  # a batch's plans when this is its only one, made once (2-3 us)
+
+
+def option_row(plan: Plan) -> npt.NDArray[np.int64]:
+    """The kernel's option row of ``plan`` (``kernels.batch.OPTIONS``, in the order of
+    its ``OPTION_*`` columns); the weight goes beside it, as a float."""
+    row = np.array([plan.diagonal, plan.heuristic, plan.budget, plan.tie_break,
+                    plan.equal_f_stack, plan.buckets, plan.table, plan.algorithm,
+                    plan.landmark], np.int64)  # fmt: skip
+    assert row.shape == (OPTIONS,)
+    return row
+
+
+def batch_plans(plans: Sequence[Plan], clusters: int) -> BatchPlans:
+    """``search_many``'s plans of ``plans`` (row ``i``: ``plans[i]``); ``clusters``:
+    the most clusters of a table they read."""
+    return BatchPlans(
+        np.stack([option_row(plan) for plan in plans]),
+        np.array([plan.weight for plan in plans], np.float64),
+        any(plan.buckets > 0 for plan in plans),
+        clusters,
+        any(plan.algorithm == ALGORITHM_JPS for plan in plans),
+        tuple(BatchPlan(plan.heuristic_used, ALGORITHM_NAMES[plan.algorithm], plan.diagonal)
+              for plan in plans),
+    )  # fmt: skip
 
 
 def plans_of(leans: Sequence[LeanPlan]) -> BatchPlans:
@@ -70,8 +102,8 @@ def plans_of(leans: Sequence[LeanPlan]) -> BatchPlans:
     if len(leans) == 1:
         return leans[0].alone
     return BatchPlans(
-        np.stack([lean.options for lean in leans]),
-        np.array([lean.weight for lean in leans], np.float64),
+        np.stack([lean.row for lean in leans]),
+        np.array([lean.plan.weight for lean in leans], np.float64),
         any(lean.records for lean in leans),
         max(lean.clusters for lean in leans),
         any(lean.alone.jps for lean in leans),
@@ -79,48 +111,32 @@ def plans_of(leans: Sequence[LeanPlan]) -> BatchPlans:
     )
 
 
-def lean_key(goal: Point | None, heuristic: object, diagonal: object, weight: object,
-             max_expansions: object, tie_break: object, algorithm: object,
-             goals: Sequence[Point] | None, region: Region | None, unreachable: str,
-             agent_size: int) -> tuple[object, ...] | None:  # fmt: skip
-    """The key in ``GridMap.plans`` of a query that can run lean (one goal, a one-cell
-    unit, no ``nearest``): its options by value, with the budget's type (2.0 == 2,
-    but only 2 is a budget); None for any other query. The arguments are a
-    ``PathQuery``'s fields but its start, in order (``lean_key(*query[1:])``)."""
-    if (goal is None or goals is not None or region is not None or unreachable != "no_path"
-            or type(agent_size) is not int or agent_size != 1):  # fmt: skip
-        return None
-    return (heuristic, diagonal, algorithm, weight, max_expansions, type(max_expansions),
-            tie_break)  # fmt: skip
+def leanable(query: PathQuery) -> bool:
+    """Whether ``query`` may run lean: one goal, a one-cell unit, no ``nearest``."""
+    options = query.options
+    return (query.goal is not None and query.goals is None and query.goal_region is None
+            and options.agent_size == 1 and options.unreachable == "no_path")  # fmt: skip
 
 
-def remember_lean(grid: GridMap, plans: dict[object, object], key: tuple[object, ...],
+def remember_lean(grid: GridMap, plans: dict[object, object], options: SearchOptions,
                   checked: CheckedQuery) -> None:  # fmt: skip
-    """Remember the plan of a query answered under ``key`` (``lean_key``), unless
-    the grid's tables changed meanwhile (its ``plans`` is no longer ``plans``): the
-    plan may then be another."""
+    """Remember the plan of a lean query answered under ``options``, unless the grid's
+    tables changed meanwhile (its ``plans`` is no longer ``plans``): the plan may then
+    be another."""
     if grid.plans is not plans:
         return
-    if checked.algorithm == ALGORITHM_JPS and grid.jump_bits is None:
+    plan = checked.plan
+    if plan.algorithm == ALGORITHM_JPS and grid.jump_bits is None:
         # A batch whose every JPS query a field search answered built no bit rows: the
         # lean ways would run the kernel on the placeholder's one row, read past it and
         # answer no_path. The next query goes the full way, which builds them.
         return
-    clusters = cluster_rows(grid) if checked.table != NO_TABLE else 0
-    options = np.array([checked.diagonal, checked.heuristic, checked.budget, checked.tie_break,
-                        checked.equal_f_stack, checked.buckets, checked.table,
-                        checked.algorithm, checked.landmark], np.int64)  # fmt: skip
-    records = checked.buckets > 0
-    used = BatchPlan(checked.heuristic_used, ALGORITHM_NAMES[checked.algorithm],
-                     checked.diagonal)  # fmt: skip
-    alone = BatchPlans(options[np.newaxis], np.array([checked.weight]), records, clusters,
-                       checked.algorithm == ALGORITHM_JPS, (used,))  # fmt: skip
-    lean = LeanPlan(options, checked.weight, records, clusters, checked.heuristic_used,
-                    checked.algorithm, checked.diagonal, alone)  # fmt: skip
+    clusters = cluster_rows(grid) if plan.table != NO_TABLE else 0
+    alone = batch_plans([plan], clusters)
+    lean = LeanPlan(plan, alone.options[0], alone.records, clusters, alone)
     if len(plans) >= MEMO_ENTRIES:
         plans.clear()
-    with contextlib.suppress(TypeError):  # unhashable yet valid: not remembered
-        plans[key] = lean
+    plans[options] = lean
 
 
 def cluster_rows(grid: GridMap) -> int:
@@ -130,17 +146,10 @@ def cluster_rows(grid: GridMap) -> int:
     return max(tables.four.count, tables.eight.count) if tables is not None else 0
 
 
-def known_plan(grid: GridMap, heuristic: object, diagonal: object, weight: object,
-               max_expansions: object, tie_break: object, algorithm: object
-               ) -> LeanPlan | None:  # fmt: skip
-    """The plan ``grid`` remembers for cell-to-cell queries with these options (any
-    goal will do: it is not part of the key); None when it has none."""
-    key = lean_key((0, 0), heuristic, diagonal, weight, max_expansions, tie_break,
-                   algorithm, None, None, "no_path", 1)  # fmt: skip
-    try:
-        lean = grid.plans.get(key)
-    except TypeError:  # an unhashable option: invalid, which the full check reports
-        return None
+def known_plan(grid: GridMap, options: SearchOptions) -> LeanPlan | None:
+    """The plan ``grid`` remembers for cell-to-cell queries under ``options``; None
+    when it has none."""
+    lean = grid.plans.get(options)
     return lean if isinstance(lean, LeanPlan) else None
 
 
@@ -151,33 +160,27 @@ def lean_batch(grid: GridMap, queries: Sequence[PathQuery]
     None when one does not: the full path then answers."""
     plans = grid.plans
     leans: list[LeanPlan] = []
-    slots: dict[int, int] = {}
     # A batch's queries mostly share a few option sets: each set's plan is looked up
-    # once. (Its options but the cells, and the budget's type: 2.0 == 2, but only 2
-    # is a budget.)
-    seen: dict[tuple[object, ...], int] = {}
+    # once.
+    slots: dict[SearchOptions, int] = {}
     rows = []
     index = operator.index
     try:
         for q in queries:
-            options = (q[2:], type(q.max_expansions))
-            slot = seen.get(options)
+            options = q.options
+            slot = slots.get(options)
             if slot is None:
-                key = lean_key(*q[1:])
-                lean = None if key is None else plans.get(key)
+                lean = plans.get(options) if leanable(q) else None
                 if not isinstance(lean, LeanPlan):
                     return None
-                slot = slots.get(id(lean))
-                if slot is None:
-                    slot = slots[id(lean)] = len(leans)
-                    leans.append(lean)
-                seen[options] = slot
+                slot = slots[options] = len(leans)
+                leans.append(lean)
             goal = q.goal
-            if goal is None:  # (no lean plan: a goal set, or its options another's)
-                return None
+            if goal is None or q.goals is not None or q.goal_region is not None:
+                return None  # a goal set, under options another query ran lean
             (sx, sy), (gx, gy) = q.start, goal
             rows.append((slot, index(sx), index(sy), index(gx), index(gy)))
-    except (TypeError, ValueError):  # an option or a cell unhashable, or not an integer
+    except (TypeError, ValueError):  # a cell not two integers
         return None
     try:
         table = np.array(rows, np.int64).reshape(-1, 5)
@@ -186,19 +189,8 @@ def lean_batch(grid: GridMap, queries: Sequence[PathQuery]
     return leans, table
 
 
-class Plan(NamedTuple):
-    """What a query with given options runs on a given grid (see ``plan_for``)."""
-
-    heuristic: int
-    table: int
-    landmark: int
-    used: Heuristic
-    equal_f_stack: bool
-    buckets: int
-    algorithm: int
-
-
-def plan_for(grid: GridMap, options: ValidOptions, *, single_goal: bool, goal_set: bool) -> Plan:
+def plan_for(grid: GridMap, options: SearchOptions, *, single_goal: bool, goal_set: bool
+             ) -> Plan:  # fmt: skip
     """The heuristic, tables, queue and algorithm a query with ``options`` runs on
     ``grid`` (remembered per grid until its tables change: see ``GridMap.plans``).
 
@@ -217,11 +209,12 @@ def plan_for(grid: GridMap, options: ValidOptions, *, single_goal: bool, goal_se
     return plan
 
 
-def _make_plan(grid: GridMap, options: ValidOptions, *, single_goal: bool, goal_set: bool
+def _make_plan(grid: GridMap, options: SearchOptions, *, single_goal: bool, goal_set: bool
                ) -> Plan:  # fmt: skip
-    heuristic, diagonal, weight = options.heuristic, options.diagonal, options.weight
-    tie_break = options.tie_break
-    used = options.heuristic_name
+    diagonal = DIAGONALS[options.diagonal]
+    heuristic = HEURISTICS[options.heuristic]
+    weight, tie_break = options.weight, options.tie_break
+    used: Heuristic = options.heuristic
     table = landmark = NO_TABLE
     if heuristic == HEURISTIC_CLUSTER:
         heuristic, table, used = _table_heuristic("cluster", grid.clusters, diagonal)
@@ -242,12 +235,15 @@ def _make_plan(grid: GridMap, options: ValidOptions, *, single_goal: bool, goal_
         # 4-connected integer map: the table's bounds floored to integers ride the
         # bucket queue too, with every bucket (see ``dial``).
         buckets = MAX_BUCKETS
-    algorithm = _algorithm(grid, options.algorithm, diagonal, used, single_goal=single_goal)
+    algorithm = _algorithm(grid, ALGORITHMS[options.algorithm], diagonal, used,
+                           single_goal=single_goal)  # fmt: skip
     if goal_set:
         stack, buckets = False, 0
     if algorithm == ALGORITHM_JPS:
         buckets = 0  # JPS has no bucket queue; it keeps the equal-f stack
-    return Plan(heuristic, table, landmark, used, stack and not buckets, buckets, algorithm)
+    budget = UNLIMITED if options.max_expansions is None else options.max_expansions
+    return Plan(diagonal, heuristic, weight, budget, tie_break, stack and not buckets, buckets,
+                table, algorithm, landmark, used, options.unreachable == "nearest")  # fmt: skip
 
 
 def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,

@@ -1,10 +1,18 @@
-"""A path query and its options, validated: ``PathQuery``, the checks of each option
-and cell, and the memo of option sets already validated."""
+"""A path query and its options: ``SearchOptions``, the one value that carries every
+option of a search from the edge (a route, a public engine call) to the kernel's
+option row; ``PathQuery``; and the checks of each option and cell.
+
+``SearchOptions`` is validated when it is made (an invalid option raises the
+engine's error for it, in a fixed order) and hashable: plans are remembered per
+grid under it (``plans``). A game repeats a handful of option sets, so the
+options as given are remembered too, and making a known set costs a dictionary
+lookup.
+"""
 
 import math
 import operator
 from collections.abc import Sequence
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -44,153 +52,29 @@ from service.engine.sizes import checked_agent_size
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
 
-
 #: ``target`` of a query to a goal set.
 NO_TARGET: Final = -1
-
-
-#: Heuristics whose values are whole numbers of cells (times the integer min cost).
-INTEGER_HEURISTICS: Final = frozenset({"manhattan", "chebyshev", "zero"})
-
 
 ALGORITHM_NAMES: Final[dict[int, AlgorithmUsed]] = {
     ALGORITHM_ASTAR: "astar",
     ALGORITHM_JPS: "jps",
 }
 
-
 #: Policy names by kernel code.
 POLICY_NAMES: Final[dict[int, str]] = {code: name for name, code in DIAGONALS.items()}
-
-
-#: The code of ``auto`` in ``ALGORITHMS`` (resolved per query).
-ALGORITHM_AUTO: Final = ALGORITHMS["auto"]
-
 
 #: Status names by kernel code.
 STATUS_BY_CODE: Final[dict[int, Status]] = dict(enumerate(STATUS_NAMES))
 
+#: Most option sets (and plans per grid) remembered; past it the memo starts over.
+MEMO_ENTRIES: Final = 256
 
 Point = Sequence[int] | npt.NDArray[np.integer]
 
 
-class PathQuery(NamedTuple):
-    """One query for :func:`find_paths`; the fields are :func:`find_path`'s arguments.
-    (A named tuple: immutable, and made in a third of a frozen dataclass's time.)"""
-
-    start: Point
-    goal: Point | None
-    heuristic: Heuristic | str = DEFAULT_HEURISTIC
-    diagonal: Diagonal | str = DEFAULT_DIAGONAL
-    weight: float = 1.0
-    max_expansions: int | None = None
-    tie_break: bool = True
-    algorithm: Algorithm | str = DEFAULT_ALGORITHM
-    goals: Sequence[Point] | None = None
-    goal_region: Region | None = None
-    unreachable: Unreachable | str = "no_path"
-    agent_size: int = 1
-
-
-class CheckedQuery(NamedTuple):
-    """A validated query in the kernel's terms."""
-
-    source: int
-    target: int
-    diagonal: int
-    heuristic: int
-    weight: float
-    budget: int
-    tie_break: bool
-    equal_f_stack: bool
-    buckets: int
-    table: int
-    heuristic_used: Heuristic
-    algorithm: int
-    landmark: int
-    grid: GridMap  # the grid of the query's agent size
-    goal_set: GoalSet | None  # None: the single goal ``target``
-    nearest: bool  # unreachable="nearest"
-
-
-class ValidOptions(NamedTuple):
-    """A query's options, validated, in the kernel's codes."""
-
-    heuristic: int
-    diagonal: int
-    algorithm: int
-    nearest: bool
-    weight: float
-    budget: int
-    size: int
-    tie_break: bool
-    heuristic_name: Heuristic
-
-
-#: Validated options by the options as given: a game's queries repeat a handful of
-#: option sets, and validating them costs more than a short search.
-_OPTIONS: dict[tuple[object, ...], ValidOptions] = {}
-
-
-#: Most option sets (and plans per grid) remembered; past it the memo starts over.
-MEMO_ENTRIES: Final = 256
-
-
-def options_key(query: PathQuery) -> tuple[object, ...]:
-    """What ``checked_options`` makes of ``query`` depends on: its options, and the types of
-    the integers (2.0 == 2, but only 2 is a valid agent_size)."""
-    return (query.heuristic, query.diagonal, query.algorithm, query.unreachable, query.weight,
-            query.max_expansions, type(query.max_expansions), query.agent_size,
-            type(query.agent_size), query.tie_break)  # fmt: skip
-
-
-def same_checks(query: PathQuery) -> tuple[object, ...]:
-    """A key under which queries differ only in their start, when everything else
-    ``check_query`` looks at depends on the options and the goal alone: a single goal, a
-    one-cell unit, no ``nearest`` (whose goal set depends on the start's island).
-    Empty when there is no such key: the query is checked in full."""
-    goal = query.goal
-    if (goal is None or query.goals is not None or query.goal_region is not None
-            or query.agent_size != 1 or query.unreachable != "no_path"):  # fmt: skip
-        return ()
+def checked_weight(weight: object) -> float:
     try:
-        gx, gy = goal
-    except (TypeError, ValueError):
-        return ()
-    return (*options_key(query), gx, type(gx), gy, type(gy))
-
-
-def checked_options(query: PathQuery) -> ValidOptions:
-    """``query``'s options validated (in a fixed order), or the error for the first
-    bad one."""
-    key = options_key(query)
-    try:
-        known = _OPTIONS.get(key)
-    except TypeError:  # an unhashable value: invalid, and validated below
-        key, known = (), None
-    if known is not None:
-        return known
-    options = ValidOptions(
-        option_code(HEURISTICS, query.heuristic, "heuristic", UnknownHeuristicError),
-        option_code(DIAGONALS, query.diagonal, "diagonal", UnknownDiagonalError),
-        option_code(ALGORITHMS, query.algorithm, "algorithm", UnknownAlgorithmError),
-        option_code(UNREACHABLE, query.unreachable, "unreachable", InvalidQueryError) == 1,
-        checked_weight(query.weight),
-        checked_budget(query.max_expansions),
-        checked_agent_size(query.agent_size),
-        bool(query.tie_break),
-        query.heuristic,  # type: ignore[arg-type]  # checked above
-    )
-    if key:
-        if len(_OPTIONS) >= MEMO_ENTRIES:
-            _OPTIONS.clear()
-        _OPTIONS[key] = options
-    return options
-
-
-def checked_weight(weight: float) -> float:
-    try:
-        value = float(weight)
+        value = float(weight)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise InvalidWeightError(f"weight must be a number >= 1, got {weight!r}") from None
     if not (math.isfinite(value) and value >= 1.0):
@@ -198,11 +82,10 @@ def checked_weight(weight: float) -> float:
     return value
 
 
-def checked_budget(max_expansions: int | None) -> int:
-    if max_expansions is None:
-        return UNLIMITED
+def checked_budget(max_expansions: object) -> int:
+    """A budget given (not None) as an int from 1 to ``UNLIMITED``."""
     try:
-        budget = operator.index(max_expansions)
+        budget = operator.index(max_expansions)  # type: ignore[arg-type]
     except TypeError:
         raise InvalidBudgetError(
             f"max_expansions must be an integer >= 1, got {max_expansions!r}"
@@ -210,6 +93,165 @@ def checked_budget(max_expansions: int | None) -> int:
     if budget < 1:
         raise InvalidBudgetError(f"max_expansions {budget} is out of range: must be >= 1")
     return min(budget, UNLIMITED)
+
+
+class _Fields(NamedTuple):
+    heuristic: Heuristic
+    diagonal: Diagonal
+    weight: float
+    max_expansions: int | None
+    tie_break: bool
+    algorithm: Algorithm
+    unreachable: Unreachable
+    agent_size: int
+
+
+class SearchOptions(_Fields):
+    """Every option of a search, validated; immutable and hashable (a named tuple).
+
+    Attributes:
+        heuristic: ``octile``, ``manhattan``, ``chebyshev``, ``euclidean``, ``zero``
+            (Dijkstra), ``cluster`` or ``landmarks``; see ``options`` for which are
+            admissible under which policy.
+        diagonal: ``never``, ``no_corner_cutting`` (a diagonal needs both orthogonal
+            neighbours walkable), ``one_obstacle`` (at least one) or ``always``.
+        weight: ``f = g + weight * h``, finite and at least 1.
+        max_expansions: the node budget, at least 1; None: unlimited.
+        tie_break: on equal ``f`` expand the node with the larger ``g`` first.
+        algorithm: ``astar``, ``jps`` or ``auto``.
+        unreachable: ``no_path``, or ``nearest`` (a partial path to the reachable
+            cell nearest the goals when none can be reached).
+        agent_size: a ``k x k`` unit, 1 to ``MAX_AGENT_SIZE``.
+
+    Raises (when made):
+        UnknownHeuristicError, UnknownDiagonalError, UnknownAlgorithmError,
+        InvalidQueryError, InvalidWeightError, InvalidBudgetError: the first invalid
+        option, in that order.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, heuristic: Heuristic | str = DEFAULT_HEURISTIC,
+                diagonal: Diagonal | str = DEFAULT_DIAGONAL, weight: float = 1.0,
+                max_expansions: int | None = None, tie_break: bool = True,
+                algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+                unreachable: Unreachable | str = "no_path", agent_size: int = 1,
+                ) -> "SearchOptions":  # fmt: skip
+        return options_of(heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
+                          unreachable, agent_size)  # fmt: skip
+
+    def _replace(self, **changes: Any) -> "SearchOptions":
+        """A copy with ``changes``, validated as any new options are."""
+        return SearchOptions(**(self._asdict() | changes))
+
+    def with_budget(self, max_expansions: int | None) -> "SearchOptions":
+        """These options with another budget (validated: at least 1, or None)."""
+        return options_of(self.heuristic, self.diagonal, self.weight, max_expansions,
+                          self.tie_break, self.algorithm, self.unreachable,
+                          self.agent_size)  # fmt: skip
+
+
+#: Options made before, by the values given: equal values make equal options, but
+#: for the integers' types (2.0 == 2, and only 2 is a budget or a size).
+_KNOWN: dict[tuple[object, ...], SearchOptions] = {}
+
+
+def options_of(heuristic: object, diagonal: object, weight: object, max_expansions: object,
+               tie_break: object, algorithm: object, unreachable: object, agent_size: object
+               ) -> SearchOptions:  # fmt: skip
+    """``SearchOptions`` of these values, the fields in order: the one made before for
+    them, or a new one once they are checked (see ``SearchOptions``)."""
+    key: tuple[object, ...] = (heuristic, diagonal, weight, max_expansions,
+                               type(max_expansions), tie_break, algorithm, unreachable,
+                               agent_size, type(agent_size))  # fmt: skip
+    try:
+        known = _KNOWN.get(key)
+    except TypeError:  # an unhashable value: invalid, and found so below
+        key, known = (), None
+    if known is not None:
+        return known
+    option_code(HEURISTICS, heuristic, "heuristic", UnknownHeuristicError)
+    option_code(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
+    option_code(ALGORITHMS, algorithm, "algorithm", UnknownAlgorithmError)
+    option_code(UNREACHABLE, unreachable, "unreachable", InvalidQueryError)
+    made = _Fields.__new__(
+        SearchOptions,
+        heuristic,  # type: ignore[arg-type]  # (checked above, as the three below)
+        diagonal,  # type: ignore[arg-type]
+        checked_weight(weight),
+        None if max_expansions is None else checked_budget(max_expansions),
+        bool(tie_break),
+        algorithm,  # type: ignore[arg-type]
+        unreachable,  # type: ignore[arg-type]
+        checked_agent_size(agent_size),  # type: ignore[arg-type]
+    )
+    assert isinstance(made, SearchOptions)
+    if key:
+        if len(_KNOWN) >= MEMO_ENTRIES:
+            _KNOWN.clear()
+        _KNOWN[key] = made
+    return made
+
+
+#: The options of a search that names none.
+DEFAULT_OPTIONS: Final = SearchOptions()
+
+
+class PathQuery(NamedTuple):
+    """One query for :func:`~service.engine.search.find_paths`: from ``start`` to one
+    of ``goal``, ``goals`` or ``goal_region`` (exactly one), under ``options``.
+    (A named tuple: immutable, and made in a third of a frozen dataclass's time.)"""
+
+    start: Point
+    goal: Point | None = None
+    options: SearchOptions = DEFAULT_OPTIONS
+    goals: Sequence[Point] | None = None
+    goal_region: Region | None = None
+
+
+class Plan(NamedTuple):
+    """What a query with given options runs on a given grid, in the kernel's codes
+    (``plans.plan_for`` makes it; ``plans.option_row`` writes its kernel row)."""
+
+    diagonal: int
+    heuristic: int  # the kernel's heuristic (``cluster`` and ``landmarks``: their base)
+    weight: float
+    budget: int
+    tie_break: bool
+    equal_f_stack: bool
+    buckets: int  # of ``dial``'s bucket queue; 0: the heap
+    table: int  # the cluster table read, or NO_TABLE
+    algorithm: int  # ALGORITHM_ASTAR or ALGORITHM_JPS (``auto`` resolved)
+    landmark: int  # the landmark table read, or NO_TABLE
+    heuristic_used: Heuristic  # what the answer says ran
+    nearest: bool  # unreachable="nearest"
+
+
+class CheckedQuery(NamedTuple):
+    """A validated query in the kernel's terms: its padded start and goal cells, the
+    plan it runs, and the grid of its unit size."""
+
+    source: int
+    target: int  # NO_TARGET for a goal set
+    plan: Plan
+    grid: GridMap  # the grid of the query's agent size
+    goal_set: GoalSet | None  # None: the single goal ``target``
+
+
+def same_checks(query: PathQuery) -> tuple[object, ...]:
+    """A key under which queries differ only in their start, when everything else
+    ``check_query`` looks at depends on the options and the goal alone: a single goal, a
+    one-cell unit, no ``nearest`` (whose goal set depends on the start's island).
+    Empty when there is no such key: the query is checked in full."""
+    goal, options = query.goal, query.options
+    if (goal is None or query.goals is not None or query.goal_region is not None
+            or options.agent_size != 1 or options.unreachable != "no_path"):  # fmt: skip
+        return ()
+    try:
+        gx, gy = goal
+    except (TypeError, ValueError):
+        return ()
+    return (options, gx, type(gx), gy, type(gy))
 
 
 def checked_cell(grid: GridMap, point: Point, name: str) -> tuple[int, int]:

@@ -18,25 +18,31 @@ from service.engine.grid import GridMap
 from service.engine.kernels.batch import (
     CELLS_REFUSED,
     REFUSED,
-    search_handles,
     search_many,
     search_one,
 )
 from service.engine.kernels.codes import (
-    ALGORITHM_JPS,
     DIAGONAL_ALWAYS,
     DIAGONAL_NEVER,
     HEURISTIC_MANHATTAN,
     HEURISTIC_OCTILE,
+    NO_TABLE,
 )
 from service.engine.kernels.fields import settle_starts, write_chain_paths
-from service.engine.options import Algorithm, AlgorithmUsed, Diagonal, Heuristic, Status
-from service.engine.plans import BatchPlans, LeanPlan, cluster_rows, plans_of
-from service.engine.queries import ALGORITHM_NAMES, STATUS_BY_CODE, CheckedQuery, PathQuery, Point
+from service.engine.options import Status
+from service.engine.plans import BatchPlans, LeanPlan, batch_plans, cluster_rows, plans_of
+from service.engine.queries import (
+    ALGORITHM_NAMES,
+    STATUS_BY_CODE,
+    CheckedQuery,
+    PathQuery,
+    Plan,
+    Point,
+    SearchOptions,
+)
 from service.engine.result import REFUSED_ROW, BatchPlan, PathBatch, PathResult, SearchTrace
 from service.engine.scratch import (
     PathBuffers,
-    QueryArrays,
     Scratch,
     path_room,
     scope_spent,
@@ -45,7 +51,13 @@ from service.engine.scratch import (
     stopped_at,
     take_path_cells,
 )
-from service.engine.sharing import NO_SHARING, Sharing, field_groups, fielded, shared_goals
+from service.engine.sharing import (
+    NO_SHARING,
+    Sharing,
+    field_groups,
+    fielded,
+    shared_goal_sets,
+)
 
 #: Coordinates the lean single query hands the kernel: below 2**62 and not negative
 #: (anything else is off the map, and the full check says so).
@@ -67,12 +79,13 @@ def find_one(grid: GridMap, lean: LeanPlan, start: Point, goal: Point, scratch: 
     if (sx | sy | gx | gy) >> _KERNEL_INT_BITS:  # negative, or too big for the kernel
         return None
     # (A JPS plan is remembered only once the grid has its bit rows: ``remember_lean``.)
+    plan = lean.plan
     scratch = scratch_for(grid.padded.size, scratch)
     held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
     while True:
         kernel, generation = scratch.single_query(lean.records, lean.clusters)
         done, status, cost, length, expanded, reopened, n, turns = search_one(
-            held.table, kernel.table, lean.options, lean.weight, generation, sx, sy, gx, gy
+            held.table, kernel.table, lean.row, plan.weight, generation, sx, sy, gx, gy
         )
         if done == 1:
             break
@@ -89,22 +102,19 @@ def find_one(grid: GridMap, lean: LeanPlan, start: Point, goal: Point, scratch: 
     waypoints = cells if turns == n else paths.turns[:turns].copy()
     return PathResult(code, None if code == "no_path" else cost, cells, waypoints,
                       length, expanded, reopened,
-                      lean.heuristic_used, ALGORITHM_NAMES[lean.algorithm], grid,
-                      lean.diagonal, (gx, gy) if code == "found" else None,
+                      plan.heuristic_used, ALGORITHM_NAMES[plan.algorithm], grid,
+                      plan.diagonal, (gx, gy) if code == "found" else None,
                       "budget" if code == "partial" else None)  # fmt: skip
 
 
-def row_queries(rows: npt.NDArray[np.int64], heuristic: Heuristic | str,
-                diagonal: Diagonal | str, weight: float, max_expansions: int | None,
-                tie_break: bool, algorithm: Algorithm | str
+def row_queries(rows: npt.NDArray[np.int64], options: SearchOptions
                 ) -> Callable[[int], PathQuery]:  # fmt: skip
-    """Row ``i`` of cell rows (n, 4) as a ``PathQuery`` with these options: what a
+    """Row ``i`` of cell rows (n, 4) as a ``PathQuery`` under ``options``: what a
     refused row's error, or the general way, needs."""
 
     def query_of(row: int) -> PathQuery:
         sx, sy, gx, gy = rows[row].tolist()
-        return PathQuery((sx, sy), (gx, gy), heuristic, diagonal, weight, max_expansions,
-                         tie_break, algorithm)  # fmt: skip
+        return PathQuery((sx, sy), (gx, gy), options)
 
     return query_of
 
@@ -191,24 +201,26 @@ def _offsets(pieces: list[npt.NDArray[np.int32]], count: int, errors: dict[int, 
 def answer_lean(grid: GridMap, queries: Sequence[PathQuery], leans: list[LeanPlan],
                 rows: npt.NDArray[np.int64], scratch: Scratch | None, sharing: Sharing
                 ) -> list[PathResult | EngineError]:  # fmt: skip
-    """``find_paths`` of a batch ``lean_batch`` accepted (see ``search_lean``)."""
+    """``find_paths`` of a batch ``lean_batch`` accepted (see ``search_rows``)."""
     if not queries:
         return []
-    return search_lean(grid, plans_of(leans), rows, scratch, queries.__getitem__,
+    return search_rows(grid, plans_of(leans), rows, scratch, queries.__getitem__,
                        sharing).results()  # fmt: skip
 
 
-def search_lean(grid: GridMap, plans: BatchPlans, rows: npt.NDArray[np.int64],
+def search_rows(grid: GridMap, plans: BatchPlans, rows: npt.NDArray[np.int64],
                 scratch: Scratch | None, query_of: Callable[[int], PathQuery],
-                sharing: Sharing | None = None) -> PathBatch:  # fmt: skip
+                sharing: Sharing | None = None, *, trace: int = 0) -> PathBatch:  # fmt: skip
     """Answer ``rows`` (n, 5) int64 (plan index in ``plans``, start x, start y, goal x,
     goal y) in one ``search_many`` call (more when the path buffers must grow), column
     by column; a refused row's error is the full check's of ``query_of(row)``. ``rows``
-    is the caller's to give away: the batch's ``goals`` and ``plan`` view it.
+    is the caller's to give away: the batch's ``goals`` and ``plan`` view it. Every
+    query to one goal runs here: the lean ones, and those the full check passed.
 
     ``sharing`` (None: never): optimal rows from enough distinct starts to one goal
     under one policy are answered from one field search instead (``field_groups``),
-    as ``find_paths`` answers them, the rest still in one ``search_many`` call."""
+    the rest still in one ``search_many`` call. ``trace``: record the first ``trace``
+    expansions of a batch of one row in ``scratch.trace``."""
     count = rows.shape[0]
     if scope_spent():  # an earlier part of the request filled the answer: no search
         return batch_of(grid, rows[:, 1:], spent_answers(count))
@@ -242,7 +254,7 @@ def search_lean(grid: GridMap, plans: BatchPlans, rows: npt.NDArray[np.int64],
         done = end
     refused_rows = 0
     if answered == count and done < count:
-        refused_rows, answered = _search_rows(grid, plans, rows, scratch, done)
+        refused_rows, answered = _search_rows(grid, plans, rows, scratch, done, trace)
     arrays, paths = scratch.queries, scratch.paths
     status = arrays.status[:count].astype(np.int8)
     refused: list[int] = []
@@ -305,7 +317,7 @@ def _left_rows(found: PathBatch, rows: list[int]) -> None:
 
 
 def _search_rows(grid: GridMap, plans: BatchPlans, rows: npt.NDArray[np.int64], scratch: Scratch,
-                 first: int) -> tuple[int, int]:  # fmt: skip
+                 first: int, trace: int) -> tuple[int, int]:  # fmt: skip
     """Answer ``rows[first:]`` into ``scratch``'s query arrays and path buffers (the rows
     before answered) through ``search_many``, once more each time the buffers must
     grow; return how many of them it refused, and how many rows were answered: fewer
@@ -316,7 +328,8 @@ def _search_rows(grid: GridMap, plans: BatchPlans, rows: npt.NDArray[np.int64], 
     done = first
     refused_rows = -1
     while True:
-        kernel = scratch.kernel_handle(records=plans.records, clusters=plans.clusters)
+        kernel = scratch.kernel_handle(records=plans.records, clusters=plans.clusters,
+                                       trace=trace)  # fmt: skip
         done, refused_here = search_many(held.table, kernel.table, plans.options,
                                          plans.weights, rows, done, count,
                                          first_generation)  # fmt: skip
@@ -346,21 +359,20 @@ def answer_per_size(checked: list[CheckedQuery], scratch: Scratch | None, sharin
 
 def answer_on(grid: GridMap, checked: list[CheckedQuery], scratch: Scratch | None, sharing: Sharing
               ) -> list[PathResult | EngineError]:  # fmt: skip
-    """Answers of ``checked`` (all on ``grid``) in order: groups sharing a goal from
-    one field search each, single goals through ``search_checked`` (all of them at once when
-    nothing else is asked: the common case, kept lean), goal sets one by one through
-    ``search_goal_set``. Once a path does not fit the limit, it and every query run
-    after it answer a ``PathTooLongError``."""
-    groups = shared_goals(grid, checked, sharing)
-    if not groups and all(query.goal_set is None for query in checked):
-        return search_checked(grid, checked, scratch)
-    answered: dict[int, PathResult | EngineError] = {}
-    for members in groups:
+    """Answers of ``checked`` (all on ``grid``) in order: single goals all at once
+    through ``search_checked`` (groups sharing a goal from one field search each),
+    goal sets sharing one from one field search each, the other goal sets one by one
+    through ``search_goal_set``. Once a path does not fit the limit, it and every
+    query run after it answer a ``PathTooLongError``."""
+    single = [i for i, query in enumerate(checked) if query.goal_set is None]
+    if len(single) == len(checked):  # the common case
+        return search_checked(grid, checked, scratch, sharing=sharing)
+    answered: dict[int, PathResult | EngineError] = dict(zip(
+        single, search_checked(grid, [checked[i] for i in single], scratch, sharing=sharing),
+        strict=True))  # fmt: skip
+    for members in shared_goal_sets(grid, checked, sharing):
         found = _field_search(grid, [checked[i] for i in members], scratch)
         answered.update(zip(members, found, strict=True))
-    single = [i for i, q in enumerate(checked) if i not in answered and q.goal_set is None]
-    answered.update(zip(single, search_checked(grid, [checked[i] for i in single], scratch),
-                        strict=True))  # fmt: skip
     for i, query in enumerate(checked):
         if i not in answered:
             spent = scope_spent()
@@ -389,21 +401,19 @@ def traced(query: CheckedQuery, scratch: Scratch | None, capacity: int) -> PathR
 
 def _field_search(grid: GridMap, group: list[CheckedQuery], scratch: Scratch | None
                   ) -> list[PathResult | EngineError]:  # fmt: skip
-    """Answers of queries sharing one goal and policy, from one search outward from
-    the goal (``_answer_group``)."""
+    """Answers of queries sharing one goal set and policy, from one search outward
+    from the goal set (``_answer_group``)."""
     count = len(group)
+    if scope_spent():
+        return list(spent_answers(count))
     scratch = scratch_for(grid.padded.size, scratch)
     arrays, _ = scratch.for_queries(count)
     arrays.source[:count] = [query.source for query in group]
     first = group[0]
-    goal = (np.array([first.target], np.int64) if first.goal_set is None
-            else member_cells(grid, first.goal_set))  # fmt: skip
-    if scope_spent():
-        return list(spent_answers(count))
-    settled, answered = _answer_group(grid, scratch, 0, count, goal, first.diagonal)
-    arrays, paths = scratch.queries, scratch.paths
-    return _results(grid, group, arrays, paths, expanded=[settled] * count,
-                    reopened=[0] * count, algorithm="field", answered=answered)  # fmt: skip
+    assert first.goal_set is not None
+    goal = member_cells(grid, first.goal_set)
+    settled, answered = _answer_group(grid, scratch, 0, count, goal, first.plan.diagonal)
+    return _field_results(grid, group, scratch, settled=settled, answered=answered)
 
 
 def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
@@ -465,45 +475,35 @@ def _room_arrays(paths: PathBuffers) -> tuple[npt.NDArray[np.generic], ...]:
 
 
 def search_checked(grid: GridMap, checked: list[CheckedQuery], scratch: Scratch | None, *,
-                          trace: int = 0) -> list[PathResult | EngineError]:  # fmt: skip
-    """Run validated queries through ``search_batch`` and copy out their answers
-    (a batch of one with ``trace``: its first ``trace`` expansions into
-    ``scratch.trace``); from the first whose path would pass the limit on, errors."""
-    count = len(checked)
-    if count == 0:
+                   sharing: Sharing = NO_SHARING, trace: int = 0
+                   ) -> list[PathResult | EngineError]:  # fmt: skip
+    """Validated single-goal queries (on ``grid``, their unit size's) through
+    ``search_rows``, each under its plan; ``trace``: record the first ``trace``
+    expansions of a batch of one in ``scratch.trace``. From the first whose path
+    would pass the limit on, errors."""
+    if not checked:
         return []
-    if scope_spent():
-        return list(spent_answers(count))
-    scratch = scratch_for(grid.padded.size, scratch)
-    arrays, paths = scratch.for_queries(count)
-    for i, query in enumerate(checked):
-        arrays.source[i], arrays.target[i] = query.source, query.target
-        arrays.diagonal[i], arrays.heuristic[i] = query.diagonal, query.heuristic
-        arrays.weight[i], arrays.budget[i] = query.weight, query.budget
-        arrays.tie_break[i], arrays.equal_f_stack[i] = query.tie_break, query.equal_f_stack
-        arrays.buckets[i] = query.buckets
-        arrays.table[i] = query.table
-        arrays.algorithm[i] = query.algorithm
-        arrays.landmark[i] = query.landmark
-    clusters = cluster_rows(grid)
-    if any(query.algorithm == ALGORITHM_JPS for query in checked):
-        grid.prepare_jumps()
-    held = grid.kernel_handle  # holds the grid's arrays while the kernel reads them
-    records = any(query.buckets for query in checked)
-    first_generation = scratch.take_generations(count)
-    done = 0
-    while True:
-        kernel = scratch.kernel_handle(records=records, clusters=clusters, trace=trace)
-        done = search_handles(held.table, done, count, first_generation, kernel.table)
-        if done == count:
-            break
-        try:
-            first_generation = _grow_paths(scratch, done, count)
-        except PathTooLongError:
-            break
-    expanded, reopened = (a[:count].tolist() for a in (arrays.expanded, arrays.reopened))
-    return _results(grid, checked, arrays, paths, expanded=expanded, reopened=reopened,
-                    answered=done)  # fmt: skip
+    slots: dict[Plan, int] = {}
+    plans: list[Plan] = []
+    for query in checked:
+        if query.plan not in slots:
+            slots[query.plan] = len(plans)
+            plans.append(query.plan)
+    width = grid.padded_width
+    cells = np.array([(slots[q.plan], q.source, q.target) for q in checked], np.int64)
+    rows = np.empty((len(checked), 5), np.int64)
+    rows[:, 0] = cells[:, 0]
+    rows[:, 2], rows[:, 1] = np.divmod(cells[:, 1], width)
+    rows[:, 4], rows[:, 3] = np.divmod(cells[:, 2], width)
+    rows[:, 1:] -= 1  # padded to the map's coordinates
+    reads_table = any(plan.table != NO_TABLE for plan in plans)
+    found = search_rows(grid, batch_plans(plans, cluster_rows(grid) if reads_table else 0),
+                        rows, scratch, _never_refused, sharing, trace=trace)  # fmt: skip
+    return found.results()
+
+
+def _never_refused(row: int) -> PathQuery:
+    raise AssertionError(f"row {row}, checked in full, was refused by the kernel")
 
 
 def _grow_paths(scratch: Scratch, done: int, count: int) -> int:
@@ -521,54 +521,40 @@ def _grow_paths(scratch: Scratch, done: int, count: int) -> int:
     return scratch.take_generations(count - done) - done
 
 
-def _results(grid: GridMap, checked: list[CheckedQuery], arrays: QueryArrays, paths: PathBuffers,
-             *, expanded: list[int], reopened: list[int], algorithm: AlgorithmUsed | None = None,
-             answered: int | None = None) -> list[PathResult | EngineError]:  # fmt: skip
-    """Copy the answers the kernels left in ``arrays`` and ``paths`` into results.
-
-    ``algorithm``: what answered every query (a field), else each query's own.
-    ``answered``: how many were answered (None: all); the path of the next did not
-    fit the limit: it and those after it answer errors."""
-    total = len(checked)
-    count = total if answered is None else answered
-    _, stopped = _stop_rows(paths, count, total, set())
+def _field_results(grid: GridMap, group: list[CheckedQuery], scratch: Scratch, *,
+                   settled: int, answered: int) -> list[PathResult | EngineError]:  # fmt: skip
+    """Copy the answers a field search left in ``scratch`` for the first ``answered`` of
+    ``group`` into results (``settled``: the cells it settled); the path of the next
+    did not fit the limit: it and those after it answer errors."""
+    arrays, paths = scratch.queries, scratch.paths
+    _, stopped = _stop_rows(paths, answered, len(group), set())
     # One conversion per array for the whole batch, not one per element; one copy of
     # the batch's cells and waypoints (the buffers are the scratch's), which the
     # results view.
-    status, cost, length = (a[:count].tolist() for a in (arrays.status, arrays.cost,
-                                                          arrays.length))  # fmt: skip
-    take_path_cells(int(paths.offsets[count]))
-    offsets = paths.offsets[: count + 1].tolist()
-    turn_offsets = paths.turn_offsets[: count + 1].tolist()
-    all_cells = paths.cells[: offsets[count]].copy()
-    all_turns = paths.turns[: turn_offsets[count]].copy()
-    width = grid.padded_width
+    status, cost, length = (a[:answered].tolist() for a in (arrays.status, arrays.cost,
+                                                             arrays.length))  # fmt: skip
+    take_path_cells(int(paths.offsets[answered]))
+    offsets = paths.offsets[: answered + 1].tolist()
+    turn_offsets = paths.turn_offsets[: answered + 1].tolist()
+    all_cells = paths.cells[: offsets[answered]].copy()
+    all_turns = paths.turns[: turn_offsets[answered]].copy()
     results: list[PathResult | EngineError] = []
-    for i, query in enumerate(checked[:count]):
+    for i, query in enumerate(group[:answered]):
         code = STATUS_BY_CODE[status[i]]
         cells = all_cells[offsets[i] : offsets[i + 1]]
-        if code != "found":
-            reached = None
-        elif query.goal_set is None:  # the goal itself, without reading numpy scalars
-            y, x = divmod(query.target, width)
-            reached = (x - 1, y - 1)
-        else:
-            reached = (int(cells[-1, 0]), int(cells[-1, 1]))
-        results.append(
-            PathResult(
-                status=code,
-                cost=None if code == "no_path" else cost[i],
-                cells=cells,
-                waypoints=all_turns[turn_offsets[i] : turn_offsets[i + 1]],
-                length=length[i],
-                expanded=expanded[i],
-                reopened=reopened[i],
-                heuristic_used="zero" if algorithm == "field" else query.heuristic_used,
-                algorithm_used=algorithm or ALGORITHM_NAMES[query.algorithm],
-                grid=grid,
-                diagonal_code=query.diagonal,
-                reached=reached,
-                partial_reason="budget" if code == "partial" else None,
-            )
-        )
+        results.append(PathResult(
+            status=code,
+            cost=None if code == "no_path" else cost[i],
+            cells=cells,
+            waypoints=all_turns[turn_offsets[i] : turn_offsets[i + 1]],
+            length=length[i],
+            expanded=settled,
+            reopened=0,
+            heuristic_used="zero",
+            algorithm_used="field",
+            grid=grid,
+            diagonal_code=query.plan.diagonal,
+            reached=(int(cells[-1, 0]), int(cells[-1, 1])) if code == "found" else None,
+            partial_reason="budget" if code == "partial" else None,
+        ))  # fmt: skip
     return results + stopped

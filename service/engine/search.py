@@ -1,20 +1,21 @@
 """``find_path`` and ``find_paths``: the engine's facade over the search kernels.
 
-Validation order (as in OSRM): option names and ranges, then coordinates within
-bounds, then walkability, then the search. Trivial answers come before any
-search, inside the kernel: start == goal, start and goal on different islands
-(``no_path`` with zero expansions), and, on uniform-cost maps, a walkable
-straight line (optimal). A single query is a batch of one: one code path.
+Validation order (as in OSRM): option names and ranges (``SearchOptions``), then
+coordinates within bounds, then walkability, then the search. Trivial answers come
+before any search, inside the kernel: start == goal, start and goal on different
+islands (``no_path`` with zero expansions), and, on uniform-cost maps, a walkable
+straight line (optimal). Every query to one goal runs through one driver
+(``runs.search_rows``); a single query whose options the grid has seen runs as one
+kernel call (``runs.find_one``).
 """
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.checks import check_query
-from service.engine.errors import EngineError, on_blocked_cell
+from service.engine.errors import EngineError, InvalidQueryError, on_blocked_cell
 from service.engine.goals import Region
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import OPTION_BUDGET
@@ -28,13 +29,23 @@ from service.engine.options import (
     Heuristic,
     Unreachable,
 )
-from service.engine.plans import LeanPlan, known_plan, lean_batch, lean_key, plans_of, remember_lean
+from service.engine.plans import (
+    LeanPlan,
+    known_plan,
+    lean_batch,
+    leanable,
+    plans_of,
+    remember_lean,
+)
 from service.engine.queries import (
+    DEFAULT_OPTIONS,
     UNLIMITED,
     CheckedQuery,
     PathQuery,
     Point,
+    SearchOptions,
     checked_cell,
+    options_of,
     same_checks,
 )
 from service.engine.result import PathBatch, PathResult
@@ -47,11 +58,15 @@ from service.engine.runs import (
     find_one,
     plan_rows,
     row_queries,
-    search_lean,
+    search_rows,
     traced,
 )
 from service.engine.scratch import Scratch, path_cell_scope
 from service.engine.sharing import NO_SHARING, Sharing, field_groups, sharing_of
+
+#: The option keywords of ``find_path`` as left out.
+_DEFAULT_KEYWORDS = (DEFAULT_HEURISTIC, DEFAULT_DIAGONAL, 1.0, None, True, DEFAULT_ALGORITHM,
+                     "no_path", 1)  # fmt: skip
 
 
 def find_path(
@@ -59,16 +74,17 @@ def find_path(
     start: Point,
     goal: Point | None = None,
     *,
+    options: SearchOptions | None = None,
     heuristic: Heuristic | str = DEFAULT_HEURISTIC,
     diagonal: Diagonal | str = DEFAULT_DIAGONAL,
     weight: float = 1.0,
     max_expansions: int | None = None,
     tie_break: bool = True,
     algorithm: Algorithm | str = DEFAULT_ALGORITHM,
-    goals: Sequence[Point] | None = None,
-    goal_region: Region | None = None,
     unreachable: Unreachable | str = "no_path",
     agent_size: int = 1,
+    goals: Sequence[Point] | None = None,
+    goal_region: Region | None = None,
     max_goals: int = UNLIMITED,
     trace: int = 0,
     scratch: Scratch | None = None,
@@ -81,26 +97,21 @@ def find_path(
         goals, goal_region: instead of ``goal`` (exactly one of the three): reach
             the cheapest of these cells, or the cheapest cell of a region (see
             ``goals``); ``reached`` says which. At most ``max_goals`` goals.
-        unreachable: ``no_path``, or ``nearest``: when no goal can be reached,
-            a ``partial`` path to the reachable cell nearest the goals (see
-            ``goals``; ``partial_reason`` ``unreachable``); goals may be blocked.
-        agent_size: a ``k x k`` unit whose top-left cell is its position (1 to
-            ``MAX_AGENT_SIZE``): it searches ``grid.for_agent_size(k)``.
-        heuristic: ``octile``, ``manhattan``, ``chebyshev``, ``euclidean`` or
-            ``zero`` (Dijkstra); scaled by the map's minimum cost. See ``options``
-            for which are admissible under which policy.
-        diagonal: ``never``, ``no_corner_cutting`` (a diagonal needs both
-            orthogonal neighbours walkable), ``one_obstacle`` (at least one) or
-            ``always``.
-        weight: ``f = g + weight * h``, at least 1; with an admissible heuristic
-            the cost is at most ``weight`` times optimal.
-        max_expansions: node budget; when it runs out the result is ``partial``:
-            the path to the node seen nearest the goal. ``None``: unlimited.
-        tie_break: on equal ``f`` expand the node with the larger ``g`` first.
-        algorithm: ``astar``; ``jps`` (Jump Point Search: uniform-cost maps,
-            ``no_corner_cutting``, a consistent heuristic; same costs, far fewer
-            expansions, which count jump points); ``auto``: ``jps`` where it
-            applies, ``astar`` elsewhere. ``algorithm_used`` says which ran.
+        options: every search option at once (see ``SearchOptions``: heuristic,
+            diagonal policy, weight, budget, tie-break, algorithm, ``unreachable``,
+            agent size), made once by the caller. Or, instead, the option keywords:
+        heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
+            unreachable, agent_size: as in ``SearchOptions``. With a weight above 1
+            and an admissible heuristic the cost is at most ``weight`` times optimal;
+            when the budget runs out the result is ``partial``: the path to the node
+            seen nearest the goal. ``jps`` (Jump Point Search) needs a uniform-cost
+            map, ``no_corner_cutting`` and a consistent heuristic (same costs, far
+            fewer expansions, which count jump points); ``auto`` runs ``jps`` where
+            it applies, ``astar`` elsewhere; ``algorithm_used`` says which ran.
+            ``nearest``: when no goal can be reached, a ``partial`` path to the
+            reachable cell nearest the goals (``partial_reason`` ``unreachable``);
+            goals may then be blocked. A ``k x k`` unit (``agent_size``) has its
+            top-left cell at its position and searches ``grid.for_agent_size(k)``.
         trace: record the first ``trace`` cells the search expands, in order, as
             the result's ``trace`` (0: none; queries not traced run as fast as ever).
         scratch: caller-owned search buffers; by default this thread's own.
@@ -108,37 +119,34 @@ def find_path(
     Raises:
         UnknownHeuristicError, UnknownDiagonalError, InvalidWeightError,
         InvalidBudgetError, OutOfBoundsError, NotWalkableError, UnknownAlgorithmError,
-        UnsupportedAlgorithmError, InvalidQueryError.
+        UnsupportedAlgorithmError, InvalidQueryError (``options`` and option keywords
+        both given, among others).
     """
-    # The common query, one cell to one cell, finds its plan by its options' values in
-    # a memo of the grid and runs without a batch around it.
-    key = None
-    if (goal is not None and goals is None and goal_region is None and trace == 0
-            and unreachable == "no_path" and type(agent_size) is int
-            and agent_size == 1):  # fmt: skip
-        # ``lean_key``, written out: the call would cost 0.3 us, a tenth of the query
-        # (``test_find_path_looks_plans_up_under_the_lean_key`` keeps the two equal).
-        key = (heuristic, diagonal, algorithm, weight, max_expansions, type(max_expansions),
-               tie_break)  # fmt: skip
-        try:
-            lean = grid.plans.get(key)
-        except TypeError:  # an unhashable option: invalid, and reported below
-            lean = None
-        if isinstance(lean, LeanPlan):
-            answer = find_one(grid, lean, start, goal, scratch)
+    if options is None:
+        options = options_of(heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
+                             unreachable, agent_size)  # fmt: skip
+    elif (heuristic, diagonal, weight, max_expansions, tie_break, algorithm, unreachable,
+          agent_size) != _DEFAULT_KEYWORDS:  # fmt: skip
+        raise InvalidQueryError("give the search options as options= or as keywords, not both")
+    # The common query, one cell to one cell, finds its plan under its options in a
+    # memo of the grid and runs without a batch around it.
+    lean = (goal is not None and goals is None and goal_region is None and trace == 0
+            and options.unreachable == "no_path" and options.agent_size == 1)  # fmt: skip
+    if lean:
+        known = grid.plans.get(options)
+        if isinstance(known, LeanPlan):
+            answer = find_one(grid, known, start, goal, scratch)  # type: ignore[arg-type]
             if answer is not None:
                 return answer
-    query = PathQuery(start, goal, heuristic, diagonal, weight, max_expansions, tie_break,
-                      algorithm, goals, goal_region, unreachable, agent_size)  # fmt: skip
     plans = grid.plans
-    checked = check_query(grid, query, max_goals)
+    checked = check_query(grid, PathQuery(start, goal, options, goals, goal_region), max_goals)
     if trace > 0:
         return traced(checked, scratch, trace)
     result = answer_on(checked.grid, [checked], scratch, NO_SHARING)[0]
     if isinstance(result, EngineError):  # its path alone is past the limit
         raise result
-    if key is not None:
-        remember_lean(grid, plans, key, checked)
+    if lean:
+        remember_lean(grid, plans, options, checked)
     return result
 
 
@@ -198,7 +206,7 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
                 sx, sy = checked_cell(grid, query.start, "start")
                 if not grid.walkable(sx, sy):
                     raise on_blocked_cell("start", sx, sy)
-                checked.append(CheckedQuery(grid.flat_index(sx, sy), *template[1:]))
+                checked.append(template._replace(source=grid.flat_index(sx, sy)))
             answers.append(None)
         except EngineError as exc:
             answers.append(exc)
@@ -207,18 +215,11 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
     else:
         results = answer_per_size(checked, scratch, sharing)
     simple = (q for q, a in zip(queries, answers, strict=True) if a is None)
-    remembered: dict[tuple[object, ...], None] = {}
+    remembered: set[SearchOptions] = set()
     for query, done in zip(simple, checked, strict=True):
-        memo_key = lean_key(*query[1:])
-        if memo_key is None:
-            continue
-        try:  # one plan a key (the map's, not the query's): made once a batch
-            if memo_key in remembered:
-                continue
-            remembered[memo_key] = None
-        except TypeError:  # unhashable: remember_lean does not keep it either
-            continue
-        remember_lean(grid, plans, memo_key, done)
+        if leanable(query) and query.options not in remembered:  # one plan an option set
+            remembered.add(query.options)
+            remember_lean(grid, plans, query.options, done)
     found = iter(results)
     return [next(found) if answer is None else answer for answer in answers]
 
@@ -260,7 +261,7 @@ def find_paths_within(
         options = plans.options.copy()
         options[capped, OPTION_BUDGET] = max(expansions, 0)
         plans = plans._replace(options=options)
-    found = search_lean(grid, plans, rows, scratch, queries.__getitem__)
+    found = search_rows(grid, plans, rows, scratch, queries.__getitem__)
     cut = (found.status == STATUS_PARTIAL) & capped[rows[:, 0]]
     if cut.any():
         return None  # a query wanted more than ``expansions``
@@ -271,12 +272,7 @@ def find_paths_between(
     grid: GridMap,
     cells: npt.ArrayLike,
     *,
-    heuristic: Heuristic | str = DEFAULT_HEURISTIC,
-    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
-    weight: float = 1.0,
-    max_expansions: int | None = None,
-    tie_break: bool = True,
-    algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+    options: SearchOptions = DEFAULT_OPTIONS,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
     shared_goal_jps_queries: int | None = None,
@@ -287,28 +283,26 @@ def find_paths_between(
     Args:
         grid: the map.
         cells: (n, 4) integers: each query's start x, start y, goal x, goal y.
-        heuristic, diagonal, weight, max_expansions, tie_break, algorithm: as for
-            :func:`find_path`, for every row.
+        options: every row's (``SearchOptions``).
         scratch, shared_goal_queries, shared_goal_jps_queries: as for :func:`find_paths`.
 
     Returns:
-        Row ``i`` answers ``find_path(grid, (sx, sy), (gx, gy), **options)`` of row
-        ``i``; a row :func:`find_path` would raise for (a cell off the map or
-        blocked, or any invalid option) has ``REFUSED_ROW`` and its error in
-        ``errors``. ``batch.results()`` gives what :func:`find_paths` would.
+        Row ``i`` answers ``find_path(grid, (sx, sy), (gx, gy), options=options)`` of
+        row ``i``; a row :func:`find_path` would raise for (a cell off the map or
+        blocked) has ``REFUSED_ROW`` and its error in ``errors``. ``batch.results()``
+        gives what :func:`find_paths` would.
 
     Raises:
         InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
     """
     rows = cell_rows(cells)
-    options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
     sharing = sharing_of(shared_goal_queries, shared_goal_jps_queries)
     found = _between_lean(grid, rows, options, scratch, sharing)
     if found is not None:
         return found
     # Options not yet seen on this grid: the general way (``find_paths`` checks and
     # remembers them).
-    query_of = row_queries(rows, *options)
+    query_of = row_queries(rows, options)
     queries = [query_of(row) for row in range(rows.shape[0])]
     answers = find_paths(grid, queries, scratch=scratch, shared_goal_queries=sharing.astar,
                          shared_goal_jps_queries=sharing.jps)  # fmt: skip
@@ -320,12 +314,7 @@ def find_paths_between_within(
     cells: npt.ArrayLike,
     *,
     expansions: int,
-    heuristic: Heuristic | str = DEFAULT_HEURISTIC,
-    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
-    weight: float = 1.0,
-    max_expansions: int | None = None,
-    tie_break: bool = True,
-    algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+    options: SearchOptions = DEFAULT_OPTIONS,
     scratch: Scratch | None = None,
     shared_goal_queries: int = 0,
     shared_goal_jps_queries: int | None = None,
@@ -344,7 +333,6 @@ def find_paths_between_within(
     Raises:
         InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
     """
-    options = (heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
     sharing = sharing_of(shared_goal_queries, shared_goal_jps_queries)
     return _between_lean(grid, cell_rows(cells), options, scratch, sharing, expansions)
 
@@ -353,12 +341,7 @@ def shared_goal_rows(
     grid: GridMap,
     cells: npt.ArrayLike,
     *,
-    heuristic: Heuristic | str = DEFAULT_HEURISTIC,
-    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
-    weight: float = 1.0,
-    max_expansions: int | None = None,
-    tie_break: bool = True,
-    algorithm: Algorithm | str = DEFAULT_ALGORITHM,
+    options: SearchOptions = DEFAULT_OPTIONS,
     shared_goal_queries: int = 0,
     shared_goal_jps_queries: int | None = None,
 ) -> list[npt.NDArray[np.int64]] | None:
@@ -373,29 +356,29 @@ def shared_goal_rows(
         InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
     """
     rows = cell_rows(cells)
-    lean = known_plan(grid, heuristic, diagonal, weight, max_expansions, tie_break, algorithm)
+    lean = known_plan(grid, options)
     if lean is None:
         return None
     sharing = sharing_of(shared_goal_queries, shared_goal_jps_queries)
     return [group.rows for group in field_groups(grid, lean.alone, plan_rows(rows), sharing)]
 
 
-def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any, ...],
+def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: SearchOptions,
                   scratch: Scratch | None, sharing: Sharing,
                   expansions: int | None = None) -> PathBatch | None:  # fmt: skip
     """``find_paths_between``'s one-kernel route for cell rows (n, 4) under
-    ``options`` (its heuristic to algorithm, in order): None when the grid does not
-    know the options or there are no rows; with ``expansions``, at most that many a
-    row, and None when a row was cut by that bound rather than by its own budget, or
-    goals are shared often enough for a field search (``field_groups``)."""
-    lean = known_plan(grid, *options)
+    ``options``: None when the grid does not know the options or there are no rows;
+    with ``expansions``, at most that many a row, and None when a row was cut by that
+    bound rather than by its own budget, or goals are shared often enough for a field
+    search (``field_groups``)."""
+    lean = known_plan(grid, options)
     if lean is None or not rows.shape[0]:
         return None
     plans = lean.alone
     rows = plan_rows(rows)
     if expansions is not None and field_groups(grid, plans, rows, sharing):
         return None  # a field search is not bounded by ``expansions``
-    own = int(lean.options[OPTION_BUDGET])
+    own = int(lean.row[OPTION_BUDGET])
     bound = own if expansions is None else expansions
     capped = own > bound
     if capped:
@@ -403,7 +386,7 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: tuple[Any
         budgets[0, OPTION_BUDGET] = max(bound, 0)
         plans = plans._replace(options=budgets)
     bounded = expansions is not None  # (then no groups: above)
-    found = search_lean(grid, plans, rows, scratch, row_queries(rows[:, 1:], *options),
+    found = search_rows(grid, plans, rows, scratch, row_queries(rows[:, 1:], options),
                         None if bounded else sharing)  # fmt: skip
     if capped and bool(np.any(found.status == STATUS_PARTIAL)):
         return None  # a row wanted more than ``expansions``

@@ -9,7 +9,6 @@ import numpy.typing as npt
 
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import OPTION_BUDGET
-from service.engine.kernels.codes import ALGORITHM_JPS
 from service.engine.options import ADMISSIBLE
 from service.engine.plans import BatchPlans
 from service.engine.queries import POLICY_NAMES, CheckedQuery
@@ -178,26 +177,22 @@ def _reordered(pieces: npt.NDArray[np.int32], offsets: npt.NDArray[np.int64],
     return pieces[taken], moved
 
 
-def shared_goals(grid: GridMap, checked: list[CheckedQuery], sharing: Sharing
-                 ) -> list[list[int]]:  # fmt: skip
-    """Indices of ``checked`` grouped by (goal or goal set, policy), for groups of
-    queries from enough distinct starts (``sharing``) whose answers are optimal paths:
-    weight 1, an admissible heuristic, and a budget no search of this map can run out
-    of (and not ``nearest`` to a goal set: those may need another search)."""
+def shared_goal_sets(grid: GridMap, checked: list[CheckedQuery], sharing: Sharing
+                     ) -> list[list[int]]:  # fmt: skip
+    """Indices of ``checked``'s queries to a goal set grouped by (goal set, policy),
+    for groups from enough distinct starts (``sharing``) whose answers are optimal
+    paths: weight 1, an admissible heuristic, and a budget no search of this map can
+    run out of (and not ``nearest``: those may need another search). (Queries to one
+    goal group in ``field_groups``.)"""
     if sharing.fewest <= 0 or len(checked) < sharing.fewest:
         return []
     groups: dict[tuple[object, int], list[int]] = {}
-    all_jps: dict[tuple[object, int], bool] = {}
     for i, query in enumerate(checked):
-        admissible = ADMISSIBLE[POLICY_NAMES[query.diagonal]]
-        if (query.weight == 1.0 and query.budget >= grid.walkable_cells
-                and query.heuristic_used in admissible
-                and not (query.nearest and query.goal_set is not None)):  # fmt: skip
-            goal = query.target if query.goal_set is None else query.goal_set.key
-            key = (goal, query.diagonal)
-            groups.setdefault(key, []).append(i)
-            jps = query.goal_set is None and query.algorithm == ALGORITHM_JPS
-            all_jps[key] = all_jps.get(key, True) and jps
-    return [members for key, members in groups.items()
-            if len({checked[i].source for i in members})
-            >= sharing.needed(jps=all_jps[key])]  # fmt: skip
+        plan = query.plan
+        if query.goal_set is None or plan.nearest:
+            continue
+        if (plan.weight == 1.0 and plan.budget >= grid.walkable_cells
+                and plan.heuristic_used in ADMISSIBLE[POLICY_NAMES[plan.diagonal]]):  # fmt: skip
+            groups.setdefault((query.goal_set.key, plan.diagonal), []).append(i)
+    return [members for members in groups.values()
+            if len({checked[i].source for i in members}) >= sharing.needed(jps=False)]  # fmt: skip

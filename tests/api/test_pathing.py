@@ -190,8 +190,7 @@ CELL_ITEMS = [
     PathOptions(format="cells"),
     PathOptions(format="smoothed", algorithm="astar"),
     PathOptions(max_expansions=3),  # partial answers
-    PathOptions(weight=0.5),  # the engine's to refuse: every item gets the error
-], ids=["waypoints", "cells", "smoothed", "partial", "bad-weight"])  # fmt: skip
+], ids=["waypoints", "cells", "smoothed", "partial"])  # fmt: skip
 def test_cell_batches_answer_as_the_long_way_byte_for_byte(
     defaults: PathOptions | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -199,18 +198,24 @@ def test_cell_batches_answer_as_the_long_way_byte_for_byte(
     batch = cell_batch(CELL_ITEMS, defaults, SETTINGS)
     assert batch is not None
     items = resolve_items(CELL_ITEMS, defaults, SETTINGS)
-    valid = not (defaults and defaults.weight)  # an invalid option has no plan to remember
     for known in (False, False, True):  # options new to the map, then known
         with monkeypatch.context() as patch:
-            if known and valid:  # the lean route: no fallback to find_paths
+            if known:  # the lean route: no fallback to find_paths
                 patch.setattr(search_module, "find_paths", _refuse_find_paths)
             fast = run_cells(grid, batch)
         slow = run_batch(grid, items, max_goals=SETTINGS.max_goals)
         assert [_json(a) for a in fast] == [_json(a) for a in slow]
     assert [a.get("status", a.get("code")) for a in fast] == (
-        ["InvalidValue"] * len(CELL_ITEMS) if defaults and defaults.weight else
         ["partial" if defaults and defaults.max_expansions else "found", "found", "NotWalkable",
          "InvalidValue", "InvalidValue", "no_path", "found"])  # fmt: skip
+
+
+def test_a_cell_batch_under_invalid_defaults_gives_every_item_their_error() -> None:
+    defaults = PathOptions(weight=0.5)
+    assert cell_batch(CELL_ITEMS, defaults, SETTINGS) is None  # no options to run under
+    items = resolve_items(CELL_ITEMS, defaults, SETTINGS)
+    assert items == [{"code": "InvalidValue", "message": "weight 0.5 is out of range: must be "
+                      "finite and >= 1"}] * len(CELL_ITEMS)  # fmt: skip
 
 
 def _refuse_find_paths(*_args: object, **_kwargs: object) -> None:

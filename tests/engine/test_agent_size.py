@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from service.engine import GridMap, PathQuery, find_path, find_paths
+from service.engine import GridMap, PathQuery, SearchOptions, find_path, find_paths
 from service.engine.edits import CellsEdit, RectEdit, apply_changes, changes_of
 from service.engine.errors import (
     InvalidQueryError,
@@ -137,7 +137,10 @@ def test_fields_for_an_agent_size_equal_the_eroded_field(size: int) -> None:
 
 def test_batches_mix_agent_sizes() -> None:
     grid = random_grid(np.random.default_rng(3), 30, 30, 0.02, None)
-    queries = [PathQuery((x, 1), (25 - x, 25), agent_size=1 + x % 3) for x in range(12)]
+    queries = [
+        PathQuery((x, 1), (25 - x, 25), options=SearchOptions(agent_size=1 + x % 3))
+        for x in range(12)
+    ]
     results = find_paths(grid, queries)
     assert sum(isinstance(result, PathResult) for result in results) >= 6
     for query, result in zip(queries, results, strict=True):
@@ -260,7 +263,7 @@ def test_unit_grids_past_their_memory_bound_are_refused_not_built() -> None:
     )
     with pytest.raises(UnitGridTooBigError):
         distance_field(grid, [goal], max_goals=1, agent_size=3)
-    (batched,) = find_paths(grid, [PathQuery(start, goal, agent_size=3)])
+    (batched,) = find_paths(grid, [PathQuery(start, goal, options=SearchOptions(agent_size=3))])
     assert isinstance(batched, UnitGridTooBigError)
     assert grid.derived_bytes < grid.unit_grid_bytes() * 2  # size 3 was never built
     assert find_path(grid, start, goal, agent_size=2).cost == sized.cost  # 2 still served

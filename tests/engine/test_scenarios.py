@@ -17,6 +17,7 @@ from service.engine import (
     PathQuery,
     PathResult,
     Scratch,
+    SearchOptions,
     build_clusters,
     find_path,
     find_paths,
@@ -114,7 +115,9 @@ def test_every_row_of_a_scenario_file_in_one_batch_on_a_fresh_scratch(name: str,
     map_path = DATA / name
     grid = GridMap.from_movingai(map_path.read_text())
     rows = parse_scenarios(map_path.with_name(map_path.name + ".scen").read_text())
-    queries = [PathQuery(row.start, row.goal, algorithm=algorithm) for row in rows]
+    queries = [
+        PathQuery(row.start, row.goal, options=SearchOptions(algorithm=algorithm)) for row in rows
+    ]
     results = find_paths(grid, queries, scratch=Scratch(grid.padded.size))
     wrong = []
     for row, result in zip(rows, results, strict=True):

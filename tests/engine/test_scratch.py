@@ -13,6 +13,7 @@ from service.engine import (
     PathQuery,
     PathTooLongError,
     Scratch,
+    SearchOptions,
     find_path,
     find_paths,
     find_paths_between,
@@ -136,7 +137,10 @@ def test_one_calls_paths_are_bounded_however_they_are_asked_for(
     path_cell_limit(50)
     assert len(find_path(grid, (0, 0), (29, 0), scratch=scratch).cells) == 30
     rows = np.array([[0, 0, 29, 0], [0, 1, 29, 1]])  # 60 cells together
-    queries = [PathQuery((0, 0), (29, 0)), PathQuery((0, 1), (29, 1), algorithm="astar")]
+    queries = [
+        PathQuery((0, 0), (29, 0)),
+        PathQuery((0, 1), (29, 1), options=SearchOptions(algorithm="astar")),
+    ]
     for call in (lambda: find_paths_between(grid, rows, scratch=scratch).results(),
                  lambda: find_paths(grid, queries, scratch=scratch)):  # fmt: skip
         first, second = call()  # the first fits; the second answers why it does not
@@ -212,9 +216,12 @@ def test_a_batch_keeps_the_paths_that_fit_and_stops_at_the_first_that_does_not(
     path_cell_limit(100)
     # 30 cells each, to one goal (with ``shared``: one field search answers them)
     rows = np.array([[0, y, 29, 0] for y in (0, 1, 2, 3)] + [[0, 0, 1, 0]])
-    for batch in (lambda: find_paths_between(grid, rows, shared_goal_queries=shared),
-                  lambda: find_paths_between(grid, rows, algorithm="astar",
-                                             shared_goal_queries=shared)):  # fmt: skip
+    for batch in (
+        lambda: find_paths_between(grid, rows, shared_goal_queries=shared),
+        lambda: find_paths_between(
+            grid, rows, shared_goal_queries=shared, options=SearchOptions(algorithm="astar")
+        ),
+    ):
         found = batch()
         answers = found.results()
         fielded = {found.plans[p].algorithm_used for p in found.plan[:3].tolist()}

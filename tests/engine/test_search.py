@@ -16,6 +16,7 @@ from service.engine import (
     OutOfBoundsError,
     PathQuery,
     PathResult,
+    SearchOptions,
     UnknownDiagonalError,
     UnknownHeuristicError,
     UnsupportedAlgorithmError,
@@ -509,9 +510,11 @@ def test_regression_coordinates_past_int64_are_out_of_bounds_on_the_lean_paths()
     assert isinstance(answers[1], OutOfBoundsError)
 
 
-def test_find_path_looks_plans_up_under_the_lean_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    # find_path writes ``lean_key`` out for speed; were the two to differ, no plan
-    # would ever be found and every query would take the full path, unnoticed.
+def test_a_second_query_under_the_same_options_runs_lean_by_keyword_or_by_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Were the plan memo's key and the options a query brings to differ, no plan would
+    ever be found and every query would take the full path, unnoticed."""
     grid = GridMap.from_rows(["....", "...."])
     grid.prepare_jumps()  # built now: building them later would empty the memo
     lean_calls = []
@@ -522,12 +525,19 @@ def test_find_path_looks_plans_up_under_the_lean_key(monkeypatch: pytest.MonkeyP
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(search_module, "find_one", counted)
-    options = {"heuristic": "octile", "max_expansions": 50, "weight": 1.5}
     for _ in range(3):
-        find_path(grid, (0, 0), (3, 1), **options)  # type: ignore[arg-type]
+        find_path(grid, (0, 0), (3, 1), heuristic="octile", max_expansions=50, weight=1.5)
     assert len(lean_calls) == 2  # the first call remembered the plan
-    key = plans_module.lean_key(*PathQuery((0, 0), (3, 1), **options)[1:])  # type: ignore[arg-type]
-    assert isinstance(grid.plans[key], plans_module.LeanPlan)
+    options = SearchOptions(heuristic="octile", max_expansions=50, weight=1.5)
+    find_path(grid, (0, 0), (3, 1), options=options)
+    assert len(lean_calls) == 3  # the same options made by value
+    assert isinstance(grid.plans[options], plans_module.LeanPlan)
+
+
+def test_options_as_keywords_and_as_a_value_are_not_both_taken() -> None:
+    grid = GridMap.from_rows(["....", "...."])
+    with pytest.raises(InvalidQueryError, match="options= or as keywords, not both"):
+        find_path(grid, (0, 0), (3, 1), options=SearchOptions(), algorithm="astar")
 
 
 def test_regression_a_straight_run_past_int16_wrapped_the_jps_table() -> None:

@@ -20,6 +20,7 @@ from service.engine import (
     PathQuery,
     PathResult,
     Scratch,
+    SearchOptions,
     UnknownHeuristicError,
     build_clusters,
     build_landmarks,
@@ -44,24 +45,20 @@ def test_batch_answers_equal_single_answers_in_order() -> None:
     grid = random_grid(rng, 40, 30, 0.3, (1, 4))
     cells = walkable_cells(grid)
     queries = [
-        PathQuery(cells[int(rng.integers(len(cells)))], cells[int(rng.integers(len(cells)))],
-                  diagonal=policy, heuristic=heuristic, max_expansions=budget)
+        PathQuery(
+            cells[int(rng.integers(len(cells)))],
+            cells[int(rng.integers(len(cells)))],
+            options=SearchOptions(diagonal=policy, heuristic=heuristic, max_expansions=budget),
+        )
         for policy in ("never", "no_corner_cutting", "always")
         for heuristic in ("octile", "zero")
         for budget in (None, 5)
-    ]  # fmt: skip
+    ]
     results = find_paths(grid, queries)
     assert len(results) == len(queries)
     for query, result in zip(queries, results, strict=True):
         assert isinstance(result, PathResult)
-        single = find_path(
-            grid,
-            query.start,
-            query.goal,
-            heuristic=query.heuristic,
-            diagonal=query.diagonal,
-            max_expansions=query.max_expansions,
-        )
+        single = find_path(grid, query.start, query.goal, options=query.options)
         _same(result, single)
 
 
@@ -73,17 +70,20 @@ def test_bad_queries_get_their_error_in_their_slot() -> None:
             PathQuery((0, 0), (3, 2)),
             PathQuery((1, 1), (3, 2)),
             PathQuery((0, 0), (9, 9)),
-            PathQuery((0, 0), (3, 2), heuristic="psychic"),
+            PathQuery((0, 0), None, goals=[(1, 1)]),
             PathQuery((3, 2), (0, 0)),
         ],
     )
     assert isinstance(results[0], PathResult)
     assert isinstance(results[1], NotWalkableError)
     assert isinstance(results[2], OutOfBoundsError)
-    assert isinstance(results[3], UnknownHeuristicError)
+    assert isinstance(results[3], NotWalkableError)
     assert isinstance(results[4], PathResult)
     assert results[0].cost == results[4].cost
     assert find_paths(grid, []) == []
+    # Options are checked when they are made, before any query holds them.
+    with pytest.raises(UnknownHeuristicError, match="unknown heuristic 'psychic'"):
+        SearchOptions(heuristic="psychic")
 
 
 def test_path_buffers_grow_mid_batch_and_keep_earlier_paths() -> None:
@@ -111,8 +111,9 @@ def test_bucket_queue_only_where_every_f_is_an_integer() -> None:
     weighted = GridMap.from_costs([[1, 2, 3], [1, 1, 1]])
     fractional = GridMap.from_costs([[1.0, 2.5, 3.0], [1.0, 1.0, 1.0]])
 
-    def buckets(grid: GridMap, **options: object) -> int:
-        return check_query(grid, PathQuery((0, 0), (2, 1), **options)).buckets  # type: ignore[arg-type]
+    def buckets(grid: GridMap, **options: Any) -> int:
+        query = PathQuery((0, 0), (2, 1), options=SearchOptions(**options))
+        return int(check_query(grid, query).plan.buckets)
 
     never = {"diagonal": "never"}
     assert buckets(uniform, heuristic="manhattan", **never) == 1 + 1 + 1  # max + min + 1
@@ -133,8 +134,10 @@ def test_cluster_queries_ride_the_bucket_queue_when_4_connected_on_integer_costs
     from service.engine.scratch import MAX_BUCKETS
 
     def buckets(grid: GridMap, diagonal: str) -> int:
-        query = PathQuery((0, 0), (2, 1), heuristic="cluster", diagonal=diagonal)
-        return check_query(grid, query).buckets
+        query = PathQuery(
+            (0, 0), (2, 1), options=SearchOptions(heuristic="cluster", diagonal=diagonal)
+        )
+        return int(check_query(grid, query).plan.buckets)
 
     weighted = GridMap.from_costs([[1, 2, 3], [1, 1, 1]])
     fractional = GridMap.from_costs([[1.0, 2.5, 3.0], [1.0, 1.0, 1.0]])
@@ -207,14 +210,18 @@ def test_regression_batch_overflowing_the_buffer_mid_way_keeps_every_answer() ->
     cells = walkable_cells(grid)
     rng = np.random.default_rng(8)
     queries = [PathQuery((0, 0), goal)] * 40 + [
-        PathQuery(cells[int(rng.integers(len(cells)))], cells[int(rng.integers(len(cells)))],
-                  algorithm=algorithm)
-        for algorithm in ("astar", "jps") for _ in range(30)
-    ]  # fmt: skip
+        PathQuery(
+            cells[int(rng.integers(len(cells)))],
+            cells[int(rng.integers(len(cells)))],
+            options=SearchOptions(algorithm=algorithm),
+        )
+        for algorithm in ("astar", "jps")
+        for _ in range(30)
+    ]
     batch = find_paths(grid, queries, scratch=Scratch(grid.padded.size))
     for query, answer in zip(queries, batch, strict=True):
         assert isinstance(answer, PathResult)
-        single = find_path(grid, query.start, query.goal, algorithm=query.algorithm,
+        single = find_path(grid, query.start, query.goal, options=query.options,
                            scratch=Scratch(grid.padded.size))  # fmt: skip
         _same(answer, single)
 
@@ -247,7 +254,7 @@ def _mixed_queries(grid: GridMap, rng: np.random.Generator, count: int) -> list[
             options["algorithm"] = "astar"
         start = cells[int(rng.integers(len(cells)))]
         goal = cells[int(rng.integers(len(cells)))]
-        queries.append(PathQuery(start, goal, **options))
+        queries.append(PathQuery(start, goal, options=SearchOptions(**options)))
     return queries
 
 
@@ -288,8 +295,16 @@ def test_a_shared_goal_batch_has_the_costs_of_independent_queries(policy: str, s
     cells = walkable_cells(grid)
     goal = cells[int(rng.integers(len(cells)))]
     starts = [cells[int(i)] for i in rng.integers(len(cells), size=40)] + [goal]
-    queries = [PathQuery(start, goal, diagonal=policy, heuristic="octile" if policy != "never"
-                         else "manhattan") for start in starts]  # fmt: skip
+    queries = [
+        PathQuery(
+            start,
+            goal,
+            options=SearchOptions(
+                diagonal=policy, heuristic="octile" if policy != "never" else "manhattan"
+            ),
+        )
+        for start in starts
+    ]
     shared = find_paths(grid, queries, shared_goal_queries=8)
     alone = find_paths(grid, queries)
     for a, b, start in zip(shared, alone, starts, strict=True):
@@ -322,8 +337,8 @@ def test_shared_goal_batches_leave_small_groups_and_budgeted_queries_alone() -> 
     goal, other = cells[0], cells[-1]
     queries = ([PathQuery(cells[i], goal) for i in range(5, 15)]
                + [PathQuery(cells[i], other) for i in range(5, 8)]
-               + [PathQuery(cells[20], goal, max_expansions=10),
-                  PathQuery(cells[21], goal, weight=2.0)])  # fmt: skip
+               + [PathQuery(cells[20], goal, options=SearchOptions(max_expansions=10)),
+                  PathQuery(cells[21], goal, options=SearchOptions(weight=2.0))])  # fmt: skip
     results = find_paths(grid, queries, shared_goal_queries=8)
     used = [r.algorithm_used for r in results if isinstance(r, PathResult)]
     assert used == ["field"] * 10 + ["jps"] * 3 + ["jps", "jps"]
@@ -339,7 +354,10 @@ def test_regression_repeats_of_one_query_do_not_make_a_shared_goal_group(general
     goal, other = cells[0], cells[-1]
     repeated = [PathQuery(cells[5], goal)] * 12  # one start: no group
     seven = [PathQuery(cells[10 + i % 7], other) for i in range(14)]  # 7 starts: no group
-    eight = [PathQuery(cells[30 + i % 8], other, diagonal="always") for i in range(16)]
+    eight = [
+        PathQuery(cells[30 + i % 8], other, options=SearchOptions(diagonal="always"))
+        for i in range(16)
+    ]
     # A goal set takes the batch off the lean path: groups are then chosen there.
     extra = [PathQuery(cells[3], None, goals=[goal, other])] if general else []
     results = find_paths(grid, [*repeated, *seven, *eight, *extra], shared_goal_queries=8)
@@ -358,7 +376,9 @@ def test_a_goal_only_jps_reaches_is_shared_from_its_own_number_of_starts() -> No
     cells = walkable_cells(grid)
     goal = cells[0]
     jps = [PathQuery(cells[5 + i], goal) for i in range(10)]
-    astar = [PathQuery(cells[20 + i], goal, algorithm="astar") for i in range(10)]
+    astar = [
+        PathQuery(cells[20 + i], goal, options=SearchOptions(algorithm="astar")) for i in range(10)
+    ]
 
     def used(queries: list[PathQuery], *, shared_goal_queries: int,
              shared_goal_jps_queries: int | None = None) -> set[str]:  # fmt: skip
@@ -406,13 +426,18 @@ def _shared_goal_mix(grid: GridMap, rng: np.random.Generator) -> list[PathQuery]
     blocked = next((x, y) for y in range(grid.height) for x in range(grid.width)
                    if grid.costs[y, x] <= 0)  # fmt: skip
     queries = [PathQuery(pick[3 + i % 9], goal) for i in range(14)]  # 9 starts
-    queries += [PathQuery(pick[20 + i], other, diagonal="always") for i in range(8)]
-    queries += [PathQuery(pick[30 + i], third, tie_break=i % 2 == 0) for i in range(8)]
+    queries += [
+        PathQuery(pick[20 + i], other, options=SearchOptions(diagonal="always")) for i in range(8)
+    ]
+    queries += [
+        PathQuery(pick[30 + i], third, options=SearchOptions(tie_break=i % 2 == 0))
+        for i in range(8)
+    ]
     queries += [
         PathQuery(blocked, goal),
         PathQuery((grid.width, 0), goal),
-        PathQuery(pick[40], goal, weight=2.0),
-        PathQuery(pick[41], goal, max_expansions=3),
+        PathQuery(pick[40], goal, options=SearchOptions(weight=2.0)),
+        PathQuery(pick[41], goal, options=SearchOptions(max_expansions=3)),
     ]
     queries += [PathQuery(pick[50 + i], pick[60 + i]) for i in range(6)]
     order = rng.permutation(len(queries))
@@ -487,8 +512,16 @@ def test_a_unit_group_far_from_its_goal_gets_exact_costs(policy: str, seed: int)
     cells = walkable_cells(grid)
     goal = min(cells, key=lambda c: c[0] + c[1])
     group = [c for c in cells if c[0] >= 36 and c[1] >= 26][:30]
-    queries = [PathQuery(start, goal, diagonal=policy, heuristic="octile" if policy != "never"
-                         else "manhattan") for start in group]  # fmt: skip
+    queries = [
+        PathQuery(
+            start,
+            goal,
+            options=SearchOptions(
+                diagonal=policy, heuristic="octile" if policy != "never" else "manhattan"
+            ),
+        )
+        for start in group
+    ]
     reverse = dijkstra(oracle_graph(grid, policy).T.tocsr(), directed=True,
                        indices=goal[1] * grid.width + goal[0])  # fmt: skip
     shared = find_paths(grid, queries, shared_goal_queries=8)
@@ -527,7 +560,7 @@ def test_batch_queries_sharing_a_goal_get_the_errors_of_lone_queries() -> None:
         PathQuery((2, 0), (4, 0)),
         # A float coordinate: not the same key as (3, 2).
         PathQuery((0, 0), (3.0, 2)),  # type: ignore[arg-type]
-        PathQuery((0, 0), goal, weight=0.5),  # bad options: not the same key either
+        PathQuery((0, 0), goal, options=SearchOptions(weight=1.5)),  # other options, one goal
         PathQuery("x", goal),  # type: ignore[arg-type]  # a malformed start
     ]
     batched = find_paths(grid, queries, shared_goal_queries=2)
@@ -541,7 +574,7 @@ def test_batch_queries_sharing_a_goal_get_the_errors_of_lone_queries() -> None:
             assert str(answer) == str(alone)
     assert [type(a).__name__ for a in batched] == [
         "PathResult", "OutOfBoundsError", "NotWalkableError", "PathResult",
-        "NotWalkableError", "NotWalkableError", "OutOfBoundsError", "InvalidWeightError",
+        "NotWalkableError", "NotWalkableError", "OutOfBoundsError", "PathResult",
         "OutOfBoundsError",
     ]  # fmt: skip
 
@@ -558,28 +591,32 @@ def test_lean_batches_answer_as_single_queries_with_errors_in_their_slots() -> N
     cells = walkable_cells(grid)
     blocked = next((x, y) for y in range(grid.height) for x in range(grid.width)
                    if not grid.walkable(x, y))  # fmt: skip
-    options = [{}, {"algorithm": "astar"}, {"max_expansions": 4}, {"diagonal": "always"}]
+    options = [SearchOptions(), SearchOptions(algorithm="astar"),
+               SearchOptions(max_expansions=4), SearchOptions(diagonal="always")]  # fmt: skip
     for option in options:
         for _ in range(2):
-            find_paths(grid, [PathQuery(cells[0], cells[1], **option)])  # type: ignore[arg-type]
+            find_paths(grid, [PathQuery(cells[0], cells[1], options=option)])
     assert _lean_plans(grid) == len(options)
-    queries = [PathQuery(cells[int(rng.integers(len(cells)))], cells[int(rng.integers(len(cells)))],
-                         **options[i % len(options)])  # type: ignore[arg-type]
-               for i in range(40)]  # fmt: skip
+    queries = [
+        PathQuery(
+            cells[int(rng.integers(len(cells)))],
+            cells[int(rng.integers(len(cells)))],
+            options=options[i % len(options)],
+        )
+        for i in range(40)
+    ]
     queries[3] = PathQuery(blocked, cells[0])
     queries[7] = PathQuery(cells[0], (grid.width, 0))
     queries[11] = PathQuery((0, -1), blocked)
     results = find_paths(grid, queries)
     for query, result in zip(queries, results, strict=True):
-        asked = {"diagonal": query.diagonal, "algorithm": query.algorithm,
-                   "max_expansions": query.max_expansions}  # fmt: skip
         if isinstance(result, EngineError):
             with pytest.raises(type(result)) as single_error:
-                find_path(grid, query.start, query.goal, **asked)  # type: ignore[arg-type]
+                find_path(grid, query.start, query.goal, options=query.options)
             assert str(single_error.value) == str(result)
             continue
         assert isinstance(result, PathResult)
-        single = find_path(grid, query.start, query.goal, **asked)  # type: ignore[arg-type]
+        single = find_path(grid, query.start, query.goal, options=query.options)
         _same(result, single)
         assert (result.algorithm_used, result.reached) == (single.algorithm_used, single.reached)
     assert [type(results[i]) for i in (3, 7, 11)] == [NotWalkableError, OutOfBoundsError,
@@ -622,8 +659,12 @@ def _within_queries(grid: GridMap, rng: np.random.Generator, count: int) -> list
     blocked start and a goal off the map (errors in their slots)."""
     cells = walkable_cells(grid)
     picked = rng.integers(len(cells), size=(count, 2)).tolist()
-    queries = [PathQuery(cells[a], cells[b], **WITHIN_OPTIONS[i % len(WITHIN_OPTIONS)])
-               for i, (a, b) in enumerate(picked)]  # fmt: skip
+    queries = [
+        PathQuery(
+            cells[a], cells[b], options=SearchOptions(**WITHIN_OPTIONS[i % len(WITHIN_OPTIONS)])
+        )
+        for i, (a, b) in enumerate(picked)
+    ]
     blocked = next((x, y) for y in range(grid.height) for x in range(grid.width)
                    if not grid.walkable(x, y))  # fmt: skip
     return [*queries, PathQuery(blocked, cells[0]), PathQuery(cells[0], (grid.width, 0))]
@@ -660,7 +701,7 @@ def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
         whole = find_paths(grid, queries)
     # The most any query took whose own budget (4, or none) is not what stopped it.
     most = max(a.expanded for q, a in zip(queries, whole, strict=True)
-               if isinstance(a, PathResult) and q.max_expansions is None)  # fmt: skip
+               if isinstance(a, PathResult) and q.options.max_expansions is None)  # fmt: skip
     within = find_paths_within(grid, queries, expansions=most)
     assert within is not None
     assert [_outcome(a) for a in within.results()] == [_outcome(a) for a in whole]
@@ -669,7 +710,7 @@ def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
 
 def test_within_keeps_a_querys_own_smaller_budget() -> None:
     grid, goal, _ = serpentine(21)
-    own = PathQuery((0, 0), goal, max_expansions=5)
+    own = PathQuery((0, 0), goal, options=SearchOptions(max_expansions=5))
     free = PathQuery((0, 0), (3, 0))
     for _ in range(2):
         find_paths(grid, [own, free])
@@ -679,10 +720,15 @@ def test_within_keeps_a_querys_own_smaller_budget() -> None:
         "partial", "found"]  # fmt: skip
 
 
-@pytest.mark.parametrize("query", [PathQuery((0, 0), None, goals=((7, 5), (0, 5))),
-                                   PathQuery((0, 0), (6, 4), agent_size=2),
-                                   PathQuery((0, 0), (7, 5), unreachable="nearest")],
-                         ids=["goal set", "agent size", "nearest"])  # fmt: skip
+@pytest.mark.parametrize(
+    "query",
+    [
+        PathQuery((0, 0), None, goals=((7, 5), (0, 5))),
+        PathQuery((0, 0), (6, 4), options=SearchOptions(agent_size=2)),
+        PathQuery((0, 0), (7, 5), options=SearchOptions(unreachable="nearest")),
+    ],
+    ids=["goal set", "agent size", "nearest"],
+)
 def test_within_leaves_other_than_cell_to_cell_queries_to_find_paths(query: PathQuery) -> None:
     grid = GridMap.from_rows(["........"] * 6)
     for _ in range(2):
@@ -706,23 +752,25 @@ def test_regression_a_shared_goal_batch_left_single_jps_queries_without_bit_rows
         assert single.cost == 5.0  # around the wall: no corner to cut
 
 
-def test_a_lean_batch_tells_apart_options_equal_in_python_but_not_as_options() -> None:
-    # The lean batch looks each option set's plan up once: a budget of 2.0 equals 2
-    # but is no budget, and a query with a goal set shares the others' options.
+def test_options_equal_in_python_but_not_as_options_are_told_apart() -> None:
+    """Option sets are remembered by the values given: a budget of 2.0 equals 2 but is
+    no budget; and a lean batch's query to a goal set shares the others' options."""
     grid = GridMap.from_rows(["........"] * 6)
     for _ in range(2):
-        find_paths(grid, [PathQuery((0, 0), (7, 5), max_expansions=2)])
+        find_paths(grid, [PathQuery((0, 0), (7, 5), options=SearchOptions(max_expansions=2))])
     assert _lean_plans(grid) == 1
-    queries = [PathQuery((0, 0), (7, 5), max_expansions=2),
-               PathQuery((0, 0), (7, 5), max_expansions=2.0),  # type: ignore[arg-type]
-               PathQuery((0, 0), None, max_expansions=2, goals=((7, 5),))]  # fmt: skip
-    answers = [*find_paths(grid, queries[:2]), find_paths(grid, queries[::2])[1]]
     with pytest.raises(InvalidBudgetError) as refused:
+        SearchOptions(max_expansions=2.0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidBudgetError) as refused_by_keyword:
         find_path(grid, (0, 0), (7, 5), max_expansions=2.0)  # type: ignore[arg-type]
-    assert isinstance(answers[1], InvalidBudgetError)
-    assert str(answers[1]) == str(refused.value)
+    assert str(refused_by_keyword.value) == str(refused.value)
+    queries = [
+        PathQuery((0, 0), (7, 5), options=SearchOptions(max_expansions=2)),
+        PathQuery((0, 0), None, goals=((7, 5),), options=SearchOptions(max_expansions=2)),
+    ]
+    answers = find_paths(grid, queries)
     for answer, single in ((answers[0], find_path(grid, (0, 0), (7, 5), max_expansions=2)),
-                           (answers[2], find_path(grid, (0, 0), goals=[(7, 5)],
+                           (answers[1], find_path(grid, (0, 0), goals=[(7, 5)],
                                                   max_expansions=2))):  # fmt: skip
         assert isinstance(answer, PathResult)
         assert (answer.status, answer.cost, answer.algorithm_used) == (

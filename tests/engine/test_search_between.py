@@ -18,7 +18,7 @@ from service.engine import (
     PathQuery,
     PathResult,
     Scratch,
-    UnknownHeuristicError,
+    SearchOptions,
     find_paths,
     find_paths_between,
     find_paths_between_within,
@@ -52,7 +52,10 @@ def _rows(grid: GridMap, rng: np.random.Generator, count: int) -> np.ndarray:
 
 
 def _queries(rows: np.ndarray, options: dict[str, Any]) -> list[PathQuery]:
-    return [PathQuery((sx, sy), (gx, gy), **options) for sx, sy, gx, gy in rows.tolist()]
+    return [
+        PathQuery((sx, sy), (gx, gy), options=SearchOptions(**options))
+        for sx, sy, gx, gy in rows.tolist()
+    ]
 
 
 def _same(a: PathResult | EngineError, b: PathResult | EngineError) -> None:
@@ -81,10 +84,14 @@ def test_rows_answer_as_find_paths_would_first_and_once_the_plan_is_known(
     rng = np.random.default_rng(13)
     grid = random_grid(rng, 40, 30, 0.3, costs)
     rows = _rows(grid, rng, 60)
-    first = find_paths_between(grid, rows, **options)  # no plan yet: through find_paths
+    first = find_paths_between(
+        grid, rows, options=SearchOptions(**options)
+    )  # no plan yet: through find_paths
     expected = find_paths(grid, _queries(rows, options))
     monkeypatch.setattr(search_module, "find_paths", _refuse_find_paths)
-    again = find_paths_between(grid, rows, **options)  # the plan is known: one kernel call
+    again = find_paths_between(
+        grid, rows, options=SearchOptions(**options)
+    )  # the plan is known: one kernel call
     for batch in (first, again):
         assert len(batch) == len(rows)
         for got, want in zip(batch.results(), expected, strict=True):
@@ -95,8 +102,8 @@ def test_columns_hold_each_rows_answer_and_optimal_costs() -> None:
     rng = np.random.default_rng(21)
     grid = random_grid(rng, 30, 20, 0.25, (1, 5))
     rows = _rows(grid, rng, 40)
-    find_paths_between(grid, rows, algorithm="astar")
-    batch = find_paths_between(grid, rows, algorithm="astar")
+    find_paths_between(grid, rows, options=SearchOptions(algorithm="astar"))
+    batch = find_paths_between(grid, rows, options=SearchOptions(algorithm="astar"))
     assert batch.status.dtype == np.int8
     assert batch.cells.dtype == batch.waypoints.dtype == np.int32
     assert batch.offsets.shape == batch.waypoint_offsets.shape == (len(rows) + 1,)
@@ -120,13 +127,6 @@ def test_columns_hold_each_rows_answer_and_optimal_costs() -> None:
     assert math.isnan(batch.cost[41])
     assert STATUS_NAMES[batch.status[43]] == "found"
     assert batch.cost[43] == 0.0
-
-
-def test_invalid_options_refuse_every_row_with_find_paths_error() -> None:
-    grid = GridMap.from_rows(["....", "...."])
-    batch = find_paths_between(grid, [[0, 0, 3, 1], [1, 1, 2, 0]], heuristic="nope")
-    assert batch.status.tolist() == [REFUSED_ROW, REFUSED_ROW]
-    assert all(isinstance(e, UnknownHeuristicError) for e in batch.results())
 
 
 @pytest.mark.parametrize(("cells", "message"), [
@@ -297,25 +297,32 @@ def test_within_agrees_with_find_paths_between_or_answers_none(options: dict[str
     grid = random_grid(rng, 40, 30, 0.3, None)
     rows = _rows(grid, rng, 40)
     for _ in range(2):
-        whole = find_paths_between(grid, rows, **options)
+        whole = find_paths_between(grid, rows, options=SearchOptions(**options))
     assert any(s != REFUSED_ROW for s in whole.status.tolist())
     most = int(whole.expanded.max())
-    within = find_paths_between_within(grid, rows, expansions=most, **options)
+    within = find_paths_between_within(
+        grid, rows, expansions=most, options=SearchOptions(**options)
+    )
     assert within is not None
     assert _batch_fields(within) == _batch_fields(whole)
     if most > options.get("max_expansions", most):  # the rows' own budget cut them
         return
     # One expansion short for the hungriest row: it would be cut by the bound, not by
     # its own budget, so nothing is answered.
-    assert find_paths_between_within(grid, rows, expansions=most - 1, **options) is None
+    assert (
+        find_paths_between_within(grid, rows, expansions=most - 1, options=SearchOptions(**options))
+        is None
+    )
 
 
 def test_within_keeps_a_rows_own_smaller_budget() -> None:
     grid, goal, _ = serpentine(21)
     rows = np.array([(0, 0, *goal)], np.int64)
     for _ in range(2):
-        find_paths_between(grid, rows, max_expansions=5)
-    within = find_paths_between_within(grid, rows, expansions=1000, max_expansions=5)
+        find_paths_between(grid, rows, options=SearchOptions(max_expansions=5))
+    within = find_paths_between_within(
+        grid, rows, expansions=1000, options=SearchOptions(max_expansions=5)
+    )
     assert within is not None
     assert within.status.tolist() == [STATUS_NAMES.index("partial")]
 

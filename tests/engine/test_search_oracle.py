@@ -16,6 +16,7 @@ from service.engine import (
     GridMap,
     PathQuery,
     PathResult,
+    SearchOptions,
     find_path,
     find_paths,
 )
@@ -146,7 +147,7 @@ def test_waypoints_and_length_are_their_cells_to_the_last_bit(oracle_case: Oracl
     for algorithm, budget, goal in itertools.product(("auto", "astar"), budgets, goals):
         answers.append(find_path(grid, start, goal, diagonal=policy, algorithm=algorithm,
                                  max_expansions=budget))  # fmt: skip
-    queries = [PathQuery(start, goal, diagonal=policy, max_expansions=budget)
+    queries = [PathQuery(start, goal, options=SearchOptions(diagonal=policy, max_expansions=budget))
                for budget, goal in itertools.product(budgets, goals)]  # fmt: skip
     answers += [a for a in find_paths(grid, queries) if isinstance(a, PathResult)]
     for answer in answers:

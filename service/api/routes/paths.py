@@ -152,7 +152,7 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         if grid is None:
             return None
         began = time.perf_counter_ns()
-        wanted = query.spec.max_expansions
+        wanted = query.spec.options.max_expansions
         budget = cap if wanted is None else min(cap, wanted)
         result = search(grid, query, budget=budget, max_goals=runtime.settings.max_goals)
         if result.status == "partial" and (wanted is None or budget < wanted):

@@ -14,6 +14,7 @@ from service.engine import (
     GridMap,
     PathQuery,
     PathResult,
+    SearchOptions,
     UnknownAlgorithmError,
     UnsupportedAlgorithmError,
     build_clusters,
@@ -404,7 +405,7 @@ def test_jps_queues_jump_points_of_equal_f_on_the_stack(mode: str) -> None:
 
     def answers(**options: object) -> list[PathResult]:
         scratch.stack[:] = -1
-        found = find_paths(grid, [PathQuery(s, g, algorithm="jps", **options)  # type: ignore[arg-type]
+        found = find_paths(grid, [PathQuery(s, g, options=SearchOptions(algorithm="jps", **options))  # type: ignore[arg-type]
                                   for s, g in pairs], scratch=scratch)  # fmt: skip
         assert all(isinstance(answer, PathResult) for answer in found)
         return found  # type: ignore[return-value]
