@@ -68,7 +68,7 @@ def movingai_text(rows: list[str]) -> str:
     return f"type octile\nheight {len(rows)}\nwidth {len(rows[0])}\nmap\n" + "\n".join(rows)
 
 
-def test_regression_fresh_server_answered_no_path_for_paths_that_exist(tmp_path: Path) -> None:
+def test_fresh_server_finds_paths_that_exist(tmp_path: Path) -> None:
     """The first long path of each search thread, and the first large batch, after a
     start: answered ``no_path`` with 1 expansion when the path buffers had to grow."""
     grid, goal, cost = serpentine(257)
@@ -141,7 +141,8 @@ def raw_request(port: int, head: bytes, *, timeout: float) -> tuple[bytes, bool]
         return received, True
 
 
-def test_regression_upload_body_that_never_completes_held_its_connection(tmp_path: Path) -> None:
+def test_an_upload_body_that_never_completes_times_out_with_408(tmp_path: Path) -> None:
+    """An upload body that never completed held its connection."""
     head = (b"POST /v1/maps HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
             b"Content-Length: 1000\r\n\r\ntype octile\n")  # fmt: skip
     with running_server(tmp_path / "data", {"GRIDPATH_BODY_TIMEOUT_SECONDS": "1"}) as client:
@@ -156,9 +157,7 @@ def test_regression_upload_body_that_never_completes_held_its_connection(tmp_pat
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_regression_connections_that_never_sent_their_headers_were_held_for_good(
-    tmp_path: Path, workers: int
-) -> None:
+def test_connections_that_never_send_their_headers_are_closed(tmp_path: Path, workers: int) -> None:
     # uvicorn gives a connection no deadline before its first request: 1,100 idle
     # ones used up 1,024 files, refusing every other client. Nothing, half a request
     # line, or headers that stop: each closed after GRIDPATH_HEADER_TIMEOUT_SECONDS.
@@ -184,7 +183,8 @@ def test_regression_connections_that_never_sent_their_headers_were_held_for_good
         process.wait(timeout=30)
 
 
-def test_regression_client_disconnect_mid_body_was_a_logged_500(tmp_path: Path) -> None:
+def test_a_client_disconnect_mid_body_is_counted_499_and_not_logged(tmp_path: Path) -> None:
+    """A client disconnecting mid-body was a logged 500."""
     head = (b"POST /v1/maps HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
             b"Content-Length: 1000\r\n\r\ntype octile\n")  # fmt: skip
     data_dir = tmp_path / "data"
@@ -203,8 +203,8 @@ def test_regression_client_disconnect_mid_body_was_a_logged_500(tmp_path: Path) 
     assert "Traceback" not in log
 
 
-def test_regression_second_server_on_a_data_dir_in_use_served_a_stale_list(tmp_path: Path
-                                                                           ) -> None:  # fmt: skip
+def test_a_second_server_on_a_data_dir_in_use_exits(tmp_path: Path) -> None:
+    """A second server on a data dir in use served a stale map list."""
     data_dir = tmp_path / "data"
     with running_server(data_dir) as client:
         process, _, log = start_server(data_dir)
@@ -218,9 +218,10 @@ def test_regression_second_server_on_a_data_dir_in_use_served_a_stale_list(tmp_p
     assert f"gridpath: data dir {data_dir} is in use by another gridpath process" in log.read_text()
 
 
-def test_regression_port_in_use_exited_21_s_later_after_opening_the_data_dir(
+def test_a_port_in_use_exits_at_once_without_opening_the_data_dir(
     tmp_path: Path,
 ) -> None:
+    """A port in use exited only after a kernel warm-up, having opened the data dir."""
     with running_server(tmp_path / "data") as client:
         port = client.base_url.port or 0
         began = time.monotonic()
@@ -239,7 +240,7 @@ def test_regression_port_in_use_exited_21_s_later_after_opening_the_data_dir(
     assert took < 15  # an interpreter start, not a kernel warm-up
 
 
-def test_regression_queries_racing_deletes_answered_500_and_dropped_connections(
+def test_queries_racing_deletes_answer_200_or_map_not_found(
     tmp_path: Path,
 ) -> None:
     """Queries and DELETEs on the same maps from several keep-alive clients: every answer
@@ -284,7 +285,7 @@ def test_regression_queries_racing_deletes_answered_500_and_dropped_connections(
     assert "404 MapNotFound" in outcomes
 
 
-def test_regression_cold_start_compiled_on_the_event_loop(tmp_path: Path) -> None:
+def test_a_cold_start_compiles_off_the_event_loop(tmp_path: Path) -> None:
     """With an empty kernel cache the first query compiled the kernels on the event loop
     (the server went silent for seconds), and queries were accepted before /readyz said
     ready. Now the kernels compile in a child process, /healthz keeps answering, and a
@@ -380,7 +381,7 @@ def running(pid: int) -> bool:
         return False
 
 
-def test_regression_workers_outlived_a_supervisor_killed_with_sigkill(tmp_path: Path) -> None:
+def test_workers_exit_with_a_supervisor_killed_with_sigkill(tmp_path: Path) -> None:
     # They served on without the data dir's lock (a second server could open it), and
     # held the port: the restart a service manager makes failed on it.
     process, port, log = start_server(tmp_path / "data", env={"GRIDPATH_WORKERS": "2"})

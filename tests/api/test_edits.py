@@ -76,7 +76,7 @@ def test_if_revision_conflicts_name_both_revisions_and_apply_nothing(
     assert client.get(f"/v1/maps/{map_id}").json()["revision"] == 1
 
 
-def test_regression_a_negative_if_revision_is_invalid_not_a_conflict(
+def test_a_negative_if_revision_is_invalid_not_a_conflict(
     make_client: ClientFactory,
 ) -> None:
     # A revision is never negative: -1 is a malformed request (422), not a stale one
@@ -247,7 +247,7 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
         assert answer["cost"] == pytest.approx(expected, rel=1e-12)
 
 
-def test_regression_a_committed_edit_was_answered_503_when_the_store_then_went_away(
+def test_a_committed_edit_is_acknowledged_though_the_store_then_goes_away(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The edit was logged; reading the tables' status from the store for its answer

@@ -233,7 +233,7 @@ def test_tables_are_built_once_for_services_sharing_a_store(
         assert builds == [0]
 
 
-def test_regression_a_stream_compacted_past_a_copy_left_it_behind_for_good(
+def test_a_copy_behind_a_compacted_stream_loads_the_map_anew(
     tmp_path: Path, server: RedisServer
 ) -> None:
     # A service whose follower had not read the edits before another service's
@@ -265,7 +265,7 @@ def test_regression_a_stream_compacted_past_a_copy_left_it_behind_for_good(
         assert runtime.editor._maps[map_id].history_from == 3
 
 
-def test_regression_a_service_that_never_loaded_a_map_said_its_tables_were_building(
+def test_a_service_that_never_loaded_a_map_reports_tables_built_elsewhere(
     tmp_path: Path, server: RedisServer
 ) -> None:
     # Tables built by another service (and in Redis) were reported "building" for
@@ -282,7 +282,7 @@ def test_regression_a_service_that_never_loaded_a_map_said_its_tables_were_build
         assert tables["landmarks"]["status"] == "ready"
 
 
-def test_regression_a_service_kept_a_revision_its_restarted_store_lost_and_rewrote(
+def test_a_service_rereads_its_maps_when_the_store_restarts_behind_it(
     tmp_path: Path, server: RedisServer
 ) -> None:
     # Redis came back from an older save (here: its append-only file as it was at

@@ -155,7 +155,7 @@ def test_builds_and_repairs_run_at_the_background_priority(make_client: ClientFa
     assert runtime.executor.submit(nice).result(timeout=30) < LOW_NICE  # queries: not lowered
 
 
-def test_regression_the_search_threads_queue_had_no_bound(
+def test_the_search_threads_queue_is_bounded(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every request needing a search thread joined one unbounded queue: batches sent

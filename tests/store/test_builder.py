@@ -94,7 +94,7 @@ def test_a_map_deleted_during_its_build_leaves_nothing(
     assert not (tmp_path / "maps" / record.id).exists()
 
 
-def test_regression_stored_tables_over_their_bound_were_loaded_anyway(
+def test_stored_tables_over_their_bound_are_discarded_and_built_again(
     tmp_path: Path, open_store: OpenStore
 ) -> None:
     """Tables built before a bound was lowered (or by a version that did not count the
@@ -156,7 +156,7 @@ def test_a_build_failure_that_may_pass_is_tried_again_after_the_retry_interval(
     builder.close()
 
 
-def test_regression_a_closing_builder_saved_tables_after_the_lock_was_released(
+def test_a_closing_builder_waits_for_its_build_and_saves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
 ) -> None:
     """Close waits for the build under way, which saves nothing: another process may
@@ -239,7 +239,7 @@ def test_a_map_past_the_jump_table_bound_is_measured_once_for_auto(
     builder.close()
 
 
-def test_regression_tables_stored_for_a_later_revision_were_attached_to_a_fresh_load(
+def test_tables_stored_for_a_later_revision_are_not_attached_to_an_older_load(
     tmp_path: Path, open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Another service saved tables for revision 1 (a wall added) between this one's

@@ -156,7 +156,7 @@ def test_landmark_tables_repaired_in_place_stay_admissible(
         del grid  # else its tables stay read, and the next repairs copy
 
 
-def test_regression_two_repair_loops_of_a_map_never_overlap(
+def test_two_repair_loops_of_a_map_never_overlap(
     editor: tuple[MapEditor, MapCache, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``adopt`` repairs on a build's thread while the repair thread may repair too.
@@ -205,7 +205,7 @@ def test_regression_two_repair_loops_of_a_map_never_overlap(
     assert current.landmarks is not None
 
 
-def test_regression_a_map_deleted_while_its_edit_was_logged_came_back_into_the_cache(
+def test_a_map_deleted_while_its_edit_is_logged_stays_out_of_the_cache(
     editor: tuple[MapEditor, MapCache, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The delete came between the edit's append and its publish: the cache took the

@@ -220,7 +220,7 @@ def test_the_local_records_are_dropped_while_redis_is_away(
     assert store.record(record.id) == record
 
 
-def test_regression_a_resent_append_after_a_lost_answer_was_a_conflict(
+def test_a_resent_append_after_a_lost_answer_is_applied_once(
     store: RedisStore,
 ) -> None:
     # redis-py resends a script after a broken connection: if the first one had
@@ -237,7 +237,7 @@ def test_regression_a_resent_append_after_a_lost_answer_was_a_conflict(
     assert [r.revision for r in store.edits_since(record.id, 0)] == [1]
 
 
-def test_regression_a_resubscribed_listener_kept_records_that_missed_events(
+def test_a_resubscribed_listener_drops_records_that_missed_events(
     server: RedisServer, store: RedisStore
 ) -> None:
     # redis-py resubscribes by itself after a broken connection: events published
@@ -276,9 +276,10 @@ def test_table_figures_are_read_without_fetching_the_tables(
     raw.close()
 
 
-def test_regression_a_resent_delete_after_a_lost_answer_said_no_such_map(
+def test_a_resent_delete_after_a_lost_answer_counts_as_done(
     store: RedisStore,
 ) -> None:
+    """A delete resent after a lost answer said there was no such map."""
     record = store.create(weighted(), None)
     keys = ["gridpath:maps", f"gridpath:map:{record.id}", f"gridpath:map:{record.id}:edits",
             "gridpath:events", f"gridpath:deleted:{record.id}"]  # fmt: skip
@@ -288,7 +289,7 @@ def test_regression_a_resent_delete_after_a_lost_answer_said_no_such_map(
     assert store.record(record.id) is None
 
 
-def test_regression_a_stalled_server_held_a_command_for_every_try(server: RedisServer) -> None:
+def test_a_stalled_server_holds_a_command_for_one_timeout(server: RedisServer) -> None:
     # Each try of a command the server never answered waited the whole timeout, and
     # timed-out commands were tried again: about 5 timeouts at 0.4 s (7 at the
     # default 5 s, over half a minute), where GRIDPATH_STORE_TIMEOUT_SECONDS says one.

@@ -285,7 +285,7 @@ def _expect_unknown(store: SharedMapStore, map_id: str, entry: object) -> None:
         store.append_edit(map_id, entry)  # type: ignore[arg-type]
 
 
-def test_regression_a_late_compaction_took_the_snapshot_back_past_a_newer_one(
+def test_a_late_compaction_keeps_the_newer_snapshot(
     pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Two workers compacting one map: the one with the older revision checks the
@@ -305,7 +305,7 @@ def test_regression_a_late_compaction_took_the_snapshot_back_past_a_newer_one(
     assert files == [fresh.grid_file, fresh.islands_file]
 
 
-def test_regression_a_copy_ahead_of_its_store_was_kept_and_its_edits_refused(
+def test_a_copy_ahead_of_its_store_is_reloaded_from_the_store(
     tmp_path: Path,
 ) -> None:
     # The store lost a revision a service holds (as a Redis restarted from an older
@@ -335,7 +335,7 @@ def test_regression_a_copy_ahead_of_its_store_was_kept_and_its_edits_refused(
         builder.close()
 
 
-def test_regression_a_load_waited_for_an_edit_lock_whose_holder_waited_for_the_load(
+def test_a_load_takes_no_edit_lock(
     tmp_path: Path,
 ) -> None:
     # An editor holds the map's edit lock and may load the map through the cache; the
@@ -383,7 +383,7 @@ def test_a_worker_keeps_no_record_of_its_uploads_beyond_what_lookups_check(
 
 
 @pytest.mark.parametrize("failing", ["fsync", "write"], ids=["fsync", "short-write"])
-def test_regression_an_edit_after_a_failed_append_is_the_one_a_worker_reads(
+def test_an_edit_after_a_failed_append_is_the_one_a_worker_reads(
     pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     """A failed append is cut off again: the next edit takes its revision, and the
@@ -404,7 +404,7 @@ def test_regression_an_edit_after_a_failed_append_is_the_one_a_worker_reads(
     assert np.array_equal(loaded.costs, acknowledged.costs)
 
 
-def test_regression_a_load_that_lost_its_islands_to_a_compaction_took_the_record_back(
+def test_a_load_that_loses_its_islands_to_a_compaction_reads_the_new_snapshot(
     pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """b read the old snapshot's grid; a's compaction removed its islands file before b
@@ -479,7 +479,7 @@ def test_a_damaged_island_table_is_rewritten_only_when_the_edit_lock_is_free(
 
 
 @pytest.mark.parametrize("caught_up", [False, True], ids=["behind", "caught-up"])
-def test_regression_a_worker_waiting_on_a_build_said_ready_for_tables_it_never_attached(
+def test_a_worker_waiting_on_a_build_attaches_the_tables_it_says_are_ready(
     tmp_path: Path, caught_up: bool
 ) -> None:
     # Worker B waited for A's cluster build while pinning its copy at revision 1; A
