@@ -29,7 +29,7 @@ from tests.server import (
     start_server,
     wait_until_ready,
 )
-from tests.support import serpentine
+from tests.support import serpentine, wait_until
 
 
 def test_command_line_defaults_come_from_settings() -> None:
@@ -107,14 +107,14 @@ def test_fresh_server_finds_paths_that_exist(tmp_path: Path) -> None:
 
 def wait_for_tables(client: httpx.Client, map_id: str) -> dict[str, object]:
     """The map's metadata once its cluster tables are ready."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while True:
+
+    def ready() -> dict[str, object] | None:
         described: dict[str, object] = client.get(f"/v1/maps/{map_id}").json()
         tables: dict[str, dict[str, object]] = described["tables"]  # type: ignore[assignment]
-        if all(t["status"] == "ready" for t in tables.values()):
-            return described
-        assert time.monotonic() < deadline, "cluster tables never became ready"
-        time.sleep(0.05)
+        return described if all(t["status"] == "ready" for t in tables.values()) else None
+
+    return wait_until(ready, seconds=STARTUP_SECONDS, interval=0.05,
+                      message="cluster tables never became ready")  # fmt: skip
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -193,10 +193,13 @@ def test_a_client_disconnect_mid_body_is_counted_499_and_not_logged(tmp_path: Pa
         for _ in range(3):
             with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
                 sock.sendall(head)  # then hang up mid-body
-        deadline = time.monotonic() + 10
-        while 'status="499"} 3' not in (metrics := client.get("/metrics").text):
-            assert time.monotonic() < deadline, metrics
-            time.sleep(0.05)
+
+        def counted() -> str | None:
+            metrics = client.get("/metrics").text
+            return metrics if 'status="499"} 3' in metrics else None
+
+        metrics = wait_until(counted, seconds=10, interval=0.05,
+                             message=lambda: client.get("/metrics").text)  # fmt: skip
         log = server_log(client, data_dir)
     assert 'status="500"' not in metrics
     assert "ERROR" not in log
@@ -298,14 +301,17 @@ def test_a_cold_start_compiles_off_the_event_loop(tmp_path: Path) -> None:
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
             deadline = time.monotonic() + COLD_START_SECONDS
-            while True:
+
+            def answers_healthz() -> bool:
                 assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "never answered /healthz"
                 try:
                     client.get("/healthz")
-                    break
                 except httpx.TransportError:
-                    time.sleep(0.05)
+                    return False
+                return True
+
+            wait_until(answers_healthz, seconds=COLD_START_SECONDS, interval=0.05,
+                       message="never answered /healthz")  # fmt: skip
             assert client.get("/readyz").status_code == 503  # compiling: not ready yet
 
             early = client.post("/v1/maps", json={"rows": ["....", "...."]})
@@ -359,10 +365,8 @@ def test_workers_share_the_port_and_the_maps_and_a_dead_one_is_replaced(
                     assert answer.status_code == 200, answer.text
                     assert answer.json()["revision"] == revision
             os.kill(min(workers), signal.SIGKILL)
-            deadline = time.monotonic() + STARTUP_SECONDS
-            while len(now := children(process.pid)) != 2 or now == workers:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
+            wait_until(lambda: len(now := children(process.pid)) == 2 and now != workers,
+                       seconds=STARTUP_SECONDS, interval=0.1, message=log.read_text)  # fmt: skip
             wait_until_ready(client, process, log)
             answer = client.post(f"/v1/maps/{map_id}/path", json=query)
             assert answer.json()["revision"] == revision
@@ -393,10 +397,12 @@ def test_workers_exit_with_a_supervisor_killed_with_sigkill(tmp_path: Path) -> N
             assert len(workers) == 2, (workers, log.read_text())
         process.kill()
         process.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while alive := [pid for pid in workers if running(pid)]:
-            assert time.monotonic() < deadline, f"workers {alive} outlived their supervisor"
-            time.sleep(0.1)
+
+        def alive() -> list[int]:
+            return [pid for pid in workers if running(pid)]
+
+        wait_until(lambda: not alive(), seconds=30, interval=0.1,
+                   message=lambda: f"workers {alive()} outlived their supervisor")  # fmt: skip
         again, _, again_log = start_server(tmp_path / "data", port=port)  # the same port
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
@@ -447,10 +453,12 @@ def test_workers_on_the_file_store_see_each_others_edits_and_deletes(tmp_path: P
                 for _ in range(20))}  # fmt: skip
             assert len(seen) == 1
             assert next(iter(seen))[0] == 40
-            deadline = time.monotonic() + 10  # and without min_revision, once followed
-            while {fresh_post(base, f"/v1/maps/{map_id}/path", query).json()["revision"]
-                   for _ in range(10)} != {40}:  # fmt: skip
-                assert time.monotonic() < deadline, log.read_text()
+
+            def followed() -> bool:  # without min_revision too, once the edits are followed
+                answers = [fresh_post(base, f"/v1/maps/{map_id}/path", query) for _ in range(10)]
+                return {answer.json()["revision"] for answer in answers} == {40}
+
+            wait_until(followed, seconds=10, interval=0, message=log.read_text)
             for i in range(3):
                 edited = fresh_post(base, f"/v1/maps/{kept}/edits",
                                     {"edits": [{"cells": [[i, 0]], "cost": 2}]})  # fmt: skip

@@ -2,7 +2,6 @@
 
 import io
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from service.engine.edits import repair_jump_table
 from service.engine.kernels.jps import jump_distances
 from service.store.backend import StoreUnavailableError
 from tests.api.conftest import ClientFactory, wait_tables
+from tests.support import wait_until
 
 ROOMS = {"rows": ["....@....", "....@....", ".........", "....@...."]}
 DOOR = [4, 2]
@@ -228,6 +228,11 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
     bursts = ([[3, 3]], [[21, 6]], [[21, 6]], [[10, 10]], [[5, 5], [6, 5], [5, 5], [21, 6], [7, 1]])
     revision = 0
+
+    def with_jump_table() -> Any:
+        grid = runtime.cache.current(map_id)
+        return grid if grid.jump_table is not None else None
+
     for burst in bursts:  # one edit, or several before the repair catches up
         gate.clear()
         for i, cell in enumerate(burst):
@@ -235,10 +240,7 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
             assert status == 200
         gate.set()
         revision += len(burst)
-        deadline = time.monotonic() + 30
-        while (grid := runtime.cache.current(map_id)).jump_table is None:
-            assert time.monotonic() < deadline, "no JPS+ table after the edit"
-            time.sleep(0.01)
+        grid = wait_until(with_jump_table, seconds=30, message="no JPS+ table after the edit")
         assert grid.revision == revision
         fresh = jump_distances(grid.padded, grid.padded_width)
         np.testing.assert_array_equal(grid.jump_table, fresh)

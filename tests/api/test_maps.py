@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from service.config import get_settings
 from service.store.backend import StoreUnavailableError
 from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
-from tests.support import BuildGate
+from tests.support import BuildGate, wait_until
 
 TEXT = {"content-type": "text/plain"}
 NPY = {"content-type": "application/x-npy"}
@@ -521,13 +521,16 @@ def corrupt_grid(tmp_path: Path, map_id: str) -> None:
     path.write_bytes(bytes(data))
 
 
-def wait_health(client: TestClient, map_id: str, status: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
-    while (health := client.get(f"/v1/maps/{map_id}").json()["health"])["status"] != status:
-        assert time.monotonic() < deadline, health
-        time.sleep(0.02)
-    found: dict[str, Any] = health
-    return found
+def wait_health(client: TestClient, map_id: str, status: str, seconds: float = 30
+                ) -> dict[str, Any]:  # fmt: skip
+    """The map's ``health`` once its status is ``status``."""
+
+    def health() -> dict[str, Any]:
+        found: dict[str, Any] = client.get(f"/v1/maps/{map_id}").json()["health"]
+        return found
+
+    return wait_until(lambda: found if (found := health())["status"] == status else None,
+                      seconds=seconds, interval=0.02, message=health)  # fmt: skip
 
 
 def test_a_corrupt_grid_is_listed_as_corrupt_and_answers_map_corrupt(
@@ -562,15 +565,12 @@ def test_a_damaged_grid_file_of_a_cached_map_is_rewritten_from_memory(
     corrupt_grid(tmp_path, map_id)
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
     runtime.tables.verify_all()  # the scrub, as at startup
-    deadline = time.monotonic() + 30
-    while (tmp_path / "data" / "maps" / map_id / "grid.npy").read_bytes() != original:
-        assert time.monotonic() < deadline, "the grid file was never repaired"
-        time.sleep(0.02)
+    began = time.monotonic()
+    wait_until(lambda: (tmp_path / "data" / "maps" / map_id / "grid.npy").read_bytes() == original,
+               seconds=30, interval=0.02, message="the grid file was never repaired")  # fmt: skip
     # The repair forgets the map's problem just after its rename: a look in between
     # saw the file whole and the map still corrupt (a flaky test, not a bug).
-    while (health := client.get(f"/v1/maps/{map_id}").json()["health"])["status"] != "ok":
-        assert time.monotonic() < deadline, f"the map stayed {health}"
-        time.sleep(0.02)
+    wait_health(client, map_id, "ok", seconds=30 - (time.monotonic() - began))
 
 
 def test_a_map_larger_than_the_cache_is_refused_and_marked_too_big(

@@ -14,7 +14,7 @@ from service.store import MapCache, MapStore, TableBuilder, TableStatus
 from service.store import builder as builder_module
 from service.store.builder import BUILDING
 from tests.store.conftest import OpenStore
-from tests.support import BuildGate, random_grid
+from tests.support import BuildGate, random_grid, wait_until
 
 
 def builder_on(open_store: OpenStore, tmp_path: Path, **kwargs: Any
@@ -31,11 +31,13 @@ def builder_on(open_store: OpenStore, tmp_path: Path, **kwargs: Any
 
 
 def wait(builder: TableBuilder, map_id: str) -> TableStatus:
-    deadline = time.monotonic() + 60
-    while (status := builder.status(map_id)) is None or status.status == "building":
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    return status
+    """The map's cluster table status once it is no longer building."""
+
+    def built() -> TableStatus | None:
+        status = builder.status(map_id)
+        return None if status is None or status.status == "building" else status
+
+    return wait_until(built, seconds=60)
 
 
 def test_schedule_builds_persists_and_attaches(tmp_path: Path, open_store: OpenStore) -> None:
@@ -227,10 +229,7 @@ def test_a_map_past_the_jump_table_bound_is_measured_once_for_auto(
     cache.put(record.id, grid)
     builder.schedule(record.id)
     wait(builder, record.id)
-    deadline = time.monotonic() + 30
-    while not grid.auto_prefers_astar:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    wait_until(lambda: grid.auto_prefers_astar, seconds=30)
     assert not grid.jump_table_ready
     reloaded = store.load(record.id)
     builder.attach_stored(record.id, reloaded)

@@ -26,6 +26,7 @@ from service.store import (
     RevisionTakenError,
     StoreError,
     TableBuilder,
+    TableStatus,
     UnknownMapError,
     editlog,
 )
@@ -35,6 +36,7 @@ from service.store.records import MapRecord
 from service.store.shared_store import SharedMapStore
 from tests.store.test_backends import edited, weighted
 from tests.store.test_editlog import FailingOs, damage_second_record
+from tests.support import wait_until
 
 
 def edited_three_times(store: SharedMapStore) -> tuple[MapRecord, list[GridMap]]:
@@ -516,16 +518,22 @@ def test_a_worker_waiting_on_a_build_attaches_the_tables_it_says_are_ready(
             tables = build_clusters(grid_a, cluster_size=4, max_table_bytes=1 << 30)
             assert store_a.save_clusters(map_id, tables)
         store_a.release_build(map_id, "clusters", token)
-        deadline = time.monotonic() + 30
-        while (status := builder_b.status(map_id, "clusters")) is None or \
-                status.status == "building":  # fmt: skip
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        assert status.status == "ready"
+        began = time.monotonic()
+
+        def built() -> TableStatus | None:
+            status = builder_b.status(map_id, "clusters")
+            return None if status is None or status.status == "building" else status
+
+        assert wait_until(built, seconds=30).status == "ready"
         assert editor_b.catch_up(map_id) == 2
-        while (current := cache_b.current(map_id)) is None or current.clusters is None:
-            assert time.monotonic() < deadline, "B said ready and attached nothing"
-            time.sleep(0.01)
+
+        def attached() -> GridMap | None:
+            current = cache_b.current(map_id)
+            return current if current is not None and current.clusters is not None else None
+
+        current = wait_until(attached, seconds=30 - (time.monotonic() - began),
+                             message="B said ready and attached nothing")  # fmt: skip
+        assert current.clusters is not None
         assert current.clusters.revision <= current.revision
     finally:
         for _, _, builder, editor in workers:
