@@ -224,7 +224,7 @@ def find_path(
     if (goal is not None and goals is None and goal_region is None and trace == 0
             and unreachable == "no_path" and type(agent_size) is int
             and agent_size == 1):  # fmt: skip
-        # ``_lean_key``, written out: the call would cost 0.3 us, a tenth of the query
+        # ``_lean_key``, written out: the call would be a noticeable share of the query
         # (``test_find_path_looks_plans_up_under_the_lean_key`` keeps the two equal).
         key = (heuristic, diagonal, algorithm, weight, max_expansions, type(max_expansions),
                tie_break)  # fmt: skip
@@ -275,7 +275,7 @@ class _Lean(NamedTuple):
     heuristic_used: Heuristic
     algorithm: int
     diagonal: int
-    alone: _Plans  # a batch's plans when this is its only one, made once (2-3 us)
+    alone: _Plans  # a batch's plans when this is its only one, made once
 
 
 def _plans_of(leans: Sequence[_Lean]) -> _Plans:

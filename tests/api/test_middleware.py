@@ -278,7 +278,7 @@ def test_a_keyless_upload_is_refused_before_its_body_is_read(
 def test_uploads_in_flight_are_bounded(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Six 128 MiB uploads at once took the service from 274 MiB to 4 GB: uploads are
+    # Six 128 MiB uploads at once took the service to gigabytes: uploads are
     # bounded before their bodies are read; other requests go on meanwhile.
     from service.api.routes import maps as maps_routes
 

@@ -339,7 +339,7 @@ def test_the_most_a_query_took_before_bounds_a_first_chunk_too(most_expanded: in
 def test_one_long_query_before_does_not_lift_the_time_bound() -> None:
     # Twice the most expansions one query took before was a floor under the bound: one
     # search of 500k expansions among short ones let the next batch's 181 searches of
-    # 900k each run in one call, 16 s on a thread. It only stands in for a time per
+    # 900k each run in one call, seconds on a thread. It only stands in for a time per
     # expansion that the batches before could not give.
     def bound(expansion_ns: int) -> int | None:
         sliced = SlicedBatch(_grid(0), None, [], pin=ExitStack(), shared_goal_queries=0,

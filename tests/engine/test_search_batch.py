@@ -333,7 +333,7 @@ def test_shared_goal_batches_leave_small_groups_and_budgeted_queries_alone() -> 
 @pytest.mark.parametrize("general", [False, True], ids=["lean", "general"])
 def test_repeats_of_one_query_do_not_make_a_shared_goal_group(general: bool) -> None:
     # bench_http --batch-size 500 cycled through 30 short rows: each goal came 17 times
-    # from one start, went to a field search, and the batch ran 5x slower a query.
+    # from one start, went to a field search, and the batch ran several times slower.
     rng = np.random.default_rng(3)
     grid = random_grid(rng, 30, 30, 0.2, None)
     cells = walkable_cells(grid)

@@ -183,8 +183,8 @@ def test_a_closing_builder_waits_for_its_build_and_saves_nothing(
 def test_a_closing_builder_stops_the_cluster_build_under_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
 ) -> None:
-    """A shutdown does not wait for the whole build (20 s for one 512x512 map on a busy
-    machine): the build is asked to stop, and gives up."""
+    """A shutdown does not wait for the whole build (many seconds for a large map on a
+    busy machine): the build is asked to stop, and gives up."""
     store, _, builder = builder_on(open_store, tmp_path)
     record = store.create(random_grid(np.random.default_rng(7), 16, 16, 0.2, None), None)
     started, outcomes = threading.Event(), []
