@@ -51,10 +51,11 @@ cluster-test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -m cluster tests/cluster
 
 # Engine benchmark against pyastar2d and tcod, the cluster tables (build cost,
-# cluster vs plain heuristics), JPS vs A*, landmarks vs octile and unit sizes vs
-# one-cell units, gridpath against warthog (WARTHOG_BENCH_ARGS="--warthog DIR", the
-# C++ binaries built outside the repository); all print tables
-# (see docs/benchmarks.md).
+# cluster vs plain heuristics), JPS vs A*, landmarks vs octile, unit sizes vs
+# one-cell units, the per-call floor, gridpath against warthog
+# (WARTHOG_BENCH_ARGS="--warthog DIR", the C++ binaries built outside the
+# repository), auto's pick and what traces cost; all print tables
+# (see docs/benchmarks.md, "How they are run").
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_engine $(BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_clusters $(CLUSTER_BENCH_ARGS)

@@ -1,6 +1,6 @@
 """Edits on a live server: round trips, table repair vs rebuild, queries under edits.
 
-    python -m loadtests.bench_edits [--edits 200] [--seconds 4] [--rounds 3]
+    python -m loadtests.bench_edits [--edits 200] [--seconds 4] [--rounds 5]
 
 Against a real ``python -m service`` on loopback, per Moving AI map (a 512x512 and a
 1024x1024 street map): the HTTP round trip of a one-cell and a 16x16 edit (each

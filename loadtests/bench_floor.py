@@ -5,7 +5,7 @@
 On den520d (JPS+ table built), microseconds per query, median of ``--repeat``
 rounds of ``ROUNDS`` calls each:
 
-- ``find_path`` with start == goal (no search at all), and to a goal 5 cells away;
+- ``find_path`` with start == goal (no search at all), and to a goal 1 cell away;
 - ``find_paths`` with 100 such queries, per query;
 - the kernel call alone (``search_handles`` on one trivial query, its handles
   prebuilt), and an empty numba function given the same arguments: what unboxing

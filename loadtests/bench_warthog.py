@@ -88,8 +88,9 @@ MAPS: Final = ("dao/arena", "dao/lak303d", "dao/den520d", "dao/brc202d", "dao/or
 WARTHOG_ALGORITHMS: Final = ("jps+", "jps2+")
 BATCH: Final = 100
 BUILD_PAIRS: Final = 5
-#: Rows a map's rounds add up to at least (``--min-rows``): arena's 160 rows take
-#: warthog 80 us a round, and one interrupt moved a 3-round median by 30%.
+#: Rows a map's rounds add up to at least (``--min-rows``): a small map's round takes
+#: warthog well under a millisecond, where one interrupt moves a median of three
+#: rounds by tens of percent.
 MIN_ROWS: Final = 4000
 
 

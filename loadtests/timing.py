@@ -12,8 +12,7 @@ def collector_off() -> Iterator[None]:
     collection first.
 
     A full collection walks every object the process holds and leaves the CPU's
-    caches cold: the next numba call took about 25 us more, the next numpy operation
-    40 to 80 us (measured in session 8), some 300 us over a batch's first call. A
+    caches cold, which the calls after it pay for, a batch's first call most. A
     server does not collect before each call (its threshold is
     ``GRIDPATH_GC_THRESHOLD``), nor does a C++ planner's loop; a timed run should
     not either. Time after one untimed call of the kind timed, so that compilation

@@ -345,7 +345,7 @@ class Settings(BaseSettings):
         ),
     )
     # One JPS search a query beats the shared search until some 300 distinct starts on
-    # the DAO maps (bench_fields: 0.1x-0.7x at 50 queries, 0.4x-4.4x at 500).
+    # the DAO maps (docs/benchmarks.md, "Fields and shared-goal batches").
     shared_goal_jps_queries: int = Field(
         default=300,
         ge=0,

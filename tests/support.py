@@ -1,4 +1,5 @@
-"""Test helpers: ASCII-art maps, an independent path checker and a Dijkstra oracle.
+"""Test helpers: ASCII-art maps, an independent path checker and a Dijkstra oracle, and
+``wait_until``, the one bounded poll the tests wait with.
 
 The checker and the oracle share no code with the engine: they rebuild the move
 rules from the policy names, so an engine bug cannot hide in both.
@@ -6,8 +7,9 @@ rules from the policy names, so an engine bug cannot hide in both.
 
 import math
 import threading
-from collections.abc import Iterator
-from typing import Any, Final
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +23,30 @@ SQRT2: Final = math.sqrt(2.0)
 POLICIES: Final = ("never", "no_corner_cutting", "one_obstacle", "always")
 ORTHOGONAL: Final = ((1, 0), (-1, 0), (0, 1), (0, -1))
 DIAGONAL_STEPS: Final = ((1, 1), (1, -1), (-1, 1), (-1, -1))
+
+T = TypeVar("T")
+
+
+def wait_until(
+    predicate: Callable[[], T | None],
+    *,
+    seconds: float,
+    interval: float = 0.01,
+    message: str | Callable[[], object] = "the awaited condition never held",
+) -> T:
+    """Call ``predicate`` until it returns something true, and return that.
+
+    Between calls it sleeps ``interval`` seconds (0: none). Once ``seconds`` have passed
+    since the first call and the latest call still returned something false, the test
+    fails with an ``AssertionError`` carrying ``message`` (if callable, what it returns
+    then, e.g. the state that was awaited). Exceptions from ``predicate`` propagate.
+    """
+    deadline = time.monotonic() + seconds
+    while not (value := predicate()):
+        if time.monotonic() >= deadline:
+            raise AssertionError(message() if callable(message) else message)
+        time.sleep(interval)
+    return value
 
 
 def art(drawing: str) -> tuple[GridMap, tuple[int, int], tuple[int, int]]:

@@ -51,6 +51,7 @@ import orjson
 
 from service.store.tables import TableFileError, decode_landmarks, decode_tables
 from tests.server import start_server, wait_until_ready
+from tests.support import wait_until
 
 Costs = npt.NDArray[np.float32]
 
@@ -480,16 +481,19 @@ def table_states(client: httpx.Client) -> dict[tuple[str, str], dict[str, Any]]:
 def settle_tables(client: httpx.Client, ledger: Ledger, context: str
                   ) -> dict[tuple[str, str], dict[str, Any]]:  # fmt: skip
     """Invariant 5: no table stays ``building``; a failure says why. The final states."""
-    deadline = time.monotonic() + TABLE_SETTLE_SECONDS
-    while True:
-        states = table_states(client)
-        building = sorted(key for key, state in states.items() if state["status"] == "building")
-        if not building:
-            break
-        assert time.monotonic() < deadline, (
-            f"tables still building after {TABLE_SETTLE_SECONDS} s: {building}{context}"
-        )
-        time.sleep(0.1)
+    latest: list[dict[tuple[str, str], dict[str, Any]]] = [{}]
+
+    def building() -> list[tuple[str, str]]:
+        return sorted(key for key, state in latest[0].items() if state["status"] == "building")
+
+    def settled() -> bool:
+        latest[0] = table_states(client)
+        return not building()
+
+    wait_until(settled, seconds=TABLE_SETTLE_SECONDS, interval=0.1,
+               message=lambda: f"tables still building after {TABLE_SETTLE_SECONDS} s: "
+               f"{building()}{context}")  # fmt: skip
+    states = latest[0]
     for (map_id, kind), state in sorted(states.items()):
         assert state["status"] in ("ready", "failed"), f"{map_id} {kind}: {state}{context}"
         if state["status"] == "failed":

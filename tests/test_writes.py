@@ -4,9 +4,8 @@ processes, a full or read-only data dir, edits contending on a shared Redis stor
 import io
 import subprocess
 import threading
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 
 from tests.redis_server import RedisServer, require_binary
 from tests.server import start_server, wait_until_ready
+from tests.support import wait_until
 
 SMALL_MAP = {"costs": [[1.0] * 4] * 3}
 #: A 2 MiB data dir counts as nearly full under 256 KiB free (GRIDPATH_MIN_FREE_BYTES).
@@ -207,10 +207,3 @@ def npy_map(height: int, width: int) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, np.ones((height, width), np.float32))
     return buffer.getvalue()
-
-
-def wait_until(condition: Callable[[], bool], *, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {seconds} s"
-        time.sleep(0.05)

@@ -167,8 +167,8 @@ def validation_message(exc: RequestValidationError | ValidationError) -> str:
 
 
 #: Characters of a bad value an error message repeats: the value is named, but a body
-#: that fails to parse (the value pydantic names is the whole body) is not sent back
-#: (a 1 MB body got a 5 MB answer).
+#: that fails to parse (the value pydantic names is the whole body) is not sent back,
+#: since its answer would be larger than the body itself.
 _SHOWN_CHARS: Final = 80
 
 

@@ -76,7 +76,8 @@ class RequestBody:
     from memory, in one message.
 
     The deadline costs a dictionary entry per request, not a timer: a timer per
-    request (``asyncio.timeout``) cost 7 us, a tenth of a short path query. A sweep,
+    request (``asyncio.timeout``) would be a noticeable share of a short path query's
+    cost. A sweep,
     scheduled only while bodies are being read and at most every ``timeout / 4``
     (1 s at most), cancels the reads past their deadline.
     """

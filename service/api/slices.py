@@ -53,8 +53,8 @@ FIRST_CHUNK_MAX: Final = 256
 #: first queries were short does not bet a whole slice on the rest being as short.
 CHUNK_GROWTH: Final = 16
 #: A batch's CPU time per expansion is a figure to bound the next one by only when its
-#: queries took at least this many expansions each on average: fewer, and the cost of
-#: answering a query (about 2 us, some 15 expansions' worth) makes up most of it.
+#: queries took at least this many expansions each on average: fewer, and the fixed
+#: cost of answering a query, worth about as many expansions, makes up most of it.
 TIMED_EXPANSIONS: Final = 16
 #: No bound on the path cells of a bounded first chunk but the request's own
 #: (``GRIDPATH_MAX_PATH_CELLS``, which the engine enforces).

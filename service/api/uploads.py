@@ -187,8 +187,8 @@ def _check_numbers(rows: list[Any]) -> None:
 
 def _costs_array(rows: list[list[float]]) -> npt.NDArray[np.float64] | list[list[float]]:
     """Rows of numbers as one array, converted a row at a time: numpy converts nested
-    lists in one call that holds the interpreter lock throughout (0.2 to 0.7 s for an
-    8 MiB body, the event loop stalled as long). Ragged rows are left as they are, for
+    lists in one call that holds the interpreter lock throughout, which for a large
+    body stalls the event loop as long. Ragged rows are left as they are, for
     ``GridMap.from_costs`` to refuse."""
     width = len(rows[0]) if rows else 0
     if any(len(row) != width for row in rows):

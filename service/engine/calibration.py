@@ -1,16 +1,15 @@
 """Which algorithm ``auto`` runs on a map without a JPS+ table, measured on the map.
 
 With the JPS+ table every jump is one lookup, and JPS beats A* on every benchmark
-map (1.3x on random obstacles, up to 38x). Without it (a map past the table's
-bound, 16 bytes a cell) JPS scans bit rows, and whether that pays depends on the
-map: measured on 2026-11-23 with the table withheld, JPS took 0.26x to 0.92x A*'s
-time on bg, street, sc1, dao (but lak303d 1.13x), room and maze maps, and 1.56x to
-2.46x on maps of random obstacles (2.3x on a 4096x4096 map with 20% blocked). No
-single property of the maps told the two groups apart (neither the length of open
-runs nor the share of cells with a forced neighbour), so :func:`measure_auto`
-times both on sample queries of the map itself, in the background, and ``auto``
-follows what it found (``GridMap.prefer_astar_for_auto``). Both are exact: the
-choice only ever changes the speed.
+map. Without it (a map past the table's bound, 16 bytes a cell) JPS scans bit rows,
+and whether that pays depends on the map: on most maps it still does, on maps of
+random obstacles the two come close and A* may be the faster (docs/benchmarks.md,
+"``auto`` against the faster of A* and JPS"). No single property of the maps tells
+the two kinds apart (neither the length of open runs nor the share of cells with a
+forced neighbour), so :func:`measure_auto` times both on sample queries of the map
+itself, in the background, and ``auto`` follows what it found
+(``GridMap.prefer_astar_for_auto``).
+Both are exact: the choice only ever changes the speed.
 """
 
 import time

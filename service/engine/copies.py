@@ -1,17 +1,13 @@
 """Copies of large arrays, paced so that the other threads keep running.
 
 An edit makes its revision, and a repair its tables, from copies of the last ones
-(tens of megabytes on a large map). Copied in one go, they stall the threads
-answering queries for as long as the copy takes: measured on the 2-core VM, a
-17 MB copy made alongside a thread that sleeps 0.1 ms at a time held that thread
-up by the copy's whole length (2 to 5 ms) on a third to half of the copies, with
-numpy and with a ``nogil`` numba kernel alike (so not the GIL: a pure-compute
-``nogil`` kernel of the same length did not). The same copy made in pieces with a
-short sleep between them held it up by more than a millisecond on 0 to 1 copies
-of 40. So copies on the edit and repair paths go through :func:`paced_copy`:
-slower on their own (17 MB: about 4.5 ms instead of 2.4), and queries barely notice
-them (``loadtests/bench_edits.py``: query p99 under 10 edits a second fell from
-2.1x to 1.4x the p99 without edits on a 1024x1024 map).
+(tens of megabytes on a large map). Copied in one go, they often stall the threads
+answering queries for as long as the copy takes, with numpy and with a ``nogil``
+numba kernel alike (so not the GIL: a pure-compute ``nogil`` kernel of the same
+length does not). The same copy made in pieces with a short sleep between them
+hardly ever does. So copies on the edit and repair paths go through
+:func:`paced_copy`: slower on their own, and queries barely notice them (query
+latency under edits: ``loadtests/bench_edits.py``, docs/benchmarks.md, "Edits").
 """
 
 import time
@@ -20,7 +16,7 @@ from typing import Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-#: Bytes copied between two pauses (about 0.1 ms of copying here).
+#: Bytes copied between two pauses: a fraction of a millisecond of copying.
 CHUNK_BYTES: Final = 1 << 19
 
 #: The pause: the shortest sleep, which lets the other threads in (timer slack

@@ -9,9 +9,9 @@ derived table does (docs/engine.md, "Live worlds", has the reasoning):
 - **Jump Point Search**: the bit rows are updated at once (O(changed cells)). The
   JPS+ table is left out of a revision whose walkable cells changed: JPS scans the
   bit rows until :func:`repair_jump_table` has run in the background, from an
-  earlier table, over the entries the flipped cells reach (a full rebuild takes
-  86 ms on 1024x1024; a one-cell repair about 3 ms in a copy of the table, 0.1 ms
-  in place, in a spare table no query reads: see ``store.spares``).
+  earlier table, over the entries the flipped cells reach: a small fraction of a
+  rebuild, least of all in place, in a spare table no query reads (see
+  ``store.spares``).
 - **Cluster and landmark tables** hold lower bounds of costs. An edit that only
   raises costs or blocks cells (``Changes.lowers`` false) cannot make a cost
   smaller, so the bounds stay admissible and consistent: the revision keeps them.

@@ -77,7 +77,8 @@ def parse_map(text: str, *, max_cells: int | None = None) -> list[str]:
 def _rows_after_header(header: dict[str, str], body: str, max_cells: int | None) -> list[str]:
     """The rows of ``body`` (the text after the ``map`` line), checked against the
     header; counted before they are split, so a body of many short lines costs no
-    list of them (it held the interpreter lock for seconds, and 30 times its size)."""
+    list of them (which would hold the interpreter lock for long, and take many times
+    the body's size)."""
     if header.get("type") != "octile":
         raise InvalidMapError(f"Moving AI map: type must be 'octile', got {header.get('type')!r}")
     height = _header_int(header, "height")

@@ -52,7 +52,8 @@ def map_pixels(
     height, width = costs.shape
     pixels = np.empty((height * scale, width * scale, 3), np.uint8)
     # A band of rows at a time: numpy holds the interpreter lock through most of these
-    # steps, 300 ms for a 4096 x 4096 map in one go; a band takes a few milliseconds.
+    # steps, long enough on a large map in one go to stall the event loop; a band is
+    # short.
     band = max(1, BAND_CELLS // width)
     for top in range(0, height, band):
         rows = slice(top, top + band)

@@ -302,8 +302,8 @@ class Scratch:
 
     def single_query(self, records: bool, clusters: int) -> tuple[Handle, int]:
         """``kernel_handle`` and one fresh generation (``take_generations(1)``), in one
-        call that checks one thing when nothing grew: a lean ``find_path`` costs about
-        3 us, and the two calls with their checks were a tenth of it."""
+        call that checks one thing when nothing grew: two calls with their checks are
+        a noticeable share of a lean ``find_path``."""
         made = self._handle
         if (made is None or records or clusters or self.paths.arrays is not self._handle_paths
                 or self.generation >= _LAST_GENERATION or self._capped):  # fmt: skip

@@ -1,7 +1,7 @@
 """``SharedMapStore``: the file store served by several worker processes at once.
 
 With ``GRIDPATH_WORKERS=N`` on the file store, N processes serve one data dir. The
-supervisor holds the data dir's lock (one server per data dir, as before) and
+supervisor holds the data dir's lock (one server per data dir, as with one process) and
 repairs what a crash left before the workers start (``MapStore`` does on open);
 each worker opens this store, which keeps nothing it could not check again:
 
@@ -240,7 +240,7 @@ class SharedMapStore(MapStore):
         return (stat.st_ino, stat.st_size) == (tail.inode, tail.read)
 
     def _file(self, map_id: str, name: str) -> str:
-        """A map's file's path as a string (``os.stat`` of a string is 5x cheaper than
+        """A map's file's path as a string (``os.stat`` of a string is much cheaper than
         joining ``Path`` objects first, on the request path)."""
         return f"{self._root}/{map_id}/{name}"
 

@@ -1,9 +1,9 @@
 """Spare tables: an older revision's JPS+ and landmark tables, kept to be repaired
 in place for a later revision instead of copying the current ones.
 
-A repair after an edit used to copy the table it starts from (17 MB of JPS+ table
-and 67 MB of landmark distances on a 1024x1024 map, at every edit) and lower the
-copy: the copies, not the repairs, were what slowed the queries answered meanwhile
+A repair that copied the table it starts from (17 MB of JPS+ table and 67 MB of
+landmark distances on a 1024x1024 map, at every edit) and lowered the copy would
+slow the queries answered meanwhile by its copies more than by the repair
 (``engine.copies``). Tables come in pairs instead, as a double buffer: the one the
 current revision reads, and a *spare*, the one it replaced, which a later repair
 brings up to date where it lies, given every cell changed since its revision (the
@@ -17,7 +17,7 @@ arguments. So the arrays' reference counts are the reader counts, kept by Python
 itself: a spare whose arrays no one but the spare references is unread (the
 ``unread`` methods), and stays so, since the spare was taken out of the cache and
 nothing else can reach it. A spare still read is not waited for: the repair
-copies the current tables, as before, and the spare is let go.
+copies the current tables instead, and the spare is let go.
 
 (Arrays that are views of another, such as tables read back from a file, count
 references on the view; no reader holds a further view of them today.)

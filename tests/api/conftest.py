@@ -1,7 +1,6 @@
 """Fixtures: an app on a temporary data dir, and a client that waits until ready."""
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from fastapi.testclient import TestClient
 import service.api.runtime as runtime_module
 from service.api import create_app
 from service.config import Settings
+from tests.support import wait_until
 
 ARENA_LIKE = "type octile\nheight 4\nwidth 6\nmap\n......\n.@@@@.\n......\n@@@..@\n"
 
@@ -18,25 +18,24 @@ ClientFactory = Callable[..., TestClient]
 
 
 def wait_ready(client: TestClient, timeout: float = 180.0) -> None:
-    """Poll ``/readyz``; the session's first service may compile every kernel (about
-    40 s alone on a 2-core machine, more beside other work)."""
-    deadline = time.monotonic() + timeout
-    while client.get("/readyz").status_code != 200:
-        assert time.monotonic() < deadline, "service never became ready"
-        time.sleep(0.02)
+    """Poll ``/readyz``; the session's first service may compile every kernel, which
+    takes minutes on a small machine shared with other work."""
+    wait_until(lambda: client.get("/readyz").status_code == 200, seconds=timeout,
+               interval=0.02, message="service never became ready")  # fmt: skip
 
 
 def wait_tables(client: TestClient, map_id: str, timeout: float = 60.0, kind: str = "clusters"
                 ) -> dict[str, object]:  # fmt: skip
     """Poll a map's metadata until all its tables leave ``building``; return ``kind``'s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        tables = client.get(f"/v1/maps/{map_id}").json()["tables"]
-        if all(t["status"] not in ("building", "repairing") for t in tables.values()):
-            chosen: dict[str, object] = tables[kind]
-            return chosen
-        assert time.monotonic() < deadline, "cluster tables never finished building"
-        time.sleep(0.02)
+
+    def settled() -> dict[str, dict[str, object]] | None:
+        tables: dict[str, dict[str, object]] = client.get(f"/v1/maps/{map_id}").json()["tables"]
+        pending = any(t["status"] in ("building", "repairing") for t in tables.values())
+        return None if pending else tables
+
+    tables = wait_until(settled, seconds=timeout, interval=0.02,
+                        message="cluster tables never finished building")  # fmt: skip
+    return tables[kind]
 
 
 @pytest.fixture

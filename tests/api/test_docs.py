@@ -32,9 +32,10 @@ def resolve(document: dict[str, Any], reference: str) -> Any:
     return node
 
 
-def test_regression_batch_defaults_referred_to_a_schema_that_did_not_exist(
+def test_every_schema_reference_resolves(
     client: TestClient,
 ) -> None:
+    """The batch's defaults referred to a schema that did not exist."""
     document = client.get("/openapi.json").json()
     found = set(references(document))
     assert "#/$defs/PathOptions" not in found
@@ -47,7 +48,8 @@ def test_regression_batch_defaults_referred_to_a_schema_that_did_not_exist(
         "heuristic", "diagonal", "weight", "max_expansions", "format", "algorithm"}  # fmt: skip
 
 
-def test_regression_framework_422_shape_was_declared_but_never_sent(client: TestClient) -> None:
+def test_every_error_answer_is_declared_as_the_error_body(client: TestClient) -> None:
+    """The framework's 422 shape was declared but never sent."""
     document = client.get("/openapi.json").json()
     assert "HTTPValidationError" not in str(document)
     for path, operations in document["paths"].items():
@@ -58,7 +60,8 @@ def test_regression_framework_422_shape_was_declared_but_never_sent(client: Test
                     assert schema == {"$ref": "#/components/schemas/ErrorBody"}, (method, path)
 
 
-def test_regression_error_codes_were_prose_only(client: TestClient) -> None:
+def test_error_codes_are_an_enum_and_in_the_api_reference(client: TestClient) -> None:
+    """The error codes were prose only."""
     document = client.get("/openapi.json").json()
     codes = document["components"]["schemas"]["ErrorCode"]
     assert codes["type"] == "string"
@@ -68,14 +71,16 @@ def test_regression_error_codes_were_prose_only(client: TestClient) -> None:
         assert f"| `{code.value}` |" in api, code
 
 
-def test_regression_metrics_declared_no_content_type(client: TestClient) -> None:
+def test_metrics_is_declared_and_served_as_plain_text(client: TestClient) -> None:
+    """/metrics declared no content type."""
     document = client.get("/openapi.json").json()
     answer = document["paths"]["/metrics"]["get"]["responses"]["200"]
     assert list(answer["content"]) == ["text/plain"]
     assert client.get("/metrics").headers["content-type"].startswith("text/plain")
 
 
-def test_regression_cluster_size_default_was_described_two_ways(client: TestClient) -> None:
+def test_the_cluster_size_default_is_described_one_way(client: TestClient) -> None:
+    """The cluster size's default was described two ways."""
     document = client.get("/openapi.json").json()
     upload = document["paths"]["/v1/maps"]["post"]
     parameter = next(p for p in upload["parameters"] if p["name"] == "cluster_size")
@@ -88,7 +93,8 @@ def test_regression_cluster_size_default_was_described_two_ways(client: TestClie
                      operations)  # fmt: skip
 
 
-def test_regression_docs_loaded_swagger_ui_from_a_cdn(client: TestClient) -> None:
+def test_the_docs_pages_load_nothing_from_elsewhere(client: TestClient) -> None:
+    """The docs pages loaded Swagger UI from a CDN."""
     for page in ("/docs", "/redoc"):
         html = client.get(page)
         assert html.status_code == 200

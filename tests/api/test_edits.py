@@ -2,7 +2,6 @@
 
 import io
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from service.engine.edits import repair_jump_table
 from service.engine.kernels.jps import jump_distances
 from service.store.backend import StoreUnavailableError
 from tests.api.conftest import ClientFactory, wait_tables
+from tests.support import wait_until
 
 ROOMS = {"rows": ["....@....", "....@....", ".........", "....@...."]}
 DOOR = [4, 2]
@@ -76,7 +76,7 @@ def test_if_revision_conflicts_name_both_revisions_and_apply_nothing(
     assert client.get(f"/v1/maps/{map_id}").json()["revision"] == 1
 
 
-def test_regression_a_negative_if_revision_is_invalid_not_a_conflict(
+def test_a_negative_if_revision_is_invalid_not_a_conflict(
     make_client: ClientFactory,
 ) -> None:
     # A revision is never negative: -1 is a malformed request (422), not a stale one
@@ -228,6 +228,11 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
     bursts = ([[3, 3]], [[21, 6]], [[21, 6]], [[10, 10]], [[5, 5], [6, 5], [5, 5], [21, 6], [7, 1]])
     revision = 0
+
+    def with_jump_table() -> Any:
+        grid = runtime.cache.current(map_id)
+        return grid if grid.jump_table is not None else None
+
     for burst in bursts:  # one edit, or several before the repair catches up
         gate.clear()
         for i, cell in enumerate(burst):
@@ -235,10 +240,7 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
             assert status == 200
         gate.set()
         revision += len(burst)
-        deadline = time.monotonic() + 30
-        while (grid := runtime.cache.current(map_id)).jump_table is None:
-            assert time.monotonic() < deadline, "no JPS+ table after the edit"
-            time.sleep(0.01)
+        grid = wait_until(with_jump_table, seconds=30, message="no JPS+ table after the edit")
         assert grid.revision == revision
         fresh = jump_distances(grid.padded, grid.padded_width)
         np.testing.assert_array_equal(grid.jump_table, fresh)
@@ -247,7 +249,7 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
         assert answer["cost"] == pytest.approx(expected, rel=1e-12)
 
 
-def test_regression_a_committed_edit_was_answered_503_when_the_store_then_went_away(
+def test_a_committed_edit_is_acknowledged_though_the_store_then_goes_away(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The edit was logged; reading the tables' status from the store for its answer

@@ -29,7 +29,7 @@ def test_unknown_route_and_method(client: TestClient) -> None:
     assert wrong.headers["allow"] == "GET, POST"
 
 
-def test_regression_a_trailing_slash_was_an_empty_redirect(client: TestClient) -> None:
+def test_a_trailing_slash_is_not_found_not_a_redirect(client: TestClient) -> None:
     # Starlette answered "/v1/maps/" with an empty 307 to "/v1/maps": no error body,
     # and a client not following redirects took it for a success (a delete of "").
     for method, url in (("DELETE", "/v1/maps/"), ("POST", "/v1/maps/"), ("GET", "/healthz/")):
@@ -38,9 +38,8 @@ def test_regression_a_trailing_slash_was_an_empty_redirect(client: TestClient) -
         assert answer.json() == {"code": "NotFound", "message": f"no route {method} {url}"}
 
 
-def test_regression_a_body_that_failed_to_parse_was_sent_back_five_times_over(
-    client: TestClient, map_id: str
-) -> None:
+def test_a_body_that_fails_to_parse_is_not_sent_back(client: TestClient, map_id: str) -> None:
+    """A body that failed to parse was sent back five times over."""
     answer = client.post(f"/v1/maps/{map_id}/paths/check", content=b"{" + b"\x01" * 999_999,
                          headers={"content-type": "application/json"})  # fmt: skip
     assert (answer.status_code, answer.json()["code"]) == (422, "InvalidQuery")

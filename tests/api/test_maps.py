@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from service.config import get_settings
 from service.store.backend import StoreUnavailableError
 from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
-from tests.support import BuildGate
+from tests.support import BuildGate, wait_until
 
 TEXT = {"content-type": "text/plain"}
 NPY = {"content-type": "application/x-npy"}
@@ -71,7 +71,7 @@ def test_list_and_delete(client: TestClient, map_id: str) -> None:
     assert client.delete(f"/v1/maps/{map_id}").json()["code"] == "MapNotFound"
 
 
-def test_regression_a_delete_the_store_finds_done_still_forgets_the_map_here(
+def test_a_delete_the_store_finds_done_still_forgets_the_map_here(
     client: TestClient, map_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A Redis delete retried after its first reply was lost finds the map gone and
@@ -385,7 +385,8 @@ def path_answer(client: TestClient, map_id: str) -> dict[str, Any]:
 # -- hardening: parsing ---------------------------------------------------------------
 
 
-def test_regression_map_header_number_with_5000_digits_was_a_500(client: TestClient) -> None:
+def test_an_overlong_map_header_number_is_an_invalid_value(client: TestClient) -> None:
+    """A map header number of 5000 digits answered 500."""
     for digits, message in (
         (5000, "Moving AI map: header line 2 is longer than 256 characters"),
         (200, "Moving AI map: 'height' must be a positive integer of at most 9 digits, got "
@@ -407,16 +408,18 @@ def test_regression_map_header_number_with_5000_digits_was_a_500(client: TestCli
      ([[1, None]], r"costs\[0\]\[1\]: must be a number, got NoneType None"),
      ([[1, [2]]], r"costs\[0\]\[1\]: must be a number, got list \[2\]")],
 )  # fmt: skip
-def test_regression_json_costs_given_as_strings_or_booleans_were_accepted(
+def test_json_costs_given_as_strings_or_booleans_are_refused(
     client: TestClient, costs: list[list[object]], where: str
 ) -> None:
+    """JSON costs given as strings or booleans were accepted."""
     response = client.post("/v1/maps", json={"costs": costs})
     assert response.status_code == 422, response.text
     assert response.json()["code"] == "InvalidQuery"
     assert __import__("re").fullmatch(where, response.json()["message"]), response.json()
 
 
-def test_regression_npy_with_trailing_garbage_was_accepted(client: TestClient) -> None:
+def test_npy_with_trailing_or_missing_bytes_is_refused(client: TestClient) -> None:
+    """A .npy body with trailing garbage was accepted."""
     body = npy(np.ones((2, 3), np.float32))
     trailing = client.post("/v1/maps", content=body + b"garbage", headers=NPY)
     assert trailing.status_code == 400
@@ -435,9 +438,10 @@ def test_regression_npy_with_trailing_garbage_was_accepted(client: TestClient) -
     [("a\x00b", "U+0000"), ("line\nbreak", "U+000A"), ("evil\u202egnp.exe", "U+202E"),
      ("zero\u200bwidth", "U+200B"), ("para\u2029graph", "U+2029")],
 )  # fmt: skip
-def test_regression_names_with_control_or_bidi_characters_were_stored(
+def test_names_with_control_or_bidi_characters_are_refused(
     client: TestClient, name: str, shown: str
 ) -> None:
+    """Names with control or bidi characters were stored."""
     for response in (
         client.post("/v1/maps", json={"name": name, "rows": ["..."]}),
         client.post("/v1/maps", params={"name": name}, content=ARENA_LIKE, headers=TEXT),
@@ -467,9 +471,10 @@ def test_cluster_size_in_json_uploads_is_strict(client: TestClient) -> None:
         ({"costs": [[1.0], None]}, "costs[1]: must be a row (got None)"),
     ],
 )
-def test_regression_json_upload_errors_did_not_name_the_value(
+def test_json_upload_errors_name_the_value(
     client: TestClient, body: dict[str, object], message: str
 ) -> None:
+    """JSON upload errors did not name the value."""
     response = client.post("/v1/maps", json=body)
     assert (response.status_code, response.json()) == (
         422, {"code": "InvalidQuery", "message": message})  # fmt: skip
@@ -478,7 +483,7 @@ def test_regression_json_upload_errors_did_not_name_the_value(
 # -- hardening: races, corruption, memory ----------------------------------------------
 
 
-def test_regression_query_racing_a_delete_was_a_500(make_client: ClientFactory) -> None:
+def test_a_query_racing_a_delete_answers_map_not_found(make_client: ClientFactory) -> None:
     """A query loading its map while a DELETE removed it raised KeyError: 500."""
     first = make_client()
     map_id = first.post("/v1/maps", content=ARENA_LIKE, headers=TEXT).json()["id"]
@@ -516,18 +521,22 @@ def corrupt_grid(tmp_path: Path, map_id: str) -> None:
     path.write_bytes(bytes(data))
 
 
-def wait_health(client: TestClient, map_id: str, status: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
-    while (health := client.get(f"/v1/maps/{map_id}").json()["health"])["status"] != status:
-        assert time.monotonic() < deadline, health
-        time.sleep(0.02)
-    found: dict[str, Any] = health
-    return found
+def wait_health(client: TestClient, map_id: str, status: str, seconds: float = 30
+                ) -> dict[str, Any]:  # fmt: skip
+    """The map's ``health`` once its status is ``status``."""
+
+    def health() -> dict[str, Any]:
+        found: dict[str, Any] = client.get(f"/v1/maps/{map_id}").json()["health"]
+        return found
+
+    return wait_until(lambda: found if (found := health())["status"] == status else None,
+                      seconds=seconds, interval=0.02, message=health)  # fmt: skip
 
 
-def test_regression_corrupt_grid_stayed_listed_as_healthy_and_answered_500(
+def test_a_corrupt_grid_is_listed_as_corrupt_and_answers_map_corrupt(
     make_client: ClientFactory, tmp_path: Path
 ) -> None:
+    """A corrupt grid stayed listed as healthy and answered 500."""
     first = make_client()
     map_id = first.post("/v1/maps", content=ARENA_LIKE, headers=TEXT).json()["id"]
     first.__exit__(None, None, None)
@@ -556,20 +565,18 @@ def test_a_damaged_grid_file_of_a_cached_map_is_rewritten_from_memory(
     corrupt_grid(tmp_path, map_id)
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
     runtime.tables.verify_all()  # the scrub, as at startup
-    deadline = time.monotonic() + 30
-    while (tmp_path / "data" / "maps" / map_id / "grid.npy").read_bytes() != original:
-        assert time.monotonic() < deadline, "the grid file was never repaired"
-        time.sleep(0.02)
+    began = time.monotonic()
+    wait_until(lambda: (tmp_path / "data" / "maps" / map_id / "grid.npy").read_bytes() == original,
+               seconds=30, interval=0.02, message="the grid file was never repaired")  # fmt: skip
     # The repair forgets the map's problem just after its rename: a look in between
     # saw the file whole and the map still corrupt (a flaky test, not a bug).
-    while (health := client.get(f"/v1/maps/{map_id}").json()["health"])["status"] != "ok":
-        assert time.monotonic() < deadline, f"the map stayed {health}"
-        time.sleep(0.02)
+    wait_health(client, map_id, "ok", seconds=30 - (time.monotonic() - began))
 
 
-def test_regression_map_larger_than_the_cache_was_accepted_then_reloaded_per_request(
+def test_a_map_larger_than_the_cache_is_refused_and_marked_too_big(
     make_client: ClientFactory,
 ) -> None:
+    """A map larger than the cache was accepted, then reloaded for every request."""
     big = {"rows": ["." * 200] * 200}
     small = {"cache_bytes": 3 * 1024 * 1024, "max_table_bytes": 1024 * 1024,
              "max_landmark_bytes": 1024 * 1024}  # grid and jump tables take 1.3 MB  # fmt: skip
@@ -593,7 +600,7 @@ def test_regression_map_larger_than_the_cache_was_accepted_then_reloaded_per_req
     assert answer.json() == {"code": "TooBig", "message": health["reason"]}
 
 
-def test_regression_tables_over_their_bound_were_built_anyway_and_named_no_setting(
+def test_tables_over_their_bound_fail_naming_their_setting(
     make_client: ClientFactory,
 ) -> None:
     """Cluster tables of 2.3 GB were built under an 8 MiB bound; landmark failures named
@@ -629,9 +636,10 @@ def test_regression_tables_over_their_bound_were_built_anyway_and_named_no_setti
     assert failed.endswith("over the limit of 1000 bytes (GRIDPATH_MAX_TABLE_BUILD_BYTES)")
 
 
-def test_regression_failed_table_build_was_retried_on_every_load(
+def test_a_failed_table_build_is_not_retried_on_every_load(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A failed table build was retried on every load."""
     import service.store.builder as builder
 
     attempts: list[str] = []
@@ -669,7 +677,7 @@ def test_a_small_cache_still_takes_small_maps(make_client: ClientFactory) -> Non
     assert client.post("/v1/maps", json={"rows": ["." * 300] * 300}).status_code == 413
 
 
-def test_regression_clusters_being_repaired_were_said_to_be_ready_and_not_ready(
+def test_clusters_being_repaired_are_not_ready(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The build's status ("ready") named the tables while an edit's repair held them.
@@ -702,7 +710,7 @@ def test_regression_clusters_being_repaired_were_said_to_be_ready_and_not_ready(
     assert client.get(f"/v1/maps/{map_id}/clusters").status_code == 200
 
 
-def test_regression_a_committed_upload_was_answered_503_when_the_store_then_went_away(
+def test_a_committed_upload_is_acknowledged_though_the_store_then_goes_away(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The map was stored; reading its state back for the answer failed, and the 503

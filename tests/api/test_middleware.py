@@ -56,7 +56,7 @@ def test_one_access_log_line_per_request(
     assert line["latency_ms"] > 0
 
 
-def test_regression_requests_refused_before_routing_were_logged_as_unmatched(
+def test_requests_refused_before_routing_are_logged_under_their_route(
     make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     # A body over its route's limit (or a keyless upload, or a body timeout) is
@@ -121,7 +121,7 @@ def test_each_kind_of_body_has_its_own_limit(make_client: ClientFactory) -> None
                        ).status_code == 201  # fmt: skip
 
 
-def test_regression_a_second_content_type_gave_a_json_body_the_limit_of_text(
+def test_a_json_body_keeps_the_json_limit_whatever_content_type_follows(
     make_client: ClientFactory,
 ) -> None:
     # The limit came from the last Content-Type, the parser from the first: a JSON
@@ -187,9 +187,10 @@ def stack(metrics: Metrics, app: ASGIApp, timeout: float = 5.0) -> ASGIApp:
     return AccessLog(RequestBody(app, limits=limits, timeout=timeout), metrics=metrics)
 
 
-def test_regression_client_disconnect_mid_body_was_logged_as_an_error_and_counted_500(
+def test_a_client_disconnect_mid_body_is_counted_499_without_an_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A client disconnecting mid-body was logged as an error and counted 500."""
     metrics, app = Metrics(), Recorder()
     with caplog.at_level(logging.INFO):
         sent = run_asgi(stack(metrics, app), [
@@ -204,7 +205,8 @@ def test_regression_client_disconnect_mid_body_was_logged_as_an_error_and_counte
     assert "client disconnected while sending POST /v1/maps" in caplog.text
 
 
-def test_regression_body_that_never_completes_held_its_connection_forever() -> None:
+def test_a_body_that_never_completes_times_out_with_408() -> None:
+    """A body that never completed held its connection forever."""
     metrics, app = Metrics(), Recorder()
     sent = run_asgi(stack(metrics, app, timeout=0.05),
                     [{"type": "http.request", "body": b"type", "more_body": True}],
@@ -227,7 +229,7 @@ def test_a_whole_body_reaches_the_app_in_one_message() -> None:
     assert app.bodies == [b"abcd"]
 
 
-def test_regression_unexpected_errors_reached_the_server_and_dropped_the_connection(
+def test_unexpected_errors_are_answered_500_and_logged_once(
     client: TestClient, map_id: str, monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
@@ -249,7 +251,7 @@ def test_regression_unexpected_errors_reached_the_server_and_dropped_the_connect
     assert errors[0].exc_info is not None  # logged once, with its traceback
 
 
-def test_regression_a_keyless_upload_was_read_whole_before_its_401(
+def test_a_keyless_upload_is_refused_before_its_body_is_read(
     make_client: ClientFactory,
 ) -> None:
     # The body (up to GRIDPATH_MAX_BODY_BYTES) was read before a route checked the key:
@@ -273,10 +275,10 @@ def test_regression_a_keyless_upload_was_read_whole_before_its_401(
     assert keyed.status_code == 201
 
 
-def test_regression_uploads_in_flight_had_no_bound(
+def test_uploads_in_flight_are_bounded(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Six 128 MiB uploads at once took the service from 274 MiB to 4 GB: uploads are
+    # Six 128 MiB uploads at once took the service to gigabytes: uploads are
     # bounded before their bodies are read; other requests go on meanwhile.
     from service.api.routes import maps as maps_routes
 
@@ -305,7 +307,7 @@ def test_regression_uploads_in_flight_had_no_bound(
     assert client.post("/v1/maps", json={"rows": ["..."]}).status_code == 201
 
 
-def test_regression_routes_copied_the_body_the_middleware_had_read(
+def test_routes_take_the_body_the_middleware_read(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Request.body() joins its stream again: a second copy of a 128 MiB upload, made

@@ -221,7 +221,7 @@ def test_arrows_keep_four_pixels_apart_and_within_the_cap() -> None:
     assert arrow_step(grid, scale=8, stride=2**63, max_arrows=16) == 64  # one arrow
 
 
-def test_regression_a_stride_past_int64_and_a_unit_size_0_on_fields(
+def test_field_pictures_take_a_huge_stride_and_refuse_agent_size_0(
     make_client: ClientFactory,
 ) -> None:
     # A stride of 2**63 overflowed numpy's slice (500); agent_size 0 was taken as 1 by
@@ -251,7 +251,7 @@ def test_a_dense_stride_still_draws_arrows_spaced_out(make_client: ClientFactory
     assert (bad.status_code, bad.json()["code"]) == (422, "InvalidQuery")
 
 
-def test_regression_a_goal_region_far_past_the_map_froze_the_picture(
+def test_a_goal_region_far_past_the_map_is_drawn_where_it_crosses_it(
     make_client: ClientFactory,
 ) -> None:
     # Pillow drew the region as sent: a rect 2**22 cells wide held the interpreter lock
@@ -282,7 +282,7 @@ def test_regression_a_goal_region_far_past_the_map_froze_the_picture(
     assert image.getpixel((79, 70)) != GOAL_COLOUR  # no edge where the map ends
 
 
-def test_regression_a_path_picture_ignored_min_revision(make_client: ClientFactory) -> None:
+def test_a_path_picture_honours_min_revision(make_client: ClientFactory) -> None:
     # path.png takes /path's body, but drew revision 0 for a min_revision of 1.
     client = make_client(min_revision_wait_seconds=0)
     map_id = client.post("/v1/maps", json={"rows": ROWS}).json()["id"]

@@ -21,6 +21,7 @@ from service.engine.edits import CellsEdit
 from service.store.follower import EditFollower
 from tests.api.conftest import ClientFactory, wait_ready, wait_tables
 from tests.redis_server import RedisServer, blob, require_binary
+from tests.support import wait_until
 
 ROWS = ["....@....", "....@....", "........."]
 BODY = {"start": [0, 0], "goal": [8, 0]}
@@ -34,6 +35,13 @@ def held_by_both(one: TestClient, two: TestClient) -> str:
     map_id: str = one.post("/v1/maps", json={"rows": ROWS}).json()["id"]
     assert two.post(f"/v1/maps/{map_id}/path", json=BODY).json()["revision"] == 0
     return map_id
+
+
+def answered_at(client: TestClient, map_id: str, body: dict[str, Any], revision: int
+                ) -> dict[str, Any] | None:  # fmt: skip
+    """``client``'s answer to the path query ``body`` if it is on ``revision`` or later."""
+    answer: dict[str, Any] = client.post(f"/v1/maps/{map_id}/path", json=body).json()
+    return answer if answer["revision"] >= revision else None
 
 
 @pytest.fixture
@@ -81,10 +89,9 @@ def test_two_services_on_one_redis_see_each_others_uploads_and_deletes(
         # The uploader frees what it kept of the map too: its copy, and its editor's
         # and builder's state (these were kept until it restarted).
         runtime = one.app.state.runtime  # type: ignore[attr-defined]
-        deadline = time.monotonic() + 10
-        while runtime.cache.current(map_id) is not None or map_id in runtime.editor._maps:
-            assert time.monotonic() < deadline, "the deleted map was kept"
-            time.sleep(0.02)
+        wait_until(lambda: runtime.cache.current(map_id) is None and map_id not in
+                   runtime.editor._maps, seconds=10, interval=0.02,
+                   message="the deleted map was kept")  # fmt: skip
         assert runtime.tables.status(map_id) is None
 
 
@@ -203,10 +210,9 @@ def test_a_service_follows_edits_made_through_another(tmp_path: Path, server: Re
         assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["revision"] == 0  # cached
         door = {"edits": [{"cells": [[4, 0]], "cost": 1}]}
         assert one.post(f"/v1/maps/{map_id}/edits", json=door).json()["revision"] == 1
-        deadline = time.monotonic() + 10
-        while (answer := two.post(f"/v1/maps/{map_id}/path", json=body).json())["revision"] < 1:
-            assert time.monotonic() < deadline, "the edit never reached the other service"
-            time.sleep(0.005)
+        answer = wait_until(lambda: answered_at(two, map_id, body, 1), seconds=10,
+                            interval=0.005,
+                            message="the edit never reached the other service")  # fmt: skip
         assert answer["cost"] == 8.0  # through the open door
         assert two.get(f"/v1/maps/{map_id}").json()["revision"] == 1
 
@@ -252,10 +258,9 @@ def test_min_revision_past_a_compaction_loads_the_map_anew(
             one.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]],
                                                                    "cost": cost}]})  # fmt: skip
         raw = server.client()
-        deadline = time.monotonic() + 10
-        while blob(raw.hget(f"gridpath:map:{map_id}", "meta")).find(b'"revision":0') >= 0:
-            assert time.monotonic() < deadline, "never compacted"
-            time.sleep(0.01)
+        meta = f"gridpath:map:{map_id}"
+        wait_until(lambda: b'"revision":0' not in blob(raw.hget(meta, "meta")), seconds=10,
+                   message="never compacted")  # fmt: skip
         raw.close()
         fresh = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 3}).json()
         assert (fresh["revision"], fresh["cost"]) == (3, 8.0)
@@ -284,7 +289,7 @@ def test_tables_are_built_once_for_services_sharing_a_store(
         assert builds == [0]
 
 
-def test_regression_a_stream_compacted_past_a_copy_left_it_behind_for_good(
+def test_a_copy_behind_a_compacted_stream_loads_the_map_anew(
     tmp_path: Path, server: RedisServer
 ) -> None:
     # A service whose follower had not read the edits before another service's
@@ -301,22 +306,19 @@ def test_regression_a_stream_compacted_past_a_copy_left_it_behind_for_good(
             one.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]],
                                                                    "cost": cost}]})  # fmt: skip
         raw = server.client()
-        deadline = time.monotonic() + 10
-        while raw.xrange(f"gridpath:map:{map_id}:edits", "1-0", "1-0"):  # trimmed past 0
-            assert time.monotonic() < deadline, "never compacted"
-            time.sleep(0.01)
+        stream = f"gridpath:map:{map_id}:edits"
+        wait_until(lambda: not raw.xrange(stream, "1-0", "1-0"), seconds=10,  # trimmed past 0
+                   message="never compacted")  # fmt: skip
         raw.close()
         runtime.follower = EditFollower(runtime.store, runtime.cache, runtime.editor)
         runtime.follower.start()  # closed with the service
-        deadline = time.monotonic() + 10
-        while (answer := two.post(f"/v1/maps/{map_id}/path", json=body).json())["revision"] < 3:
-            assert time.monotonic() < deadline, "the copy stayed behind"
-            time.sleep(0.02)
+        answer = wait_until(lambda: answered_at(two, map_id, body, 3), seconds=10,
+                            interval=0.02, message="the copy stayed behind")  # fmt: skip
         assert answer["cost"] == 8.0
         assert runtime.editor._maps[map_id].history_from == 3
 
 
-def test_regression_a_service_that_never_loaded_a_map_said_its_tables_were_building(
+def test_a_service_that_never_loaded_a_map_reports_tables_built_elsewhere(
     tmp_path: Path, server: RedisServer
 ) -> None:
     # Tables built by another service (and in Redis) were reported "building" for
@@ -333,7 +335,7 @@ def test_regression_a_service_that_never_loaded_a_map_said_its_tables_were_build
         assert tables["landmarks"]["status"] == "ready"
 
 
-def test_regression_a_service_kept_a_revision_its_restarted_store_lost_and_rewrote(
+def test_a_service_rereads_its_maps_when_the_store_restarts_behind_it(
     tmp_path: Path, server: RedisServer
 ) -> None:
     # Redis came back from an older save (here: its append-only file as it was at
@@ -370,13 +372,12 @@ def test_regression_a_service_kept_a_revision_its_restarted_store_lost_and_rewro
         shutil.copytree(saved, server.folder / "appendonlydir")
         server.start()  # at revision 1 again
         assert edit(one, 8, 2, 0) == 2  # another revision 2
-        deadline = time.monotonic() + 10
-        while True:
+
+        def rewritten() -> bool:
             grid = grid_of(two, 2)
-            if (grid[2, 0], grid[2, 8]) == (1, 0):
-                break
-            assert time.monotonic() < deadline, "two kept the lost revision 2"
-            time.sleep(0.05)
+            return bool((grid[2, 0], grid[2, 8]) == (1, 0))
+
+        wait_until(rewritten, seconds=10, interval=0.05, message="two kept the lost revision 2")
 
 
 def test_a_redis_out_of_memory_answers_insufficient_storage_until_it_has_room(
@@ -400,9 +401,7 @@ def test_a_redis_out_of_memory_answers_insufficient_storage_until_it_has_room(
     finally:
         raw.config_set("maxmemory", "0")
         raw.close()
-    deadline = time.monotonic() + 10
-    while client.get("/readyz").json() != {"status": "ok"}:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    wait_until(lambda: client.get("/readyz").json() == {"status": "ok"}, seconds=10,
+               message="/readyz did not say ok once Redis had room")  # fmt: skip
     edit = client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]], "cost": 1}]})
     assert edit.json()["revision"] == 1

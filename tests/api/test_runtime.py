@@ -18,7 +18,7 @@ from service.api import create_app
 from service.config import Settings
 from service.store.priority import LOW_NICE
 from tests.api.conftest import ClientFactory
-from tests.support import Gate
+from tests.support import Gate, wait_until
 
 QUERY = {"rows": ["....", "...."]}
 
@@ -69,10 +69,13 @@ def test_a_failed_warm_up_answers_not_ready_at_once_with_the_reason(
     monkeypatch.setattr(runtime_module, "warmup", broken)
     monkeypatch.setattr(runtime_module, "kernels_warm", lambda: True)
     with TestClient(create_app(Settings(data_dir=tmp_path, ready_wait_seconds=60))) as client:
+
+        def refused() -> Any:
+            response = client.post("/v1/maps", json=QUERY)
+            return response if response.status_code == 503 else None
+
         began = time.monotonic()
-        deadline = began + 30
-        while (response := client.post("/v1/maps", json=QUERY)).status_code != 503:
-            assert time.monotonic() < deadline
+        response = wait_until(refused, seconds=30, interval=0)
         assert response.json()["message"] == (
             "starting: RuntimeError: no LLVM today (GRIDPATH_READY_WAIT_SECONDS); retry"
         )
@@ -92,15 +95,11 @@ def test_a_cold_kernel_cache_is_compiled_in_a_child_process(
     monkeypatch.setattr(runtime_module, "kernels_warm", lambda: False)
     monkeypatch.setattr(runtime_module, "_compile_in_child", child)
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
-        deadline = time.monotonic() + 60
-        while client.get("/readyz").status_code != 200:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(lambda: client.get("/readyz").status_code == 200, seconds=60, interval=0.02)
     assert children == ["compiled"]
     monkeypatch.setattr(runtime_module, "kernels_warm", lambda: True)
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
-        while client.get("/readyz").status_code != 200:
-            time.sleep(0.02)
+        wait_until(lambda: client.get("/readyz").status_code == 200, seconds=60, interval=0.02)
     assert children == ["compiled"]  # a warm cache: no child
 
 
@@ -118,10 +117,7 @@ def test_a_shutdown_during_the_child_compile_leaves_no_orphan(
 
     monkeypatch.setattr(asyncio, "create_subprocess_exec", sleeper)
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
-        deadline = time.monotonic() + 30
-        while not started:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(lambda: started, seconds=30, interval=0.02)
         assert client.get("/readyz").status_code == 503
     with pytest.raises(ProcessLookupError):  # killed and reaped at shutdown
         os.kill(started[0], 0)
@@ -136,10 +132,8 @@ def test_a_compile_child_that_cannot_start_falls_back_to_compiling_here(
     monkeypatch.setattr(runtime_module, "kernels_warm", lambda: False)
     monkeypatch.setattr(asyncio, "create_subprocess_exec", cannot)
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
-        deadline = time.monotonic() + 120
-        while client.get("/readyz").status_code != 200:  # compiled (or loaded) here
-            assert time.monotonic() < deadline, "never became ready"
-            time.sleep(0.02)
+        wait_until(lambda: client.get("/readyz").status_code == 200,  # compiled (or loaded) here
+                   seconds=120, interval=0.02, message="never became ready")  # fmt: skip
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="per-thread priority is Linux's")
@@ -155,7 +149,7 @@ def test_builds_and_repairs_run_at_the_background_priority(make_client: ClientFa
     assert runtime.executor.submit(nice).result(timeout=30) < LOW_NICE  # queries: not lowered
 
 
-def test_regression_the_search_threads_queue_had_no_bound(
+def test_the_search_threads_queue_is_bounded(
     make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every request needing a search thread joined one unbounded queue: batches sent

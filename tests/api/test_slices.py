@@ -240,7 +240,7 @@ def test_release_unpins_the_map_once() -> None:
     assert released == [1]
 
 
-def test_regression_a_batch_handed_its_answers_over_holds_none() -> None:
+def test_a_batch_handed_its_answers_over_holds_none() -> None:
     # The route drops the batch on the event loop: holding the answers there freed
     # thousands of objects on the loop, and a busy server answered a tenth fewer batches.
     grid = _grid(0)
@@ -252,7 +252,7 @@ def test_regression_a_batch_handed_its_answers_over_holds_none() -> None:
     assert vars(sliced)["_cells"] is None
 
 
-def test_regression_one_start_asked_a_thousand_times_is_no_group() -> None:
+def test_one_start_asked_a_thousand_times_is_no_group() -> None:
     # Grouped by its goal, a batch of one slow query repeated was one chunk: it ran
     # to its end on one thread, and went on after its client hung up.
     cells = cell_batch([{"start": [1, 1], "goal": [40, 30]}] * 1000, None, SETTINGS)
@@ -345,10 +345,10 @@ def test_the_most_a_query_took_before_bounds_a_first_chunk_too(most_expanded: in
     assert sliced.most_expanded > 2
 
 
-def test_regression_one_long_query_before_does_not_lift_the_time_bound() -> None:
+def test_one_long_query_before_does_not_lift_the_time_bound() -> None:
     # Twice the most expansions one query took before was a floor under the bound: one
     # search of 500k expansions among short ones let the next batch's 181 searches of
-    # 900k each run in one call, 16 s on a thread. It only stands in for a time per
+    # 900k each run in one call, seconds on a thread. It only stands in for a time per
     # expansion that the batches before could not give.
     def bound(expansion_ns: int) -> int | None:
         sliced = SlicedBatch(_grid(0), None, [], pin=ExitStack(), shared_goal_queries=0,

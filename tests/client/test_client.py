@@ -105,7 +105,7 @@ def test_cluster_size_is_sent_with_either_kind_of_upload(client: Client, source:
     assert "cluster_size 3" in caught.value.message
 
 
-def test_regression_costs_of_bools_or_strings_were_sent_as_numbers(client: Client) -> None:
+def test_costs_of_bools_or_strings_are_refused_before_sending(client: Client) -> None:
     # float(True) is 1.0: the client sent costs the service refuses as JSON.
     import numpy as np
 

@@ -59,7 +59,7 @@ def test_an_answer_that_is_not_an_error_body_is_unexpected() -> None:
     assert "Bad Gateway" in error.message
 
 
-def test_regression_a_redirect_was_taken_for_a_success() -> None:
+def test_a_redirect_is_an_unexpected_response() -> None:
     # delete_map("") got the server's empty 307 for "/v1/maps/" and returned None.
     moved = httpx.Response(307, headers={"location": "/v1/maps"},
                            request=httpx.Request("DELETE", "http://h/v1/maps/x"))  # fmt: skip

@@ -165,7 +165,7 @@ def test_ready_answers_false_at_once_while_the_service_starts() -> None:
     assert len(stub.requests) == 1
 
 
-def test_regression_ready_raised_on_a_proxys_own_503_page() -> None:
+def test_ready_is_false_on_a_proxys_own_503_page() -> None:
     # HAProxy answers 503 with an HTML page when no replica is up: not ready, as the
     # docstring says of any 503; another unexpected answer still raises.
     page = "<html><body><h1>503 Service Unavailable</h1></body></html>"

@@ -182,7 +182,8 @@ def test_sized_grids_are_kept_per_revision_and_counted_in_nbytes() -> None:
     assert sized.revision == grid.revision
 
 
-def test_regression_goals_skipped_the_agent_size_room_check() -> None:
+def test_goals_are_checked_for_room_for_the_agent_size() -> None:
+    """Goals skipped the agent size's room check."""
     grid = GridMap.from_rows(["....", "...@", "...."])
     for query in ({"goal": (2, 1)}, {"goals": [(0, 0), (2, 1)]}):
         with pytest.raises(NotWalkableError) as caught:

@@ -283,7 +283,7 @@ def peak_run(side: int, blocked: float, bound: int) -> tuple[str, int, int]:
     return outcome, int(peak), int(grew)
 
 
-def test_regression_the_build_bound_was_not_a_bound() -> None:
+def test_the_build_bound_holds_its_accounted_peak() -> None:
     """Every array a build allocates is counted before it is allocated: a build whose
     bound is its accounted peak fits, and its resident memory grows by that much (up
     to what the allocator keeps of freed arrays); one byte less is refused."""

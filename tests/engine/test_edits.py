@@ -229,7 +229,8 @@ def test_an_edit_names_the_offending_edit_and_the_limit() -> None:
         changes_of(grid, [RectEdit(0, 0, 4, 2, cost=0.0)], max_cells=7)
 
 
-def test_regression_ragged_and_subnormal_rect_costs_were_an_internal_error_and_accepted() -> None:
+def test_ragged_and_subnormal_edit_costs_are_invalid_edits() -> None:
+    """Ragged rect costs were an internal error, and subnormal costs were accepted."""
     grid, _, _ = art("....\n....")
     with pytest.raises(InvalidEditError) as ragged:
         changes_of(grid, [RectEdit(0, 0, 2, 2, costs=[[1.0, 1.0], [1.0]])], max_cells=9)
@@ -241,7 +242,8 @@ def test_regression_ragged_and_subnormal_rect_costs_were_an_internal_error_and_a
             changes_of(grid, [edit], max_cells=9)
 
 
-def test_regression_a_rect_over_the_cell_limit_listed_its_cells_before_refusal() -> None:
+def test_a_rect_over_the_cell_limit_is_refused_before_its_cells_are_listed() -> None:
+    """A rect over the cell limit listed its cells before it was refused."""
     grid = GridMap.from_rows(["." * 1000] * 1000)
     tracemalloc.start()
     try:
@@ -359,12 +361,12 @@ def test_jump_table_repair_reaches_the_far_end_of_a_corridor() -> None:
     np.testing.assert_array_equal(repaired, build_jump_table(shut))
 
 
-def test_regression_landmark_repair_seeds_the_cells_around_the_lowered_not_their_box(
+def test_landmark_repair_seeds_the_cells_around_the_lowered_not_their_box(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A spare is repaired with every cell lowered since its revision, which may lie
     at opposite corners: seeding the Dijkstra with their bounding box made such a
-    repair take as long as the map (about 150 ms instead of 15 on 1024x1024)."""
+    repair take as long as the map."""
     grid = GridMap.from_costs(np.ones((40, 40)))
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=TABLE_BYTES))
     corners = CellsEdit(np.array([[0, 0], [39, 39]]), 0.0)

@@ -185,7 +185,7 @@ def test_nearest_from_a_start_already_nearest_stays_put() -> None:
 
 
 @pytest.mark.parametrize("form", ["goal", "goals"])
-def test_regression_a_nearest_cell_tied_at_a_root_was_dropped(form: str) -> None:
+def test_a_nearest_cell_tied_at_a_square_root_keeps_its_tie(form: str) -> None:
     # S and (1, 0) are both sqrt(13) from G; the scan bounded the members by the
     # square of sqrt(13), 12.999999999999998, so S (met second) lost the tie it had:
     # the answer walked to (1, 0) for 2.0 instead of staying put.
@@ -339,7 +339,8 @@ def test_goal_sets_are_optimal_with_every_admissible_heuristic(policy: str) -> N
             assert (weighted.cost or 0.0) <= 2.0 * optimal + 1e-9
 
 
-def test_regression_nearest_said_unreachable_when_the_budget_ran_out() -> None:
+def test_nearest_says_budget_when_the_budget_runs_out() -> None:
+    """nearest said unreachable when the budget ran out."""
     grid = GridMap.from_rows(["." * 21 + "@."])
     result = find_path(grid, (0, 0), (22, 0), unreachable="nearest", max_expansions=3)
     assert result.status == "partial"
@@ -371,7 +372,7 @@ def test_regression_nearest_said_unreachable_when_the_budget_ran_out() -> None:
         ({"goal": (1, 0)}, NotWalkableError, "start (x=2, y=1) is on a blocked cell"),
     ],
 )
-def test_regression_a_blocked_start_hid_errors_of_the_goals(
+def test_errors_of_the_goals_come_before_a_blocked_start(
     options: dict[str, object], error: type, message: str
 ) -> None:
     """Bounds and the goals' form are checked before any walkability, as before goal

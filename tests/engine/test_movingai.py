@@ -55,9 +55,9 @@ def test_parse_map_checks_the_declared_size_before_the_rows() -> None:
     assert parse_map(MAP, max_cells=6) == [".@T", "GS."]
 
 
-def test_regression_a_body_of_many_short_lines_was_split_before_the_header_was_checked() -> None:
+def test_a_body_of_many_short_lines_is_refused_without_splitting_it() -> None:
     # Every line became a string before the header was read: 64 MiB of "ab\\n" held the
-    # interpreter lock for 4.6 s and took 1.9 GB, to be refused all the same.
+    # interpreter lock for seconds and took gigabytes, to be refused all the same.
     text = "type octile\nheight 1\nwidth 1\nmap\n.\n" + "ab\n" * 2_000_000
     tracemalloc.start()
     try:
@@ -71,9 +71,9 @@ def test_regression_a_body_of_many_short_lines_was_split_before_the_header_was_c
         "..", ".@"]  # fmt: skip
 
 
-def test_regression_a_header_of_blank_lines_was_read_line_by_line() -> None:
-    # 8 MiB of blank lines before the header took 3.3 s of a search thread (a 128 MiB
-    # upload: a minute) to be refused all the same.
+def test_a_header_of_blank_lines_is_refused_within_its_first_lines() -> None:
+    # 8 MiB of blank lines before the header took seconds of a search thread (a 128 MiB
+    # upload: far longer) to be refused all the same.
     with pytest.raises(InvalidMapError, match=r"^Moving AI map: no 'map' line within the "
                        r"first 64 lines$"):  # fmt: skip
         parse_map("\n" * (8 << 20) + MAP)

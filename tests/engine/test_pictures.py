@@ -100,7 +100,7 @@ def test_field_arrows_point_along_the_next_step_at_a_stride() -> None:
 def test_a_map_drawn_in_bands_of_rows_is_the_map_drawn_at_once(
     monkeypatch: pytest.MonkeyPatch, scale: int
 ) -> None:
-    # Drawn at once, a 4096 x 4096 map held the interpreter lock for 300 ms: bands of
+    # Drawn at once, a large map holds the interpreter lock for long: bands of
     # rows (any height, the last one short) must draw the same pixels.
     grid = random_grid(np.random.default_rng(3), 37, 23, 0.25, (1, 5))
     whole = map_pixels(grid, scale=scale, islands=True)

@@ -101,7 +101,7 @@ def test_single_query_takes_a_fresh_generation_and_the_current_buffers() -> None
     assert not scratch.stamp.any()
 
 
-def test_regression_a_caller_scratch_smaller_than_the_map_was_written_past() -> None:
+def test_a_caller_scratch_smaller_than_the_map_is_refused() -> None:
     # The kernels do not check their indices: a search of a 60 x 60 map in buffers for
     # 15 cells wrote past them (found, then the process aborted on a corrupt heap).
     small = Scratch(GridMap.from_rows(["..."]).padded.size)
@@ -157,7 +157,7 @@ def test_one_calls_paths_are_bounded_however_they_are_asked_for(
         find_path(big, (0, 0), (19_999, 0), scratch=Scratch(big.padded.size))
 
 
-def test_regression_queries_run_apart_by_one_call_counted_apart(
+def test_queries_run_apart_by_one_call_are_counted_together(
     path_cell_limit: Callable[[int], int],
 ) -> None:
     # find_paths runs goal sets (and agent sizes, shared goals) as kernel runs of their
@@ -190,7 +190,7 @@ def test_a_scope_counts_what_earlier_calls_of_its_request_wrote(
     assert written_path_cells() == 0
 
 
-def test_regression_a_finished_scopes_cells_counted_against_a_later_call(
+def test_a_finished_scopes_cells_do_not_count_against_a_later_call(
     path_cell_limit: Callable[[int], int],
 ) -> None:
     # A scope left its count behind on the thread: a later call outside any scope (a

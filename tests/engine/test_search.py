@@ -360,7 +360,7 @@ def test_equal_f_stack_gives_the_same_costs_as_the_plain_heap() -> None:
             assert close(walk_cost(grid, stacked.cells, policy), stacked.cost or 0)
 
 
-def test_regression_a_float_agent_size_is_refused_after_the_integer_was_accepted() -> None:
+def test_a_float_agent_size_is_refused_after_the_integer_was_accepted() -> None:
     """Validated options are remembered by value, and 2.0 == 2: the memo's key holds
     the types too, so the float is still refused."""
     grid = GridMap.from_costs(np.ones((8, 8)))
@@ -492,7 +492,7 @@ def test_lean_plans_are_forgotten_when_the_tables_change() -> None:
     assert find_path(grid, (0, 0), (5, 2)).algorithm_used == "jps"
 
 
-def test_regression_coordinates_past_int64_are_out_of_bounds_on_the_lean_paths() -> None:
+def test_coordinates_past_int64_are_out_of_bounds_on_the_lean_paths() -> None:
     # Found by schemathesis: a remembered plan sent the coordinate to the kernel,
     # whose int64 argument refused it: 500 instead of 400 InvalidValue.
     grid = GridMap.from_rows(["....", "...."])
@@ -540,7 +540,7 @@ def test_options_as_keywords_and_as_a_value_are_not_both_taken() -> None:
         find_path(grid, (0, 0), (3, 1), options=SearchOptions(), algorithm="astar")
 
 
-def test_regression_a_straight_run_past_int16_wrapped_the_jps_table() -> None:
+def test_a_straight_run_past_int16_scans_bit_rows_not_the_jps_table() -> None:
     # The JPS+ table counts steps in int16: on a row of 40,000 cells an entry wrapped
     # to -32768 and JPS answered no_path. Such a grid scans bit rows instead.
     width = 40_000

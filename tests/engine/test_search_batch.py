@@ -163,8 +163,8 @@ LONG_QUERIES = [
 
 
 @pytest.mark.parametrize("options", LONG_QUERIES)
-def test_regression_path_longer_than_the_buffer_answered_no_path(options: dict[str, Any]
-                                                                  ) -> None:  # fmt: skip
+def test_a_path_longer_than_the_buffer_is_found(options: dict[str, Any]) -> None:
+    """A path longer than the buffer answered no_path."""
     grid, goal, cost = serpentine(LONG_SIDE)
     scratch = Scratch(grid.padded.size)
     assert scratch.paths.cells.shape[0] == INITIAL_PATH_CELLS < cost
@@ -176,7 +176,8 @@ def test_regression_path_longer_than_the_buffer_answered_no_path(options: dict[s
         assert walk_cost(grid, result.cells, "never") == cost
 
 
-def test_regression_long_path_on_a_fresh_search_thread() -> None:
+def test_a_long_path_on_a_fresh_search_thread_is_found() -> None:
+    """The first long path on a new thread answered no_path."""
     grid, goal, cost = serpentine(LONG_SIDE)
     answers: list[PathResult] = []
     for algorithm in ("astar", "jps"):  # each on a new thread: a new thread scratch
@@ -188,7 +189,7 @@ def test_regression_long_path_on_a_fresh_search_thread() -> None:
     assert [(a.status, a.cost) for a in answers] == [("found", cost)] * 2
 
 
-def test_regression_long_path_in_a_fresh_process() -> None:
+def test_a_long_path_in_a_fresh_process_is_found() -> None:
     """The first long query of a fresh interpreter (the state a server starts in)."""
     program = (
         "from service.engine import find_path\n"
@@ -203,7 +204,7 @@ def test_regression_long_path_in_a_fresh_process() -> None:
     assert out.stdout.split("\n")[:2] == ["astar found True True", "jps found True True"]
 
 
-def test_regression_batch_overflowing_the_buffer_mid_way_keeps_every_answer() -> None:
+def test_a_batch_overflowing_the_buffer_mid_way_keeps_every_answer() -> None:
     """Many searched (not straight-line) paths in one batch: the buffers fill up mid
     batch, several times, on a fresh scratch; every answer equals a single query's."""
     grid, goal, _ = serpentine(65)  # 1,089-cell paths: 16 fill the initial buffers
@@ -345,9 +346,9 @@ def test_shared_goal_batches_leave_small_groups_and_budgeted_queries_alone() -> 
 
 
 @pytest.mark.parametrize("general", [False, True], ids=["lean", "general"])
-def test_regression_repeats_of_one_query_do_not_make_a_shared_goal_group(general: bool) -> None:
+def test_repeats_of_one_query_do_not_make_a_shared_goal_group(general: bool) -> None:
     # bench_http --batch-size 500 cycled through 30 short rows: each goal came 17 times
-    # from one start, went to a field search, and the batch ran 5x slower a query.
+    # from one start, went to a field search, and the batch ran several times slower.
     rng = np.random.default_rng(3)
     grid = random_grid(rng, 30, 30, 0.2, None)
     cells = walkable_cells(grid)
@@ -736,7 +737,7 @@ def test_within_leaves_other_than_cell_to_cell_queries_to_find_paths(query: Path
     assert find_paths_within(grid, [query], expansions=10**6) is None
 
 
-def test_regression_a_shared_goal_batch_left_single_jps_queries_without_bit_rows() -> None:
+def test_single_jps_queries_after_a_shared_goal_batch_have_bit_rows() -> None:
     # Every query of the batch was answered by a field search, which builds no JPS
     # bit rows; their plan was remembered all the same, and a later single query ran
     # JPS on the placeholder (a read past its one row): no_path, on every such query.

@@ -249,7 +249,7 @@ def test_goals_are_shared_when_enough_rows_name_one() -> None:
     assert not shared(far, 2)
 
 
-def test_regression_starts_that_fold_alike_are_still_told_apart() -> None:
+def test_starts_that_fold_alike_are_still_told_apart() -> None:
     # Distinct starts were counted by their 21-bit folds: on a map 2**21 cells tall,
     # (1, k) and (0, 2**21 + k) folded alike, so 8 starts counted as 4, and a batch
     # answered from one field search the first time was searched query by query when

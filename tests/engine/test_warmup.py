@@ -29,7 +29,7 @@ def test_warmup_runs_every_kernel_without_error() -> None:
     warmup()  # idempotent: the second run only hits compiled code
 
 
-def test_regression_field_kernels_compiled_on_the_first_field_request() -> None:
+def test_warmup_compiles_the_field_kernels() -> None:
     """The field kernels were left out of warmup: the first /field request or
     shared-goal batch after a start compiled them, holding the GIL for seconds."""
     out = subprocess.run([sys.executable, "-c", _UNWARMED], capture_output=True, text=True,

@@ -14,7 +14,7 @@ from service.store import MapCache, MapStore, TableBuilder, TableStatus
 from service.store import builder as builder_module
 from service.store.builder import BUILDING
 from tests.store.conftest import OpenStore
-from tests.support import BuildGate, random_grid
+from tests.support import BuildGate, random_grid, wait_until
 
 
 def builder_on(open_store: OpenStore, tmp_path: Path, **kwargs: Any
@@ -31,11 +31,13 @@ def builder_on(open_store: OpenStore, tmp_path: Path, **kwargs: Any
 
 
 def wait(builder: TableBuilder, map_id: str) -> TableStatus:
-    deadline = time.monotonic() + 60
-    while (status := builder.status(map_id)) is None or status.status == "building":
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    return status
+    """The map's cluster table status once it is no longer building."""
+
+    def built() -> TableStatus | None:
+        status = builder.status(map_id)
+        return None if status is None or status.status == "building" else status
+
+    return wait_until(built, seconds=60)
 
 
 def test_schedule_builds_persists_and_attaches(tmp_path: Path, open_store: OpenStore) -> None:
@@ -94,7 +96,7 @@ def test_a_map_deleted_during_its_build_leaves_nothing(
     assert not (tmp_path / "maps" / record.id).exists()
 
 
-def test_regression_stored_tables_over_their_bound_were_loaded_anyway(
+def test_stored_tables_over_their_bound_are_discarded_and_built_again(
     tmp_path: Path, open_store: OpenStore
 ) -> None:
     """Tables built before a bound was lowered (or by a version that did not count the
@@ -156,7 +158,7 @@ def test_a_build_failure_that_may_pass_is_tried_again_after_the_retry_interval(
     builder.close()
 
 
-def test_regression_a_closing_builder_saved_tables_after_the_lock_was_released(
+def test_a_closing_builder_waits_for_its_build_and_saves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
 ) -> None:
     """Close waits for the build under way, which saves nothing: another process may
@@ -181,8 +183,8 @@ def test_regression_a_closing_builder_saved_tables_after_the_lock_was_released(
 def test_a_closing_builder_stops_the_cluster_build_under_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_store: OpenStore
 ) -> None:
-    """A shutdown does not wait for the whole build (20 s for one 512x512 map on a busy
-    machine): the build is asked to stop, and gives up."""
+    """A shutdown does not wait for the whole build (many seconds for a large map on a
+    busy machine): the build is asked to stop, and gives up."""
     store, _, builder = builder_on(open_store, tmp_path)
     record = store.create(random_grid(np.random.default_rng(7), 16, 16, 0.2, None), None)
     started, outcomes = threading.Event(), []
@@ -227,10 +229,7 @@ def test_a_map_past_the_jump_table_bound_is_measured_once_for_auto(
     cache.put(record.id, grid)
     builder.schedule(record.id)
     wait(builder, record.id)
-    deadline = time.monotonic() + 30
-    while not grid.auto_prefers_astar:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    wait_until(lambda: grid.auto_prefers_astar, seconds=30)
     assert not grid.jump_table_ready
     reloaded = store.load(record.id)
     builder.attach_stored(record.id, reloaded)
@@ -239,7 +238,7 @@ def test_a_map_past_the_jump_table_bound_is_measured_once_for_auto(
     builder.close()
 
 
-def test_regression_tables_stored_for_a_later_revision_were_attached_to_a_fresh_load(
+def test_tables_stored_for_a_later_revision_are_not_attached_to_an_older_load(
     tmp_path: Path, open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Another service saved tables for revision 1 (a wall added) between this one's

@@ -437,7 +437,7 @@ def test_an_acquire_arriving_as_a_load_finishes_does_not_load_again(
 # -- maps that cannot fit -------------------------------------------------------------
 
 
-def test_regression_map_larger_than_the_cache_is_refused_not_reloaded_per_request(
+def test_a_map_larger_than_the_cache_is_refused_not_reloaded_per_request(
     store: CountingStore,
 ) -> None:
     """A map over the whole budget was read from disk again for every request."""

@@ -85,7 +85,7 @@ def test_compaction_writes_a_snapshot_and_drops_the_records_it_holds(
     assert np.array_equal(loaded.costs, grid.costs)
 
 
-def test_regression_a_crash_between_snapshot_and_log_rewrite_replays_nothing_twice(
+def test_a_crash_between_snapshot_and_log_rewrite_replays_nothing_twice(
     tmp_path: Path, open_store: OpenStore
 ) -> None:
     """Records the snapshot holds are skipped by revision, not by position."""
@@ -136,7 +136,7 @@ FAILURES = {"fsync": ("fsync",), "short-write": ("write",), "fsync-and-cut": ("f
 
 
 @pytest.mark.parametrize("failing", FAILURES.values(), ids=FAILURES.keys())
-def test_regression_an_edit_after_a_failed_append_survives_a_restart(
+def test_an_edit_after_a_failed_append_survives_a_restart(
     tmp_path: Path, open_store: OpenStore, monkeypatch: pytest.MonkeyPatch,
     failing: tuple[str, ...],
 ) -> None:  # fmt: skip
@@ -183,7 +183,7 @@ def damage_second_record(path: Path) -> tuple[int, bytes]:
     return second, bytes(data)
 
 
-def test_regression_a_damaged_record_inside_the_log_cut_off_the_edits_after_it(
+def test_a_damaged_record_inside_the_log_marks_the_map_damaged(
     tmp_path: Path, open_store: OpenStore
 ) -> None:
     # Only the last record can be torn by a crash; a damaged one inside the log was
@@ -221,7 +221,7 @@ def test_snapshot_files_a_crash_left_behind_a_compaction_are_removed_at_open(
     assert np.array_equal(store.load(map_id).costs, grid.costs)
 
 
-def test_regression_a_new_log_was_not_made_durable_in_its_folder(
+def test_a_new_log_is_made_durable_in_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The first edit's log file was created and its bytes fsynced, but not the folder

@@ -3,7 +3,6 @@ once no revision reads them, never into a table a held revision reads, and what
 they write is what a rebuild (JPS+) or an admissible bound (landmarks) would be."""
 
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from service.store import MapCache, TableBuilder
 from service.store.builder import LANDMARKS
 from service.store.editor import MapEditor
 from tests.store.conftest import OpenStore
-from tests.support import close, oracle_distances, random_grid, walkable_cells
+from tests.support import close, oracle_distances, random_grid, wait_until, walkable_cells
 
 SIDE = 24
 
@@ -48,13 +47,14 @@ def editor(tmp_path: Path, open_store: OpenStore) -> Iterator[tuple[MapEditor, M
 
 def settled(cache: MapCache, map_id: str) -> GridMap:
     """The current revision once its JPS+ and landmark tables are attached."""
-    deadline = time.monotonic() + 60
-    while True:
+
+    def repaired() -> GridMap | None:
         grid = cache.current(map_id)
-        if grid is not None and grid.jump_table is not None and grid.landmarks is not None:
-            return grid
-        assert time.monotonic() < deadline, "tables not repaired within 60 s"
-        time.sleep(0.005)
+        ready = grid is not None and grid.jump_table is not None and grid.landmarks is not None
+        return grid if ready else None
+
+    return wait_until(repaired, seconds=60, interval=0.005,
+                      message="tables not repaired within 60 s")  # fmt: skip
 
 
 def toggle(editor: MapEditor, cache: MapCache, map_id: str, rng: np.random.Generator,
@@ -156,7 +156,7 @@ def test_landmark_tables_repaired_in_place_stay_admissible(
         del grid  # else its tables stay read, and the next repairs copy
 
 
-def test_regression_two_repair_loops_of_a_map_never_overlap(
+def test_two_repair_loops_of_a_map_never_overlap(
     editor: tuple[MapEditor, MapCache, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``adopt`` repairs on a build's thread while the repair thread may repair too.
@@ -205,7 +205,7 @@ def test_regression_two_repair_loops_of_a_map_never_overlap(
     assert current.landmarks is not None
 
 
-def test_regression_a_map_deleted_while_its_edit_was_logged_came_back_into_the_cache(
+def test_a_map_deleted_while_its_edit_is_logged_stays_out_of_the_cache(
     editor: tuple[MapEditor, MapCache, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The delete came between the edit's append and its publish: the cache took the

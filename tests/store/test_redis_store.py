@@ -4,7 +4,7 @@ corrupt values, a crash of the server, and the server away and back."""
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ from service.store.files import checksum
 from service.store.redis_store import RedisStore
 from tests.redis_server import RedisServer, blob, require_binary
 from tests.store.test_backends import edited, weighted
+from tests.support import wait_until
 
 
 @pytest.fixture
@@ -176,13 +177,6 @@ def test_a_build_is_claimed_by_one_service_until_released_or_expired(
     other.close()
 
 
-def wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "never happened"
-        time.sleep(0.005)
-
-
 def test_records_are_kept_locally_and_dropped_by_other_services_changes(
     server: RedisServer, store: RedisStore
 ) -> None:
@@ -191,7 +185,7 @@ def test_records_are_kept_locally_and_dropped_by_other_services_changes(
     other = RedisStore(server.url, timeout=2.0)
     grid = weighted()
     record = store.create(grid, None)
-    wait_until(lambda: store._records._listening)
+    wait_until(lambda: store._records._listening, seconds=5, interval=0.005)
     assert store.record(record.id) == record
     raw = server.client()
     raw.hset(f"gridpath:map:{record.id}", "meta", b"{}")  # behind its back: no event
@@ -200,9 +194,13 @@ def test_records_are_kept_locally_and_dropped_by_other_services_changes(
     new, entry = edited(grid, [(1, 0)], 1.0)
     other.append_edit(record.id, entry)
     assert other.compact(record.id, new)
-    wait_until(lambda: (r := store.record(record.id)) is not None and r.revision == 1)
+    wait_until(
+        lambda: (r := store.record(record.id)) is not None and r.revision == 1,
+        seconds=5,
+        interval=0.005,
+    )
     assert other.delete(record.id)
-    wait_until(lambda: store.record(record.id) is None)
+    wait_until(lambda: store.record(record.id) is None, seconds=5, interval=0.005)
     raw.close()
     other.close()
 
@@ -211,16 +209,16 @@ def test_the_local_records_are_dropped_while_redis_is_away(
     server: RedisServer, store: RedisStore
 ) -> None:
     record = store.create(weighted(), None)
-    wait_until(lambda: store._records._listening)
+    wait_until(lambda: store._records._listening, seconds=5, interval=0.005)
     assert store.record(record.id) == record
     server.kill()  # events may be missed meanwhile: nothing is trusted from before
-    wait_until(lambda: store._records.get(record.id) is None)
+    wait_until(lambda: store._records.get(record.id) is None, seconds=5, interval=0.005)
     server.start()
-    wait_until(lambda: store._records._listening)
+    wait_until(lambda: store._records._listening, seconds=5, interval=0.005)
     assert store.record(record.id) == record
 
 
-def test_regression_a_resent_append_after_a_lost_answer_was_a_conflict(
+def test_a_resent_append_after_a_lost_answer_is_applied_once(
     store: RedisStore,
 ) -> None:
     # redis-py resends a script after a broken connection: if the first one had
@@ -237,19 +235,23 @@ def test_regression_a_resent_append_after_a_lost_answer_was_a_conflict(
     assert [r.revision for r in store.edits_since(record.id, 0)] == [1]
 
 
-def test_regression_a_resubscribed_listener_kept_records_that_missed_events(
+def test_a_resubscribed_listener_drops_records_that_missed_events(
     server: RedisServer, store: RedisStore
 ) -> None:
     # redis-py resubscribes by itself after a broken connection: events published
     # in the gap were lost, and the records kept from before were trusted.
     record = store.create(weighted(), "before")
-    wait_until(lambda: store._records._listening)
+    wait_until(lambda: store._records._listening, seconds=5, interval=0.005)
     assert store.record(record.id) == record
     raw = server.client()
     renamed = record.to_json() | {"name": "after"}
     raw.hset(f"gridpath:map:{record.id}", "meta", orjson.dumps(renamed))  # no event
     raw.client_kill_filter(_type="pubsub")
-    wait_until(lambda: (r := store.record(record.id)) is not None and r.name == "after")
+    wait_until(
+        lambda: (r := store.record(record.id)) is not None and r.name == "after",
+        seconds=5,
+        interval=0.005,
+    )
     raw.close()
 
 
@@ -276,9 +278,10 @@ def test_table_figures_are_read_without_fetching_the_tables(
     raw.close()
 
 
-def test_regression_a_resent_delete_after_a_lost_answer_said_no_such_map(
+def test_a_resent_delete_after_a_lost_answer_counts_as_done(
     store: RedisStore,
 ) -> None:
+    """A delete resent after a lost answer said there was no such map."""
     record = store.create(weighted(), None)
     keys = ["gridpath:maps", f"gridpath:map:{record.id}", f"gridpath:map:{record.id}:edits",
             "gridpath:events", f"gridpath:deleted:{record.id}"]  # fmt: skip
@@ -288,7 +291,7 @@ def test_regression_a_resent_delete_after_a_lost_answer_said_no_such_map(
     assert store.record(record.id) is None
 
 
-def test_regression_a_stalled_server_held_a_command_for_every_try(server: RedisServer) -> None:
+def test_a_stalled_server_holds_a_command_for_one_timeout(server: RedisServer) -> None:
     # Each try of a command the server never answered waited the whole timeout, and
     # timed-out commands were tried again: about 5 timeouts at 0.4 s (7 at the
     # default 5 s, over half a minute), where GRIDPATH_STORE_TIMEOUT_SECONDS says one.
@@ -303,7 +306,7 @@ def test_regression_a_stalled_server_held_a_command_for_every_try(server: RedisS
         waited = time.monotonic() - began
     finally:
         os.kill(server.process.pid, signal.SIGCONT)
-    assert waited < 1.6  # one timeout and a little, not five of them (2.3 s)
+    assert waited < 1.6  # one timeout and a little, not five of them
     state = store.log_state(record.id)  # answered again once the server is
     assert state is not None
     assert state.revision == 0

@@ -26,6 +26,7 @@ from service.store import (
     RevisionTakenError,
     StoreError,
     TableBuilder,
+    TableStatus,
     UnknownMapError,
     editlog,
 )
@@ -35,6 +36,7 @@ from service.store.records import MapRecord
 from service.store.shared_store import SharedMapStore
 from tests.store.test_backends import edited, weighted
 from tests.store.test_editlog import FailingOs, damage_second_record
+from tests.support import wait_until
 
 
 def edited_three_times(store: SharedMapStore) -> tuple[MapRecord, list[GridMap]]:
@@ -320,7 +322,7 @@ def _expect_unknown(store: SharedMapStore, map_id: str, entry: object) -> None:
         store.append_edit(map_id, entry)  # type: ignore[arg-type]
 
 
-def test_regression_a_late_compaction_took_the_snapshot_back_past_a_newer_one(
+def test_a_late_compaction_keeps_the_newer_snapshot(
     pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Two workers compacting one map: the one with the older revision checks the
@@ -340,7 +342,7 @@ def test_regression_a_late_compaction_took_the_snapshot_back_past_a_newer_one(
     assert files == [fresh.grid_file, fresh.islands_file]
 
 
-def test_regression_a_copy_ahead_of_its_store_was_kept_and_its_edits_refused(
+def test_a_copy_ahead_of_its_store_is_reloaded_from_the_store(
     tmp_path: Path,
 ) -> None:
     # The store lost a revision a service holds (as a Redis restarted from an older
@@ -370,7 +372,7 @@ def test_regression_a_copy_ahead_of_its_store_was_kept_and_its_edits_refused(
         builder.close()
 
 
-def test_regression_a_load_waited_for_an_edit_lock_whose_holder_waited_for_the_load(
+def test_a_load_takes_no_edit_lock(
     tmp_path: Path,
 ) -> None:
     # An editor holds the map's edit lock and may load the map through the cache; the
@@ -418,7 +420,7 @@ def test_a_worker_keeps_no_record_of_its_uploads_beyond_what_lookups_check(
 
 
 @pytest.mark.parametrize("failing", ["fsync", "write"], ids=["fsync", "short-write"])
-def test_regression_an_edit_after_a_failed_append_is_the_one_a_worker_reads(
+def test_an_edit_after_a_failed_append_is_the_one_a_worker_reads(
     pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     """A failed append is cut off again: the next edit takes its revision, and the
@@ -439,7 +441,7 @@ def test_regression_an_edit_after_a_failed_append_is_the_one_a_worker_reads(
     assert np.array_equal(loaded.costs, acknowledged.costs)
 
 
-def test_regression_a_load_that_lost_its_islands_to_a_compaction_took_the_record_back(
+def test_a_load_that_loses_its_islands_to_a_compaction_reads_the_new_snapshot(
     pair: tuple[SharedMapStore, SharedMapStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """b read the old snapshot's grid; a's compaction removed its islands file before b
@@ -514,7 +516,7 @@ def test_a_damaged_island_table_is_rewritten_only_when_the_edit_lock_is_free(
 
 
 @pytest.mark.parametrize("caught_up", [False, True], ids=["behind", "caught-up"])
-def test_regression_a_worker_waiting_on_a_build_said_ready_for_tables_it_never_attached(
+def test_a_worker_waiting_on_a_build_attaches_the_tables_it_says_are_ready(
     tmp_path: Path, caught_up: bool
 ) -> None:
     # Worker B waited for A's cluster build while pinning its copy at revision 1; A
@@ -551,16 +553,22 @@ def test_regression_a_worker_waiting_on_a_build_said_ready_for_tables_it_never_a
             tables = build_clusters(grid_a, cluster_size=4, max_table_bytes=1 << 30)
             assert store_a.save_clusters(map_id, tables)
         store_a.release_build(map_id, "clusters", token)
-        deadline = time.monotonic() + 30
-        while (status := builder_b.status(map_id, "clusters")) is None or \
-                status.status == "building":  # fmt: skip
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        assert status.status == "ready"
+        began = time.monotonic()
+
+        def built() -> TableStatus | None:
+            status = builder_b.status(map_id, "clusters")
+            return None if status is None or status.status == "building" else status
+
+        assert wait_until(built, seconds=30).status == "ready"
         assert editor_b.catch_up(map_id) == 2
-        while (current := cache_b.current(map_id)) is None or current.clusters is None:
-            assert time.monotonic() < deadline, "B said ready and attached nothing"
-            time.sleep(0.01)
+
+        def attached() -> GridMap | None:
+            current = cache_b.current(map_id)
+            return current if current is not None and current.clusters is not None else None
+
+        current = wait_until(attached, seconds=30 - (time.monotonic() - began),
+                             message="B said ready and attached nothing")  # fmt: skip
+        assert current.clusters is not None
         assert current.clusters.revision <= current.revision
     finally:
         for _, _, builder, editor in workers:

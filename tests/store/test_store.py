@@ -276,9 +276,7 @@ def test_verify_reads_and_checks_a_grid_and_remembers_a_problem(store: MapStore)
 # -- the data dir's lock -------------------------------------------------------------
 
 
-def test_regression_second_store_on_a_data_dir_in_use_is_refused(
-    data_dir: Path, store: MapStore
-) -> None:
+def test_a_second_store_on_a_data_dir_in_use_is_refused(data_dir: Path, store: MapStore) -> None:
     """A second server on a data dir in use served a stale map list: it is refused."""
     with pytest.raises(
         DataDirInUseError, match=rf"in use by another gridpath process \(pid {os.getpid()}\)"
@@ -664,9 +662,10 @@ def test_a_load_that_a_compaction_overtook_reads_the_new_snapshot(
     assert store.problem(stale.id) is None  # not marked corrupt
 
 
-def test_regression_a_scrub_overtaken_by_a_compaction_marked_the_map_corrupt(
+def test_a_scrub_overtaken_by_a_compaction_leaves_the_map_healthy(
     store: MapStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A scrub overtaken by a compaction marked the map corrupt."""
     stale, grid = _compacted(store)
     _stale_once(monkeypatch, store, stale)
     assert store.verify(stale.id) is None
@@ -674,7 +673,7 @@ def test_regression_a_scrub_overtaken_by_a_compaction_marked_the_map_corrupt(
     assert_same_grid(store.load(stale.id), grid)
 
 
-def test_regression_an_islands_rewrite_took_the_record_back_past_a_compaction(
+def test_an_islands_rewrite_keeps_the_record_past_a_compaction(
     store: MapStore,
 ) -> None:
     # A load of the old snapshot found its islands file gone (the compaction removed
@@ -686,9 +685,10 @@ def test_regression_an_islands_rewrite_took_the_record_back_past_a_compaction(
     assert store.verify(stale.id) is None
 
 
-def test_regression_a_map_deleted_while_its_edit_was_logged_raised_key_error(
+def test_an_edit_of_a_map_deleted_meanwhile_is_an_unknown_map(
     store: MapStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A map deleted while its edit was logged raised KeyError."""
     grid = weighted()
     record = store.create(grid, None)
     append = editlog.append
@@ -715,7 +715,7 @@ def _edited_three_times(store: MapStore) -> tuple[MapRecord, GridMap]:
 
 
 @pytest.mark.parametrize("failing", [META_FILE, LOG_FILE])
-def test_regression_a_compaction_failing_past_its_commit_took_the_map_back(
+def test_a_compaction_failing_past_its_commit_keeps_the_new_snapshot(
     data_dir: Path, open_store: OpenStore, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     # The folder's fsync after a rename failed (EIO): meta.json (the commit point) or
@@ -750,9 +750,10 @@ def test_regression_a_compaction_failing_past_its_commit_took_the_map_back(
     assert_same_grid(back, grid)
 
 
-def test_regression_a_map_deleted_while_its_compaction_finished_was_listed_again(
+def test_a_map_deleted_while_its_compaction_finishes_stays_deleted(
     store: MapStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A map deleted while its compaction finished was listed again."""
     record, grid = _edited_three_times(store)
     write = store_module.atomic_write  # type: ignore[attr-defined]
 
@@ -771,9 +772,10 @@ def test_regression_a_map_deleted_while_its_compaction_finished_was_listed_again
         store.load(record.id)
 
 
-def test_regression_a_delete_whose_rename_failed_dropped_the_map_until_a_restart(
+def test_a_delete_whose_rename_fails_keeps_the_map(
     store: MapStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A delete whose rename failed dropped the map until a restart."""
     record, grid = _edited_three_times(store)
 
     def failing(self: Path, target: Path) -> None:

@@ -13,6 +13,7 @@ page after a query is saved to ``$GRIDPATH_ARTIFACTS/viewer.png`` (default:
 import io
 import math
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -168,6 +169,16 @@ class Page:
         assert all(p[3] == 255 for p in rgba)
         return [tuple(p[:3]) for p in rgba]
 
+    def swatches(self) -> dict[str, tuple[int, ...]]:
+        """The legend's swatches, by their class after ``swatch``: the RGB they show."""
+        shown: dict[str, str] = self.js(
+            "const swatches = document.querySelectorAll('#legend .swatch');"
+            "return Object.fromEntries(Array.from(swatches, (s) => ["
+            "  s.classList[1], getComputedStyle(s).backgroundColor]));"
+        )
+        return {name: tuple(int(v) for v in re.findall(r"\d+", colour)[:3])
+                for name, colour in shown.items()}  # fmt: skip
+
     def blocked(self) -> list[int]:
         """What the page holds blocked: 1 per blocked cell, row by row."""
         cells: list[int] = self.js("return Array.from(window.gridpathViewer.blocked)")
@@ -226,7 +237,7 @@ def check_drawn(page: Page, answer: dict[str, Any]) -> None:
     path = answer["path"]
     assert page.state("drawnPath") == path
     # Every cell on the path but the two under the start and goal markers is path-blue.
-    colour = tuple(page.state("colors.pathRgb"))
+    colour = tuple(page.state("colors.path"))
     inner = path[1:-1]
     assert inner
     assert page.pixels(inner) == [colour] * len(inner)
@@ -276,7 +287,7 @@ def test_a_query_clicked_on_an_uploaded_map_draws_the_apis_answer(
     scale = page.state("scale")
     shown = picture.convert("RGB").getpixel((int((x + 0.5) * scale), int((y + 0.5) * scale)))
     assert isinstance(shown, tuple)
-    assert close(shown, page.state("colors.pathRgb")), shown
+    assert close(shown, page.state("colors.path")), shown
     page.screenshot("viewer.png")
 
     # Another option: the page asks again at once, and still draws what the API answers.
@@ -289,6 +300,26 @@ def test_a_query_clicked_on_an_uploaded_map_draws_the_apis_answer(
     assert jps["cost"] == pytest.approx(answer["cost"])
     check_drawn(page, jps)
     assert page.console_errors() == []
+
+
+def test_the_legend_shows_the_colours_the_canvas_draws(
+    server: httpx.Client, browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """The legend called the goal blue and the path red; the canvas drew them the other
+    way round."""
+    page = Page(browser, server)
+    map_id = page.upload(tmp_path, "legend")
+    page.query(START, GOAL)
+    answer = api_answer(page, map_id)
+    assert answer["status"] == "found"
+    legend = page.swatches()
+    assert set(legend) == {"start", "goal", "path", "early", "late"}
+    # The markers' centres, and a cell of the path away from them.
+    start, goal, on_path = page.pixels([list(START), list(GOAL), answer["path"][1]])
+    assert (start, goal, on_path) == (legend["start"], legend["goal"], legend["path"])
+    # The expansions' tint runs from the early swatch's colour to the late one's.
+    assert legend["early"] == tuple(page.state("colors.early"))
+    assert legend["late"] == tuple(page.state("colors.late"))
 
 
 def test_painted_walls_are_edits_of_the_map(

@@ -301,8 +301,8 @@ def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
     if not sliced.finished:
         return None
     # Unpinned here, not on the event loop: the cache's lock is the search threads' too,
-    # and the loop waiting on it (with the interpreter lock passed to and fro) stalled
-    # every request; measured: a fifth fewer batches a second.
+    # and the loop waiting on it (with the interpreter lock passed to and fro) would
+    # stall every request.
     sliced.release()
     return _of_results(sliced.take_results())
 

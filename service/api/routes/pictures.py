@@ -170,10 +170,9 @@ def _draw_goals(image: Image.Image, draw: ImageDraw.ImageDraw, query: PathQuery,
     """The goal, the goals, or the region's outline, where it crosses the picture.
 
     A region may reach far past the map (a client's rect or radius): Pillow's time
-    grows with the shape, not the picture (a rect 2**22 cells wide held the
-    interpreter lock for 4 s, a circle of radius 2**20 pixels for 30 s), so a rect is
-    clipped to just outside the picture and a circle drawn over the part of the
-    picture its box covers."""
+    grows with the shape, not the picture, and it holds the interpreter lock
+    throughout, so a rect is clipped to just outside the picture and a circle drawn
+    over the part of the picture its box covers."""
     spec = query.spec
     for goal in spec.goals or ([spec.goal] if spec.goal is not None else []):
         _mark(draw, goal, scale, GOAL_COLOUR)

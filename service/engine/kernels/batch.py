@@ -256,7 +256,8 @@ def write_two_legs(jump_table, width, s, t, parent, n, cells, at):
 def run_batch(grid, queries, first, count, gen0, scratch, results, paths):
     """``search_batch`` compiled once for ``search_handles`` and ``search_many``, where
     a call more per batch costs nothing (numba compiles an inlined function anew into
-    every caller, some 10 s each). ``search_one``, the single query, inlines it."""
+    every caller, which lengthens a cold start). ``search_one``, the single query,
+    inlines it."""
     return search_batch(grid, queries, first, count, gen0, scratch, results, paths)
 
 

@@ -4,9 +4,9 @@ By default numba counts references to every array a compiled function holds: eac
 array bound to a variable, unpacked from a tuple or passed to an inlined helper is
 an ``NRT_incref`` call, and its release an ``NRT_decref``; numba's pruning pass
 removes the pairs it can prove redundant, but not in a function as large as
-``jps``. There they were called about a dozen times per successor, and the calls
-pinned registers around them: measured on orz900d, the JPS kernel ran 1.8x faster
-without them (162 against 89 us a query; ``docs/engine.md``).
+``jps``. There they are called about a dozen times per successor, and the calls
+pin registers around them: they take a large share of the JPS kernel's time
+(docs/benchmarks.md, "Against warthog").
 
 A kernel compiled with ``borrowing`` emits no reference counting: it only borrows
 the arrays it is given (their owner, the caller, holds them for the call; see

@@ -1,8 +1,8 @@
 """Arrays handed to a kernel as one int64 table of their addresses and shapes.
 
-Numba unboxes every array argument of every call, about 70 ns an array: a search
-over a map and its tables takes some fifty arrays, which cost more than a short
-search does (3.7 us of a 4.7 us kernel call). A *handle* is a ``(slots, 3)`` int64
+Numba unboxes every array argument of every call: a search over a map and its
+tables takes some fifty arrays, whose unboxing costs more than a short search does.
+A *handle* is a ``(slots, 3)`` int64
 array, a row ``(address, rows, columns)`` per array (``columns`` 0 for a vector);
 the kernel rebuilds each array from its row (``borrowed_array``), which costs nothing.
 

@@ -18,7 +18,7 @@ SEARCH_KERNELS = (
 def test_search_kernels_count_no_references() -> None:
     # Regression: numba counted references to the arrays in ``jps`` (a dozen
     # NRT_incref/NRT_decref calls per successor, which its pruning pass could not
-    # remove in so large a function): the kernel ran 1.8x slower on orz900d.
+    # remove in so large a function), which slowed the kernel down considerably.
     for kernel in SEARCH_KERNELS:
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
 

@@ -51,7 +51,7 @@ def test_editing_a_callee_drops_its_callers_cache(tmp_path: Path) -> None:
     assert (folder / "__pycache__" / MARKER).read_text() == fingerprint(folder)
 
 
-def test_regression_numba_cache_dir_was_not_where_numba_writes(
+def test_stale_kernels_are_dropped_where_numba_cache_dir_puts_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With NUMBA_CACHE_DIR set, numba writes to ``<dir>/<folder>_<sha1>``, not to a
@@ -85,7 +85,7 @@ def test_warm_marker_follows_the_sources(tmp_path: Path, monkeypatch: pytest.Mon
     assert not is_warm(folder)
 
 
-def test_regression_a_fresh_clone_compiled_twice(tmp_path: Path) -> None:
+def test_a_fresh_clone_keeps_the_kernels_it_compiled(tmp_path: Path) -> None:
     """Without ``__pycache__`` yet (a fresh clone, PYTHONDONTWRITEBYTECODE) no marker
     was written, so the second process took the first one's cache for stale: every
     kernel compiled twice, and a test's first service outlasted its ready wait."""

@@ -21,15 +21,17 @@
   const BLOCKED = [28, 28, 32];
   const CHEAPEST = 236;
   const DEAREST = 120;
+  // What the canvas draws with, as [r, g, b]; the legend's swatches are painted from
+  // these too (paintLegend), so the two cannot disagree.
   const COLORS = {
-    path: "#1f77b4",
-    pathRgb: [31, 119, 180],
-    start: "#2ca02c",
-    goal: "#d62728",
+    path: [31, 119, 180],
+    start: [44, 160, 44],
+    goal: [214, 39, 40],
     early: [255, 236, 160], // first expansion
     late: [232, 106, 24], // last expansion
     traceAlpha: 160, // of 255: the map shows through
   };
+  const css = ([r, g, b]) => `rgb(${r},${g},${b})`;
   // Maps with more cells are drawn from the server's PNG, scaled down (coarse) when they
   // do not fit; smaller ones from their exact costs, at least one pixel per cell.
   const EXACT_CELLS = 4 * 1024 * 1024;
@@ -420,11 +422,11 @@
       context.lineWidth = Math.max(2, scale * 0.35);
       context.lineJoin = "round";
       context.lineCap = "round";
-      context.strokeStyle = COLORS.path;
+      context.strokeStyle = css(COLORS.path);
       context.stroke();
     }
-    marker(context, viewer.start, COLORS.start);
-    marker(context, viewer.goal, COLORS.goal);
+    marker(context, viewer.start, css(COLORS.start));
+    marker(context, viewer.goal, css(COLORS.goal));
     showCursor();
     Object.assign(canvas.dataset, {
       mapId: map.id,
@@ -587,8 +589,7 @@
     if (stroke.cells.has(index)) return;
     stroke.cells.set(index, [x, y]);
     const context = base.getContext("2d");
-    context.fillStyle = stroke.cost === 0 ? `rgb(${BLOCKED.join(",")})`
-      : `rgb(${CHEAPEST},${CHEAPEST},${CHEAPEST})`;
+    context.fillStyle = stroke.cost === 0 ? css(BLOCKED) : css([CHEAPEST, CHEAPEST, CHEAPEST]);
     context.fillRect(x, y, 1, 1); // shown at once; the server's grid replaces it
   }
 
@@ -670,7 +671,15 @@
 
   // -- wiring ------------------------------------------------------------------------------
 
+  // Each legend swatch names its colour in data-color: a key of COLORS.
+  function paintLegend() {
+    for (const swatch of document.querySelectorAll("#legend .swatch[data-color]")) {
+      swatch.style.backgroundColor = css(COLORS[swatch.dataset.color]);
+    }
+  }
+
   function init() {
+    paintLegend();
     const key = $("api-key");
     key.value = window.localStorage.getItem(KEY_STORE) ?? "";
     key.addEventListener("change", () => {
