@@ -77,6 +77,7 @@ from service.engine import (
     find_paths_between,
 )
 from service.engine.kernels.batch import search_many
+from service.engine.kernels.bundles import JumpTables, Nodes, Task, Terrain
 from service.engine.kernels.codes import HEURISTIC_OCTILE
 from service.engine.kernels.jps import jps, jump_distances
 from service.engine.movingai import Scenario, parse_scenarios
@@ -260,11 +261,13 @@ def _search_rows(grid_arrays: tuple[Any, ...], width: int, starts: npt.NDArray[n
     weight 1, no budget, ``walk`` as given; the expansions in all."""
     cost, bits, table = grid_arrays
     stamp, g, parent = nodes
+    terrain = Terrain(cost, width, 1.0)
+    jumps = JumpTables(bits, table)
     total = 0
     for i in range(starts.shape[0]):
-        total += jps(cost, bits, table, width, starts[i], goals[i], HEURISTIC_OCTILE, 1.0,
-                     1.0, 1 << 62, True, gen0 + i, stamp, g, parent, heap, stack,
-                     landmarks, trace, walk)[2]  # fmt: skip
+        task = Task(starts[i], goals[i], 0, HEURISTIC_OCTILE, 1.0, 1 << 62, True, True)
+        search = Nodes(gen0 + i, stamp, g, parent, heap, stack)
+        total += jps(terrain, jumps, task, search, landmarks, trace, walk)[2]
     return total
 
 

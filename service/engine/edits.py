@@ -369,9 +369,9 @@ def _islands(grid: GridMap, padded: npt.NDArray[np.float32], changes: Changes,
         room = census.next_label[i] + 9 * cells.size + 1
         grown = np.zeros(room, np.int64)
         grown[: census.sizes[i].size] = census.sizes[i]
-        count, next_label = update_islands(grid.padded, padded, grid.padded_width, labels[i],
-                                           grown, cells, eight, census.next_label[i],
-                                           counts[i], stamp, queue)  # fmt: skip
+        costs = (grid.padded, padded, grid.padded_width)
+        islands = (labels[i], grown, census.next_label[i], counts[i])
+        count, next_label = update_islands(costs, islands, cells, eight, (stamp, queue))
         counts[i] = int(count)
         sizes.append(grown[: int(next_label)])
         next_labels.append(int(next_label))
@@ -519,8 +519,9 @@ def _repair_landmark_table(table: LandmarkTable, grid: GridMap, seeds: npt.NDArr
     largest = 0.0
     for column in range(table.count):
         for reverse, distances in directions:
-            found = lower_distances(grid.padded, grid.padded_width, eight, reverse, distances,
-                                    column, seeds, threshold, heap)  # fmt: skip
+            landmark = (distances, column, reverse)
+            found = lower_distances((grid.padded, grid.padded_width, eight), landmark, seeds,
+                                    threshold, heap)  # fmt: skip
             largest = max(largest, found)
     scale = max(largest, table.margin * 2.0**22)
     margin = table.margin + 2 * threshold + scale * 2.0**-22
@@ -564,8 +565,8 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
     cost = np.zeros(count, np.float64)
     blocked_at = np.zeros((count, 2), np.int64)
     unit = grid.for_agent_size(size)
-    check_paths_kernel(unit.padded, unit.padded_width, code, xs, ys, offsets, walkable, cost,
-                       blocked_at)  # fmt: skip
+    check_paths_kernel((unit.padded, unit.padded_width), code, (xs, ys, offsets),
+                       (walkable, cost, blocked_at))  # fmt: skip
     return PathCheck(walkable, cost, blocked_at)
 
 

@@ -7,6 +7,7 @@ import numpy.typing as npt
 from service.engine.errors import PathTooLongError
 from service.engine.goals import GoalSet, cells_goal_set
 from service.engine.grid import GridMap
+from service.engine.kernels.bundles import Nodes, Task, Terrain
 from service.engine.kernels.codes import (
     DIAGONAL_ALWAYS,
     STATUS_FOUND,
@@ -45,11 +46,14 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
         target = cells_goal_set(grid, nearest)
     scratch = scratch_for(grid.padded.size, scratch)
     generation = scratch.take_generations(1)
+    plan = query.plan
+    task = Task(query.source, target.kernel, plan.diagonal, plan.heuristic, plan.weight,
+                plan.budget, plan.tie_break, False)  # fmt: skip
+    nodes = Nodes(generation, scratch.stamp, scratch.g, scratch.parent, scratch.heap,
+                  scratch.stack[:0])  # fmt: skip
     status, end, expanded, reopened = goal_set_search(
-        grid.padded, width, query.source, target.kernel, query.plan.diagonal, query.plan.heuristic,
-        grid.min_cost, query.plan.weight, query.plan.budget, query.plan.tie_break, generation,
-        scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.trace_buffer(trace),
-    )  # fmt: skip
+        Terrain(grid.padded, width, grid.min_cost), task, nodes, scratch.trace_buffer(trace)
+    )
     if status == STATUS_NO_PATH:  # not on the island after all: cannot happen
         return no_path(grid, query)
     if status == STATUS_PARTIAL:

@@ -9,9 +9,10 @@ import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
 from service.engine.errors import InvalidMapError, UnitGridTooBigError
-from service.engine.handles import Handle, handle
+from service.engine.handles import Handle, handle_of
 from service.engine.kernels.clearance import clearance
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
+from service.engine.kernels.handles import GridSlots
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.landmarks import LandmarkTables
@@ -672,13 +673,21 @@ class Parts(NamedTuple):
 
 
 def _grid_handle(view: tuple[Any, ...]) -> Handle:
-    """The handle of ``GridMap._view()``, slots as ``kernels.handles.grid_view`` reads."""
+    """The handle of ``GridMap._view()``, laid out as ``kernels.handles.GridSlots``."""
     cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmarks = view
-    cluster_of, packed, counts, units, symmetric = clusters
-    from_tables, to_tables, margins = landmarks
+    cluster_of, (packed_four, packed_eight), counts, units, symmetric = clusters
+    (from_four, from_eight), (to_four, to_eight), margins = landmarks
+    east, west, south, north = bits
     scalars = np.array([width, uniform, min_cost], dtype=np.float64)
-    return handle([cost, islands, cluster_of, *packed, counts, units, symmetric, *bits,
-                   jump_table, *from_tables, *to_tables, margins, scalars])  # fmt: skip
+    return handle_of(GridSlots._fields, {
+        "cost": cost, "islands": islands, "cluster_of": cluster_of,
+        "packed_four": packed_four, "packed_eight": packed_eight, "cluster_counts": counts,
+        "cluster_units": units, "cluster_symmetric": symmetric, "bits_east": east,
+        "bits_west": west, "bits_south": south, "bits_north": north,
+        "jump_table": jump_table, "from_four": from_four, "from_eight": from_eight,
+        "to_four": to_four, "to_eight": to_eight, "landmark_margins": margins,
+        "scalars": scalars,
+    })  # fmt: skip
 
 
 def _eight(diagonal: str) -> bool:

@@ -6,7 +6,7 @@ into, and whoever passes ``handle.table`` to a kernel holds the ``Handle`` until
 kernel returns, so the arrays cannot be freed under it.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +18,18 @@ class Handle(NamedTuple):
 
     table: npt.NDArray[np.int64]
     arrays: tuple[npt.NDArray[np.generic], ...]
+
+
+def handle_of(layout: Sequence[str], arrays: Mapping[str, npt.NDArray[np.generic]]) -> Handle:
+    """The handle of ``arrays`` laid out as ``layout`` names them (the fields of a
+    ``kernels.handles`` slots tuple): row ``i`` is ``arrays[layout[i]]``'s.
+
+    Raises:
+        KeyError: an array of the layout is missing. ValueError: as :func:`handle`.
+    """
+    if len(arrays) != len(layout):
+        raise ValueError(f"a handle of {len(layout)} arrays was given {len(arrays)}")
+    return handle([arrays[name] for name in layout])
 
 
 def handle(arrays: Sequence[npt.NDArray[np.generic]]) -> Handle:

@@ -67,7 +67,8 @@ class LeanPlan(NamedTuple):
     memo in ``GridMap.plans``, under its ``SearchOptions``)."""
 
     plan: Plan
-    row: npt.NDArray[np.int64]  # ``option_row(plan)``: ``search_one``'s options
+    row: npt.NDArray[np.int64]  # ``option_row(plan)``
+    kernel_plan: tuple[npt.NDArray[np.int64], float]  # ``search_one``'s: (row, weight)
     records: bool  # whether it may run ``dial`` (which needs the scratch's records)
     clusters: int  # the most clusters of a table it reads
     alone: BatchPlans  # a batch's plans when this is its only one, made once (2-3 us)
@@ -133,7 +134,8 @@ def remember_lean(grid: GridMap, plans: dict[object, object], options: SearchOpt
         return
     clusters = cluster_rows(grid) if plan.table != NO_TABLE else 0
     alone = batch_plans([plan], clusters)
-    lean = LeanPlan(plan, alone.options[0], alone.records, clusters, alone)
+    row = alone.options[0]
+    lean = LeanPlan(plan, row, (row, plan.weight), alone.records, clusters, alone)
     if len(plans) >= MEMO_ENTRIES:
         plans.clear()
     plans[options] = lean

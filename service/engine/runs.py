@@ -21,6 +21,7 @@ from service.engine.kernels.batch import (
     search_many,
     search_one,
 )
+from service.engine.kernels.bundles import Nodes, Terrain
 from service.engine.kernels.codes import (
     DIAGONAL_ALWAYS,
     DIAGONAL_NEVER,
@@ -85,7 +86,7 @@ def find_one(grid: GridMap, lean: LeanPlan, start: Point, goal: Point, scratch: 
     while True:
         kernel, generation = scratch.single_query(lean.records, lean.clusters)
         done, status, cost, length, expanded, reopened, n, turns = search_one(
-            held.table, kernel.table, lean.row, plan.weight, generation, sx, sy, gx, gy
+            held.table, kernel.table, lean.kernel_plan, generation, sx, sy, gx, gy
         )
         if done == 1:
             break
@@ -446,16 +447,17 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
         xs, ys = starts % width, starts // width
         box = np.array([xs.min(), ys.min(), xs.max(), ys.max()], np.int64)
         heuristic = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
-        settled = settle_starts(grid.padded, width, diagonal, goal, want,
-                                int(np.count_nonzero(want)), box, heuristic, grid.min_cost,
-                                scratch.take_generations(1), scratch.stamp, scratch.g,
-                                scratch.parent, scratch.heap)  # fmt: skip
+        terrain = Terrain(grid.padded, width, grid.min_cost)
+        nodes = Nodes(scratch.take_generations(1), scratch.stamp, scratch.g, scratch.parent,
+                      scratch.heap, scratch.stack[:0])  # fmt: skip
+        wanted = (want, int(np.count_nonzero(want)), box)
+        settled = settle_starts(terrain, diagonal, heuristic, goal, wanted, nodes)
     outputs = (arrays.status, arrays.cost, arrays.length)
     done = first
     while True:
         paths = scratch.paths
-        done = write_chain_paths(grid.padded, width, scratch.parent, sources, reachable, done,
-                                 end, outputs, _room_arrays(paths))  # fmt: skip
+        done = write_chain_paths((grid.padded, width), scratch.parent, (sources, reachable),
+                                 (done, end), outputs, _room_arrays(paths))  # fmt: skip
         if done == end:
             return int(settled), end
         try:

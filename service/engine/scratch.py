@@ -19,9 +19,9 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.errors import InvalidQueryError, PathTooLongError, left_out
-from service.engine.handles import Handle, handle
+from service.engine.handles import Handle, handle_of
 from service.engine.kernels.dial import RECORD_FIELDS, STAMP
-from service.engine.kernels.handles import QUERY_SLOTS, ROWS, SCRATCH_SLOTS
+from service.engine.kernels.handles import ROWS, SCRATCH, ScratchSlots
 from service.engine.landmarks import MAX_LANDMARKS
 
 # Stamps are int32; when the counter would overflow, stamps are cleared once.
@@ -152,10 +152,8 @@ class QueryArrays:
         "equal_f_stack",
         "expanded",
         "heuristic",
-        "inputs",
         "landmark",
         "length",
-        "outputs",
         "reopened",
         "source",
         "status",
@@ -183,11 +181,6 @@ class QueryArrays:
         self.length: FloatArray = np.empty(capacity, np.float64)
         self.expanded: IntArray = np.empty(capacity, np.int64)
         self.reopened: IntArray = np.empty(capacity, np.int64)
-        # Built once: the kernel's argument tuples (no per-call slicing or packing).
-        self.inputs = (self.source, self.target, self.diagonal, self.heuristic, self.weight,
-                       self.budget, self.tie_break, self.equal_f_stack, self.buckets,
-                       self.table, self.algorithm, self.landmark)  # fmt: skip
-        self.outputs = (self.status, self.cost, self.length, self.expanded, self.reopened)
 
     @property
     def capacity(self) -> int:
@@ -287,15 +280,14 @@ class Scratch:
                 self.records = np.zeros((self.capacity, RECORD_FIELDS), dtype=np.int32)
             if grow_row:
                 self.goal_row = np.empty(clusters, dtype=np.float32)
-            made = self._handle = handle([*self._buffers(0), *self.queries.inputs,
-                                          *self.queries.outputs, *self.paths.arrays])  # fmt: skip
+            made = self._handle = handle_of(ScratchSlots._fields, self._arrays(0))
             self._handle_paths = self.paths.arrays
             self._capped = False
         room = min(path_room(), self.paths.cells.shape[0])
         if room < self.paths.cells.shape[0] or self._capped:
             self._capped = _show_room(made, room)
         if trace > 0:  # for this call only
-            traced = handle([*self._buffers(trace), *made.arrays[SCRATCH_SLOTS:]])
+            traced = handle_of(ScratchSlots._fields, self._arrays(trace))
             _show_room(traced, room)
             return traced
         return made
@@ -312,9 +304,27 @@ class Scratch:
         self.generation += 1
         return made, self.generation
 
-    def _buffers(self, trace: int) -> list[npt.NDArray[np.generic]]:
-        return [self.nodes, self.fields, *self.heap, self.stack, self.records, self.heads,
-                self.goal_row, self.active, self.trace_buffer(trace)]  # fmt: skip
+    def _arrays(self, trace: int) -> dict[str, npt.NDArray[np.generic]]:
+        """Every buffer by its name in ``kernels.handles.ScratchSlots`` (the trace's
+        room: ``trace`` expansions)."""
+        queries, paths = self.queries, self.paths
+        heap_node, heap_key, heap_pos = self.heap
+        return {
+            "nodes": self.nodes, "fields": self.fields, "heap_node": heap_node,
+            "heap_key": heap_key, "heap_pos": heap_pos, "stack": self.stack,
+            "records": self.records, "heads": self.heads, "goal_row": self.goal_row,
+            "active": self.active, "trace": self.trace_buffer(trace),
+            "source": queries.source, "target": queries.target,
+            "diagonal": queries.diagonal, "heuristic": queries.heuristic,
+            "weight": queries.weight, "budget": queries.budget,
+            "tie_break": queries.tie_break, "equal_f_stack": queries.equal_f_stack,
+            "buckets": queries.buckets, "table": queries.table,
+            "algorithm": queries.algorithm, "landmark": queries.landmark,
+            "status": queries.status, "cost": queries.cost, "length": queries.length,
+            "expanded": queries.expanded, "reopened": queries.reopened,
+            "path_cells": paths.cells, "path_offsets": paths.offsets,
+            "path_turns": paths.turns, "path_turn_offsets": paths.turn_offsets,
+        }  # fmt: skip
 
     def trace_buffer(self, capacity: int) -> npt.NDArray[np.int32]:
         """Room to record the first ``capacity`` expansions (empty for 0: no trace)."""
@@ -343,8 +353,8 @@ class Scratch:
 
 
 #: The rows of a scratch handle (``kernels.handles``) of the path cells and waypoints.
-_PATH_CELLS: Final = SCRATCH_SLOTS + QUERY_SLOTS
-_PATH_TURNS: Final = _PATH_CELLS + 2
+_PATH_CELLS: Final = SCRATCH.path_cells
+_PATH_TURNS: Final = SCRATCH.path_turns
 
 
 def _show_room(made: Handle, room: int) -> bool:

@@ -375,7 +375,7 @@ def test_landmark_repair_seeds_the_cells_around_the_lowered_not_their_box(
     seeded: list[int] = []
 
     def counted(*args: Any) -> float:
-        seeded.append(len(args[6]))
+        seeded.append(len(args[2]))
         return float(lower_distances(*args))
 
     monkeypatch.setattr("service.engine.edits.lower_distances", counted)

@@ -46,52 +46,26 @@ from service.engine.kernels.trace import record
 
 
 @borrowing
-def astar(
-    cost,
-    width,
-    start,
-    goal,
-    diagonal,
-    heuristic,
-    h_scale,
-    weight,
-    budget,
-    tie_break,
-    equal_f_stack,
-    gen,
-    stamp,
-    g,
-    parent,
-    heap,
-    stack,
-    cluster_of,
-    goal_row,
-    landmarks,
-    trace,
-):
-    """Search from ``start`` to ``goal`` on a padded flat grid.
+def astar(terrain, task, nodes, bounds, trace):
+    """Search from ``task.start`` to ``task.goal`` on a padded flat grid.
 
     Args:
-        cost: (cells,) float32, padded row-major; ``<= 0`` is blocked (the border is).
-        width: padded width (map width + 2).
-        start, goal: padded flat indices of walkable cells.
-        diagonal, heuristic: codes from ``codes``.
-        h_scale: the map's minimum walkable cost (keeps heuristics admissible).
-        weight: ``f = g + weight * h``.
-        budget: maximum number of expansions.
-        tie_break: on equal ``f`` pop the larger ``g`` first.
-        equal_f_stack: use the equal-f stack (only for consistent heuristics).
-        gen: this query's generation, ``1 <= gen < 2**31``.
-        stamp (int32), g (float64), parent (int32): (cells,) scratch.
-        heap: ``(node, key, pos)`` scratch, see ``heap``.
-        stack: (cells,) int32 scratch for the equal-f stack.
-        cluster_of, goal_row: the cluster heuristic's table, or empty arrays: each
-            cell's cluster ((cells,) int32) and the lower bound from each cluster
-            to the goal's ((clusters,) float32). With a table, h is the larger of
-            the scaled ``heuristic`` and the bound (admissible, not consistent).
-        landmarks: ``(from_table, to_table, goal_from, goal_to, active, count,
-            margin)`` as ``landmarks.landmark_bound`` reads them; ``count`` 0: none.
-            With landmarks, h is also at least their bound (still consistent).
+        terrain: a ``bundles.Terrain``: the costs, padded width and least cost (which
+            keeps the heuristics admissible).
+        task: a ``bundles.Task``: start and goal (padded flat indices of walkable
+            cells), the diagonal policy and heuristic (codes from ``codes``), the
+            weight (``f = g + weight * h``), the budget (most expansions), the
+            tie-break (on equal ``f`` pop the larger ``g`` first) and whether to use
+            the equal-f stack (only for consistent heuristics).
+        nodes: a ``bundles.Nodes``: this query's generation and the scratch (stamp,
+            g, parent; the heap, see ``heap``; the equal-f stack).
+        bounds: a ``bundles.Bounds``: the cluster heuristic's table, or empty arrays:
+            each cell's cluster and the lower bound from each cluster to the goal's.
+            With a table, h is the larger of the scaled heuristic and the bound
+            (admissible, not consistent). The landmarks, ``(from_table, to_table,
+            goal_from, goal_to, active, count, margin)`` as ``landmarks.landmark_bound``
+            reads them (``count`` 0: none): h is also at least their bound (still
+            consistent).
         trace: (capacity,) int32: the first ``capacity`` cells expanded, in order
             (reopened cells again); size 0 records nothing (see ``record``).
 
@@ -101,6 +75,10 @@ def astar(
         the budget ran out, ``start`` otherwise. ``g[end]`` is its cost and
         ``parent`` links lead back to ``start``.
     """
+    cost, width, h_scale = terrain
+    start, goal, diagonal, heuristic, weight, budget, tie_break, equal_f_stack = task
+    gen, stamp, g, parent, heap, stack = nodes
+    cluster_of, goal_row, landmarks = bounds
     node_of, key, pos = heap
     gx = goal % width
     gy = goal // width

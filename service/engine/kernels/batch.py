@@ -21,6 +21,7 @@ from numba import njit
 
 from service.engine.kernels.astar import astar
 from service.engine.kernels.borrowing import borrowing
+from service.engine.kernels.bundles import Bounds, JumpTables, Nodes, Task, Terrain
 from service.engine.kernels.clusters import unpack_row
 from service.engine.kernels.codes import (
     ALGORITHM_JPS,
@@ -123,6 +124,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         landmark,
     ) = queries
     stamp, g, parent, heap, stack, records, heads, goal_row, active, trace = scratch
+    terrain = Terrain(cost, width, min_cost)
+    jump_tables = JumpTables(bits, jump_table)
     no_row = goal_row[:0]  # "no table" for the cluster and landmark arguments
     record_parent = records[:, PARENT]
     status, path_cost, length, expanded, reopened = results
@@ -160,7 +163,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     offsets[i + 1] = at + n
                     return i
                 legs = algorithm[i] == ALGORITHM_JPS and jump_table.shape[0] > 0
-                if trace_line(cost, width, x0, y0, x1, y1, d, cells, at) or (
+                if trace_line(cost, width, (x0, y0, x1, y1), d, cells, at) or (
                     legs and write_two_legs(jump_table, width, s, t, parent, n, cells, at)
                 ):
                     status[i] = STATUS_FOUND
@@ -182,27 +185,25 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     # (``np.int64(0)``: a literal 0 would type this tuple apart from
                     # ``goal_landmarks``'s, and ``jps`` and ``astar`` would compile twice.)
                     lm = (land_from[0], land_to[0], no_row, no_row, active, np.int64(0), 0.0)
+                task = Task(s, t, d, heuristic[i], weight[i], budget[i], tie_break[i],
+                            equal_f_stack[i])  # fmt: skip
+                gen = gen0 + i
+                bounds = Bounds(cell_cluster, row, lm)
                 jumps = algorithm[i] == ALGORITHM_JPS
                 if jumps:
-                    st, end, ex, ro = jps(cost, bits, jump_table, width, s, t, heuristic[i],
-                                          min_cost, weight[i], budget[i], tie_break[i],
-                                          gen0 + i, stamp, g, parent, heap,
-                                          stack if equal_f_stack[i] else stack[:0], lm,
-                                          trace)  # fmt: skip
+                    nodes = Nodes(gen, stamp, g, parent, heap,
+                                  stack if equal_f_stack[i] else stack[:0])  # fmt: skip
+                    st, end, ex, ro = jps(terrain, jump_tables, task, nodes, lm, trace)
                     links = parent
                     found_cost = g[end]
                 elif buckets[i] > 0:
-                    st, end, ex, ro = dial(cost, width, s, t, heuristic[i], int(min_cost),
-                                           budget[i], buckets[i], gen0 + i, records,
-                                           heads, cell_cluster, row, trace)  # fmt: skip
+                    st, end, ex, ro = dial(terrain, task, (gen, records, heads, buckets[i]),
+                                           bounds, trace)  # fmt: skip
                     links = record_parent
                     found_cost = float(records[end, G])
                 else:
-                    st, end, ex, ro = astar(cost, width, s, t, d, heuristic[i], min_cost,
-                                            weight[i], budget[i], tie_break[i],
-                                            equal_f_stack[i], gen0 + i,
-                                            stamp, g, parent, heap, stack,
-                                            cell_cluster, row, lm, trace)  # fmt: skip
+                    nodes = Nodes(gen, stamp, g, parent, heap, stack)
+                    st, end, ex, ro = astar(terrain, task, nodes, bounds, trace)
                     links = parent
                     found_cost = g[end]
                 status[i] = st
@@ -289,11 +290,13 @@ CELLS_REFUSED = -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def set_query(view, inputs, i, option, weight, sx, sy, gx, gy):
-    """Write query ``i`` of ``inputs`` from ``(sx, sy)`` to ``(gx, gy)`` with ``option``
-    (an ``OPTIONS`` row) and ``weight``; whether its cells are on the map and walkable.
-    A refused query's ``source`` and ``target`` are ``REFUSED`` (``search_batch``
-    answers it with nothing)."""
+def set_query(view, inputs, i, plan, cells):
+    """Write query ``i`` of ``inputs`` from ``(sx, sy)`` to ``(gx, gy)`` (``cells``) under
+    ``plan``: ``(option, weight)``, an ``OPTIONS`` row and the weight; whether its
+    cells are on the map and walkable. A refused query's ``source`` and ``target``
+    are ``REFUSED`` (``search_batch`` answers it with nothing)."""
+    option, weight = plan
+    sx, sy, gx, gy = cells
     cost, width = view[0], view[1]
     height = cost.size // width
     source, target = inputs[0], inputs[1]
@@ -322,9 +325,10 @@ def set_query(view, inputs, i, option, weight, sx, sy, gx, gy):
 
 
 @borrowing
-def search_one(grid, scratch, options, weight, gen, sx, sy, gx, gy):
+def search_one(grid, scratch, plan, gen, sx, sy, gx, gy):
     """One query from ``(sx, sy)`` to ``(gx, gy)`` through ``search_batch``, as query
-    0 of the scratch's query arrays; ``options`` (``OPTIONS``,) int64 as named above.
+    0 of the scratch's query arrays, under ``plan``: ``(options, weight)``, an
+    (``OPTIONS``,) int64 row as named above and the weight.
 
     Returns ``(done, status, cost, length, expanded, reopened, cells, turns)``:
     ``done`` 1 when answered; 0 when its path did not fit (``offsets[1]`` is the room
@@ -334,7 +338,7 @@ def search_one(grid, scratch, options, weight, gen, sx, sy, gx, gy):
     """
     view = grid_view(grid)
     inputs, outputs = query_view(scratch)
-    if not set_query(view, inputs, 0, options, weight, sx, sy, gx, gy):
+    if not set_query(view, inputs, 0, plan, (sx, sy, gx, gy)):
         return CELLS_REFUSED, 0, 0.0, 0.0, 0, 0, 0, 0
     paths = path_view(scratch)
     done = search_batch(view, inputs, 0, 1, gen, scratch_view(scratch), outputs, paths)
@@ -360,8 +364,8 @@ def search_many(grid, scratch, options, weights, rows, first, count, gen0):
     refused = 0
     for i in range(first, count):
         plan = rows[i, 0]
-        if not set_query(view, inputs, i, options[plan], weights[plan], rows[i, 1],
-                         rows[i, 2], rows[i, 3], rows[i, 4]):  # fmt: skip
+        cells = (rows[i, 1], rows[i, 2], rows[i, 3], rows[i, 4])
+        if not set_query(view, inputs, i, (options[plan], weights[plan]), cells):
             refused += 1
     done = run_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
                      path_view(scratch))  # fmt: skip

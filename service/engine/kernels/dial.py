@@ -87,32 +87,35 @@ def unlink(records, heads, cell):
 
 
 @borrowing
-def dial(cost, width, start, goal, heuristic, h_scale, budget, count, gen, records, heads,
-         cluster_of, goal_row, trace):  # fmt: skip
-    """Search from ``start`` to ``goal`` on a padded flat grid, 4-connected.
+def dial(terrain, task, buckets, bounds, trace):
+    """Search from ``task.start`` to ``task.goal`` on a padded flat grid, 4-connected.
 
     Args:
-        cost: (cells,) float32, padded row-major, whole numbers; ``<= 0`` is blocked.
-        width: padded width (map width + 2).
-        start, goal: padded flat indices of walkable cells.
-        heuristic: manhattan, chebyshev or zero (codes from ``codes``).
-        h_scale: the map's minimum walkable cost, a whole number.
-        budget: maximum number of expansions.
-        count: number of buckets, ``max cost + min cost + 1`` (at most ``heads.size``).
-        gen: this query's generation, ``1 <= gen < 2**31``.
-        records: (cells, RECORD_FIELDS) int32 scratch, one row per cell.
-        heads: (>= count,) int32 scratch, the first cell of each bucket.
-        cluster_of, goal_row: the cluster heuristic's table, or empty arrays (as for
-            ``astar``). Its bounds are floored to integers (still lower bounds, costs
-            being integers) and combined with pathmax; a successor whose f would
-            land beyond the last bucket gets ``level + count - 1`` instead: a smaller
-            h, still admissible, so the buckets need no bound on the table's jumps.
+        terrain: a ``bundles.Terrain``: costs (whole numbers), padded width and least
+            cost (a whole number).
+        task: a ``bundles.Task``: start and goal, the heuristic (manhattan, chebyshev
+            or zero) and the budget are read.
+        buckets: ``(gen, records, heads, count)``: this query's generation, ``1 <= gen
+            < 2**31``; (cells, RECORD_FIELDS) int32 scratch, one row per cell, valid
+            where its stamp is ``gen``; (>= count,) int32 scratch, the first cell of
+            each bucket; the number of buckets, ``max cost + min cost + 1``.
+        bounds: a ``bundles.Bounds`` whose cluster table (or empty arrays: none) is
+            read, as for ``astar``. Its bounds are floored to integers (still lower
+            bounds, costs being integers) and combined with pathmax; a successor whose
+            f would land beyond the last bucket gets ``level + count - 1`` instead: a
+            smaller h, still admissible, so the buckets need no bound on the table's
+            jumps.
         trace: as for ``astar``.
 
     Returns:
         ``(status, end, expanded, reopened)`` as for ``astar``; ``records[end, G]``
         is the cost of the path and ``records[:, PARENT]`` links lead back to start.
     """
+    cost, width, min_cost = terrain
+    h_scale = int(min_cost)
+    start, goal, _, heuristic, _, budget, _, _ = task
+    gen, records, heads, count = buckets
+    cluster_of, goal_row, _ = bounds
     gx = goal % width
     gy = goal // width
     uwidth = np.uint32(width)

@@ -45,20 +45,19 @@ def _find(parent, a):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def update_islands(before, cost, width, labels, sizes, changed, eight, next_label, count,
-                   stamp, queue):  # fmt: skip
+def update_islands(costs, islands, changed, eight, work):
     """Update one connectivity's island labels in place after ``changed`` cells changed.
 
     Args:
-        before, cost: (cells,) float32 padded costs of the old and the new revision.
-        width: padded width.
-        labels: (cells,) int32 labels of the old revision (a copy), updated in place.
-        sizes: (capacity,) int64 cells per label, updated in place; ``capacity`` at
-            least ``next_label + 9 * changed.size + 1`` (room for new labels).
+        costs: ``(before, cost, width)``: (cells,) float32 padded costs of the old and
+            the new revision, and the padded width.
+        islands: ``(labels, sizes, next_label, count)``: (cells,) int32 labels of the
+            old revision (a copy), updated in place; (capacity,) int64 cells per label,
+            updated in place, ``capacity`` at least ``next_label + 9 * changed.size +
+            1`` (room for new labels); the smallest label never used; islands before.
         changed: (k,) int64 padded cells whose walkability changed.
         eight: 8-adjacency (the ``always`` policy), else 4.
-        next_label: the smallest label never used; count: islands before.
-        stamp: (cells,) int32 zeros, scratch. queue: (cells,) int32 scratch.
+        work: ``(stamp, queue)``: (cells,) int32 zeros, and (cells,) int32 scratch.
 
     Returns:
         ``(count, next_label)`` after the edit.
@@ -67,6 +66,9 @@ def update_islands(before, cost, width, labels, sizes, changed, eight, next_labe
     is still whole there, so one flood relabels an absorbed island); closings come
     after, and the split search runs on the new costs alone.
     """
+    before, cost, width = costs
+    labels, sizes, next_label, count = islands
+    queue = work[1]
     moves = 8 if eight else 4
     k = changed.size
     parent = np.arange(next_label + k + 1)
@@ -86,7 +88,7 @@ def update_islands(before, cost, width, labels, sizes, changed, eight, next_labe
         met += 1
         # The group: unlabelled cells walkable before or after are the opened ones
         # (every cell walkable before has an island).
-        tail = _relabel(before, cost, width, labels, moves, c, 0, new, queue)
+        tail = _relabel(costs, labels, moves, (c, 0, new), queue)
         sizes[new] = tail
         # Join the islands around the group (closing cells still count as theirs).
         for q in range(tail):
@@ -111,8 +113,7 @@ def update_islands(before, cost, width, labels, sizes, changed, eight, next_labe
                 count -= 1
     for i in range(met):
         old = met_label[i]
-        _relabel(before, cost, width, labels, moves, met_cell[i], old, _find(parent, old),
-                 queue)  # fmt: skip
+        _relabel(costs, labels, moves, (met_cell[i], old, _find(parent, old)), queue)
     # Closed cells leave their island (an island closed whole is gone).
     for j in range(k):
         c = changed[j]
@@ -123,15 +124,18 @@ def update_islands(before, cost, width, labels, sizes, changed, eight, next_labe
             if sizes[old] == 0:
                 count -= 1
     # Does an island fall apart?
-    next_label, count = _split(before, cost, width, labels, sizes, changed, moves,
-                               next_label, count, stamp, queue)  # fmt: skip
+    next_label, count = _split(costs, (labels, sizes, next_label, count), changed, moves,
+                               work)  # fmt: skip
     return count, next_label
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _relabel(before, cost, width, labels, moves, seed, old, new, queue):
-    """Flood the cells labelled ``old`` (walkable before or after) from ``seed`` and
-    label them ``new``; how many (``queue[:count]`` holds them)."""
+def _relabel(costs, labels, moves, flood, queue):
+    """Flood ``(seed, old, new)``: the cells labelled ``old`` (walkable before or after,
+    ``costs`` as for ``update_islands``) from ``seed``, labelled ``new``; how many
+    (``queue[:count]`` holds them)."""
+    before, cost, width = costs
+    seed, old, new = flood
     if old == new or labels[seed] != old:
         return 0
     labels[seed] = new
@@ -151,9 +155,12 @@ def _relabel(before, cost, width, labels, moves, seed, old, new, queue):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _split(before, cost, width, labels, sizes, changed, moves, next_label, count, stamp,
-           queue):  # fmt: skip
-    """Step 3 of :func:`update_islands`: new labels for the pieces a closing cut off."""
+def _split(costs, islands, changed, moves, work):
+    """Step 3 of :func:`update_islands` (the same arguments): new labels for the pieces
+    a closing cut off; the new ``(next_label, count)``."""
+    before, cost, width = costs
+    labels, sizes, next_label, count = islands
+    stamp, queue = work
     k = changed.size
     seeds = np.empty(moves * k, np.int64)
     found = 0
@@ -184,20 +191,25 @@ def _split(before, cost, width, labels, sizes, changed, moves, next_label, count
             if seed_index.size == 0:
                 seed_index = np.zeros(cost.size, np.int32)
             next_label, count, generation = _split_one(
-                cost, width, labels, sizes, seeds[start:end], seed_labels[start], moves,
-                next_label, count, stamp, seed_index, queue, generation)  # fmt: skip
+                (cost, width), (labels, sizes, next_label, count),
+                (seeds[start:end], seed_labels[start]), moves,
+                (stamp, seed_index, queue, generation))  # fmt: skip
         start = end
     return next_label, count
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _split_one(cost, width, labels, sizes, seeds, label, moves, next_label, count, stamp,
-               seed_index, queue, generation):  # fmt: skip
-    """Split island ``label`` into the pieces its ``seeds`` (>= 2) fall into.
-
-    ``seed_index``: (cells,) int32 zeros, left zero; ``stamp``: each search's
-    generation on the cells it saw (generations count up from ``generation``).
-    """
+def _split_one(grid, islands, piece, moves, work):
+    """Split ``piece``, ``(seeds, label)``: island ``label`` into the pieces its ``seeds``
+    (>= 2) fall into; ``grid``: ``(cost, width)``; ``islands`` as for
+    ``update_islands``. ``work``: ``(stamp, seed_index, queue, generation)``: each
+    search's generation on the cells it saw (generations count up from
+    ``generation``); (cells,) int32 zeros, left zero; (cells,) int32 scratch. Returns
+    the new ``(next_label, count, generation)``."""
+    cost, width = grid
+    labels, sizes, next_label, count = islands
+    seeds, label = piece
+    stamp, seed_index, queue, generation = work
     n_seeds = seeds.size
     parent = np.arange(n_seeds)
     members = np.ones(n_seeds, np.int64)  # seeds per set (at its root)
@@ -303,6 +315,8 @@ def repair_jump_distances(cost, width, table, changed, marked, queue):
     Returns:
         The number of entries rewritten.
     """
+    grid = (cost, width, table)
+    marks = (marked, queue)
     rewritten = 0
     touched = 0
     for k in range(4):
@@ -312,8 +326,7 @@ def repair_jump_distances(cost, width, table, changed, marked, queue):
             # Downstream seeds first, so a walk rarely crosses a later seed's.
             c = changed[i] if step < 0 else changed[changed.size - 1 - i]
             for n in (c, c - step, c - side, c + side, c - step - side, c - step + side):
-                done, touched = _walk_upstream(cost, width, table, n, k, step, True, marked,
-                                               queue, touched)  # fmt: skip
+                done, touched = _walk_upstream(grid, (n, k, step, True), marks, touched)
                 rewritten += done
     straights = np.sort(queue[:touched])
     for k in range(4, 8):
@@ -323,22 +336,24 @@ def repair_jump_distances(cost, width, table, changed, marked, queue):
         for i in range(changed.size):
             c = changed[i] if step < 0 else changed[changed.size - 1 - i]
             for n in (c, c - dx, c - dy * width, c - step):
-                rewritten += _walk_upstream(cost, width, table, n, k, step, False, marked,
-                                            queue, 0)[0]  # fmt: skip
+                rewritten += _walk_upstream(grid, (n, k, step, False), marks, 0)[0]
         for i in range(straights.size):
             m = straights[i] if step < 0 else straights[straights.size - 1 - i]
             # The cell whose diagonal entry reads the straight entries of m.
-            rewritten += _walk_upstream(cost, width, table, m - step, k, step, False, marked,
-                                        queue, 0)[0]  # fmt: skip
+            rewritten += _walk_upstream(grid, (m - step, k, step, False), marks, 0)[0]
     return rewritten
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _walk_upstream(cost, width, table, n, k, step, straight, marked, queue, touched):
-    """Recompute entry ``k`` of ``n``, then of the cells upstream (``n - step``, ...)
-    while an entry changes. For a ``straight`` direction, each cell rewritten is
-    queued once (``marked``; ``queue[:touched]``) to seed the diagonals. Returns
-    (entries rewritten, touched)."""
+def _walk_upstream(grid, walk, marks, touched):
+    """Walk ``(n, k, step, straight)``: recompute entry ``k`` of ``n``, then of the
+    cells upstream (``n - step``, ...) while an entry changes; ``grid``: ``(cost,
+    width, table)`` as for ``repair_jump_distances``. For a ``straight`` direction,
+    each cell rewritten is queued once (``marks``: ``(marked, queue)``;
+    ``queue[:touched]``) to seed the diagonals. Returns (entries rewritten, touched)."""
+    cost, width, table = grid
+    n, k, step, straight = walk
+    marked, queue = marks
     rewritten = 0
     while 0 <= n < cost.size:
         if not open_cell(cost, n):
@@ -409,18 +424,23 @@ def lower_cluster_bounds(packed, count, symmetric, ring):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def check_paths(cost, width, diagonal, xs, ys, offsets, walkable, path_cost, blocked_at):
+def check_paths(grid, diagonal, paths, results):
     """Whether each path is still walkable, and what it costs now.
 
-    Path ``i`` is the points ``offsets[i]:offsets[i + 1]`` of ``xs``/``ys`` (unpadded
-    ``(x, y)``, in bounds); consecutive points lie on one row, column or diagonal
-    (waypoints, or cells). Every step is checked as a search takes it: the cell
-    entered walkable, and a diagonal allowed by ``diagonal`` beside its side cells.
+    ``grid``: ``(cost, width)``, padded. ``paths``: ``(xs, ys, offsets)``: path ``i``
+    is the points ``offsets[i]:offsets[i + 1]`` of ``xs``/``ys`` (unpadded ``(x, y)``,
+    in bounds); consecutive points lie on one row, column or diagonal (waypoints, or
+    cells). Every step is checked as a search takes it: the cell entered walkable, and
+    a diagonal allowed by ``diagonal`` beside its side cells.
 
-    Writes ``walkable[i]``, ``path_cost[i]`` (the cost of its steps; NaN when not
-    walkable) and ``blocked_at[i]`` ((count, 2) int64): the ``(x, y)`` of the first
-    cell the path cannot enter (its start, if blocked), ``(-1, -1)`` if none.
+    ``results``: ``(walkable, path_cost, blocked_at)``: writes ``walkable[i]``,
+    ``path_cost[i]`` (the cost of its steps; NaN when not walkable) and
+    ``blocked_at[i]`` ((count, 2) int64): the ``(x, y)`` of the first cell the path
+    cannot enter (its start, if blocked), ``(-1, -1)`` if none.
     """
+    cost, width = grid
+    xs, ys, offsets = paths
+    walkable, path_cost, blocked_at = results
     moves = move_count(diagonal)
     for i in range(offsets.size - 1):
         first = offsets[i]

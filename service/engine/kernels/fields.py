@@ -104,8 +104,7 @@ def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def settle_starts(cost, width, diagonal, goals, want, wanted, box, heuristic, h_scale, gen,
-                  stamp, g, parent, heap):  # fmt: skip
+def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes):
     """Search outward from ``goals`` over reversed moves until every cell of ``starts``
     is settled: the shared search of a batch of queries to one goal (or goal set).
 
@@ -118,23 +117,26 @@ def settle_starts(cost, width, diagonal, goals, want, wanted, box, heuristic, h_
     nearest goal and ``parent`` its first step on a cheapest path there.
 
     Args:
-        cost: (cells,) float32 padded costs, ``<= 0`` blocked; width: padded width.
+        terrain: a ``bundles.Terrain``: padded costs (``<= 0`` blocked), padded width,
+            the least cell cost.
         diagonal: the policy's code (``codes.DIAGONAL_*``).
-        goals: (k,) int64 padded walkable cells; repeats are harmless.
-        want: (cells,) bool, true at the starts; wanted: how many (distinct) there
-            are. Each must be reachable from a goal (the caller checks islands: an
-            unreachable one would flood the map).
-        box: (4,) int64 inclusive ``x0, y0, x1, y1`` padded bounding box of the starts.
         heuristic: a ``heuristic_distance`` kind admissible for ``diagonal``.
-        h_scale: the least cell cost.
-        gen, stamp: a cell is known in this search when ``stamp == gen``.
-        g, parent: (cells,) the cost to the goals and the next cell towards them
-            (``NO_PARENT`` at a goal), valid for known cells.
-        heap: ``(node, key, pos)`` scratch with room for every cell.
+        goals: (k,) int64 padded walkable cells; repeats are harmless.
+        starts: ``(want, wanted, box)``: (cells,) bool, true at the starts; how many
+            (distinct) there are, each reachable from a goal (the caller checks
+            islands: an unreachable one would flood the map); (4,) int64 inclusive
+            ``x0, y0, x1, y1`` padded bounding box of them.
+        nodes: a ``bundles.Nodes``: a cell is known in this search when its stamp is
+            ``gen``; ``g`` and ``parent``: the cost to the goals and the next cell
+            towards them (``NO_PARENT`` at a goal), valid for known cells; the heap,
+            with room for every cell (the stack is not read).
 
     Returns:
         The number of cells settled.
     """
+    cost, width, h_scale = terrain
+    want, wanted, box = starts
+    gen, stamp, g, parent, heap, _ = nodes
     node_of, _, pos = heap
     moves = move_count(diagonal)
     size = 0
@@ -183,15 +185,17 @@ def _box_distance(heuristic, box, x, y):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def write_chain_paths(cost, width, parent, sources, reachable, first, count, results, paths):
+def write_chain_paths(grid, parent, queries, span, results, paths):
     """Write the path of each query ``first..count-1`` by following ``parent`` (as left
     by ``settle_starts``) from its source, the way ``batch.search_batch`` writes its
     answers.
 
     Args:
-        cost: (cells,) float32 padded costs; parent: as ``settle_starts`` left it.
-        sources: (queries,) int64 padded start cells.
-        reachable: (queries,) bool; false: ``no_path`` (the source is not settled).
+        grid: ``(cost, width)``: (cells,) float32 padded costs, the padded width.
+        parent: as ``settle_starts`` left it.
+        queries: ``(sources, reachable)``: (queries,) int64 padded start cells, and
+            (queries,) bool, false for ``no_path`` (the source is not settled).
+        span: ``(first, count)``: the queries to write.
         results: ``(status, cost, length)`` (queries,) outputs; a path's cost is
             summed from its start forwards, as a search sums ``g``.
         paths: ``(cells, offsets, turns, turn_offsets)`` as in ``search_batch``.
@@ -200,6 +204,9 @@ def write_chain_paths(cost, width, parent, sources, reachable, first, count, res
         ``count`` when done, or the first query whose path did not fit (its
         ``offsets[i + 1]`` says how far the cells must reach).
     """
+    cost, width = grid
+    sources, reachable = queries
+    first, count = span
     status, path_cost, length = results
     cells, offsets, turns, turn_offsets = paths
     room = cells.shape[0]

@@ -132,22 +132,23 @@ def goal_on_island(labels, width, label, goal):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weight, budget,
-                    tie_break, gen, stamp, g, parent, heap, trace):  # fmt: skip
-    """A* from ``start`` to the nearest cell of ``goal`` on a padded flat grid.
+def goal_set_search(terrain, task, nodes, trace):
+    """A* from ``task.start`` to the nearest cell of the goal set ``task.goal`` on a
+    padded flat grid.
 
     Args:
-        cost: (cells,) float32 padded costs, ``<= 0`` blocked; width: padded width.
-        start: padded flat walkable cell.
-        goal: ``(kind, shape, members, boxes)`` (see the module docstring).
-        diagonal, heuristic, h_scale, weight, budget, tie_break, gen, stamp, g,
-            parent, heap, trace: as for ``astar.astar``.
+        terrain, task, nodes, trace: as for ``astar.astar`` (``bundles``), but that
+            ``task.goal`` is a goal set, ``(kind, shape, members, boxes)`` (see the
+            module docstring), and there is no equal-f stack.
 
     Returns:
         ``(status, end, expanded, reopened)`` as ``astar`` does: ``end`` is the goal
         cell reached; when the budget runs out, the expanded cell nearest the goals
         (``goal_distance``, then least ``g``); ``start`` for ``no_path``.
     """
+    cost, width, h_scale = terrain
+    start, goal, diagonal, heuristic, weight, budget, tie_break, _ = task
+    gen, stamp, g, parent, heap, _ = nodes
     node_of, _, pos = heap
     boxes = goal[3]
     moves = move_count(diagonal)
@@ -210,9 +211,11 @@ def goal_set_search(cost, width, start, goal, diagonal, heuristic, h_scale, weig
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _visit(labels, width, label, goal, x, y, best, count, out):
-    """Offer ``(x, y)`` to ``nearest_cells``' ties; return the new ``(best, count)``
-    and the work it took."""
+def _visit(labels, width, label, goal, at, ties, out):
+    """Offer the cell ``at``, ``(x, y)``, to ``nearest_cells``' ``ties``, ``(best,
+    count)``; return the new ``(best, count)`` and the work it took."""
+    x, y = at
+    best, count = ties
     c = y * width + x
     if labels[c] != label:
         return best, count, 1
@@ -263,16 +266,17 @@ def nearest_cells(labels, width, height, label, goal, out, max_work):
         for y in range(max(top, 1), min(bottom, height - 2) + 1):
             if r == 0 or y in (top, bottom):
                 for x in range(first, last + 1):
-                    best, count, w = _visit(labels, width, label, goal, x, y, best, count, out)
+                    best, count, w = _visit(labels, width, label, goal, (x, y), (best, count),
+                                            out)  # fmt: skip
                     work += w
             else:  # the ring's other rows hold only its two end columns
                 if left >= 1:
-                    best, count, w = _visit(labels, width, label, goal, left, y, best, count,
-                                            out)  # fmt: skip
+                    best, count, w = _visit(labels, width, label, goal, (left, y),
+                                            (best, count), out)  # fmt: skip
                     work += w
                 if right <= width - 2:
-                    best, count, w = _visit(labels, width, label, goal, right, y, best, count,
-                                            out)  # fmt: skip
+                    best, count, w = _visit(labels, width, label, goal, (right, y),
+                                            (best, count), out)  # fmt: skip
                     work += w
             if work > max_work:
                 return -1, best

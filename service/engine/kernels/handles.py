@@ -11,6 +11,8 @@ a handle is always held together with the tuple of the arrays it points into (se
 ``engine.handles``). The arrays must be C-contiguous.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
@@ -67,72 +69,138 @@ def matrix(handle, slot, dtype):
                           dtype)  # fmt: skip
 
 
-# Slots of the two handles a search takes; ``engine.grid`` and ``engine.scratch``
-# build them in this order. The grid: its cost, island labels, cluster tables, JPS
-# bit rows and JPS+ table, landmark tables, and ``(width, uniform, min_cost)`` as
-# float64. The scratch: nodes as (cells, 2) float64 (g) and the same memory as
-# (cells, 4) int32 (stamp, parent in columns 2 and 3); the heap; stack; records;
-# heads; the cluster row; active landmarks; the trace; then the query arrays (12
-# inputs, 5 outputs: see ``search_batch``) and the 4 path buffers.
-GRID_SLOTS = 19
-SCRATCH_SLOTS = 11
-QUERY_SLOTS = 17
-PATH_SLOTS = 4
+class GridSlots(NamedTuple):
+    """The rows of a grid's handle (``GridMap.kernel_handle``), by name: its costs,
+    island labels, cluster tables, JPS bit rows and JPS+ table, landmark tables, and
+    ``(width, uniform, min_cost)`` as float64 (``scalars``)."""
+
+    cost: int
+    islands: int
+    cluster_of: int
+    packed_four: int
+    packed_eight: int
+    cluster_counts: int
+    cluster_units: int
+    cluster_symmetric: int
+    bits_east: int
+    bits_west: int
+    bits_south: int
+    bits_north: int
+    jump_table: int
+    from_four: int
+    from_eight: int
+    to_four: int
+    to_eight: int
+    landmark_margins: int
+    scalars: int
+
+
+class ScratchSlots(NamedTuple):
+    """The rows of a scratch's handle (``Scratch.kernel_handle``), by name: nodes as
+    (cells, 2) float64 (g) and the same memory as (cells, 4) int32 (stamp, parent in
+    columns 2 and 3); the heap; the stack; ``dial``'s records and heads; the cluster
+    row; active landmarks; the trace; then the query arrays (12 inputs, 5 outputs: see
+    ``search_batch``) and the 4 path buffers."""
+
+    nodes: int
+    fields: int
+    heap_node: int
+    heap_key: int
+    heap_pos: int
+    stack: int
+    records: int
+    heads: int
+    goal_row: int
+    active: int
+    trace: int
+    source: int
+    target: int
+    diagonal: int
+    heuristic: int
+    weight: int
+    budget: int
+    tie_break: int
+    equal_f_stack: int
+    buckets: int
+    table: int
+    algorithm: int
+    landmark: int
+    status: int
+    cost: int
+    length: int
+    expanded: int
+    reopened: int
+    path_cells: int
+    path_offsets: int
+    path_turns: int
+    path_turn_offsets: int
+
+
+#: Each name's row: the one place the layouts are written (``engine.handles.handle_of``
+#: builds a handle from arrays by these names).
+GRID = GridSlots(*range(len(GridSlots._fields)))
+SCRATCH = ScratchSlots(*range(len(ScratchSlots._fields)))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def grid_view(h):
     """``search_batch``'s ``grid`` tuple from a grid handle."""
-    scalars = vector(h, 18, np.float64)
+    scalars = vector(h, GRID.scalars, np.float64)
     clusters = (
-        matrix(h, 2, np.int32),
-        (vector(h, 3, np.uint16), vector(h, 4, np.uint16)),
-        vector(h, 5, np.int64),
-        vector(h, 6, np.float32),
-        vector(h, 7, np.bool_),
+        matrix(h, GRID.cluster_of, np.int32),
+        (vector(h, GRID.packed_four, np.uint16), vector(h, GRID.packed_eight, np.uint16)),
+        vector(h, GRID.cluster_counts, np.int64),
+        vector(h, GRID.cluster_units, np.float32),
+        vector(h, GRID.cluster_symmetric, np.bool_),
     )
-    bits = (matrix(h, 8, np.uint64), matrix(h, 9, np.uint64), matrix(h, 10, np.uint64),
-            matrix(h, 11, np.uint64))  # fmt: skip
+    bits = (
+        matrix(h, GRID.bits_east, np.uint64),
+        matrix(h, GRID.bits_west, np.uint64),
+        matrix(h, GRID.bits_south, np.uint64),
+        matrix(h, GRID.bits_north, np.uint64),
+    )
     landmarks = (
-        (matrix(h, 13, np.float32), matrix(h, 14, np.float32)),
-        (matrix(h, 15, np.float32), matrix(h, 16, np.float32)),
-        vector(h, 17, np.float64),
+        (matrix(h, GRID.from_four, np.float32), matrix(h, GRID.from_eight, np.float32)),
+        (matrix(h, GRID.to_four, np.float32), matrix(h, GRID.to_eight, np.float32)),
+        vector(h, GRID.landmark_margins, np.float64),
     )
-    return (vector(h, 0, np.float32), np.int64(scalars[0]), matrix(h, 1, np.int32),
-            scalars[1] != 0.0, scalars[2], clusters, bits, matrix(h, 12, np.int16),
-            landmarks)  # fmt: skip
+    return (vector(h, GRID.cost, np.float32), np.int64(scalars[0]),
+            matrix(h, GRID.islands, np.int32), scalars[1] != 0.0, scalars[2], clusters, bits,
+            matrix(h, GRID.jump_table, np.int16), landmarks)  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")
 def scratch_view(h):
     """``search_batch``'s ``scratch`` tuple from a scratch handle."""
-    nodes = matrix(h, 0, np.float64)
-    fields = matrix(h, 1, np.int32)
-    heap = (vector(h, 2, np.int32), matrix(h, 3, np.float64), vector(h, 4, np.int32))
-    return (fields[:, 2], nodes[:, 0], fields[:, 3], heap, vector(h, 5, np.int32),
-            matrix(h, 6, np.int32), vector(h, 7, np.int32), vector(h, 8, np.float32),
-            vector(h, 9, np.int64), vector(h, 10, np.int32))  # fmt: skip
+    nodes = matrix(h, SCRATCH.nodes, np.float64)
+    fields = matrix(h, SCRATCH.fields, np.int32)
+    heap = (vector(h, SCRATCH.heap_node, np.int32), matrix(h, SCRATCH.heap_key, np.float64),
+            vector(h, SCRATCH.heap_pos, np.int32))  # fmt: skip
+    return (fields[:, 2], nodes[:, 0], fields[:, 3], heap, vector(h, SCRATCH.stack, np.int32),
+            matrix(h, SCRATCH.records, np.int32), vector(h, SCRATCH.heads, np.int32),
+            vector(h, SCRATCH.goal_row, np.float32), vector(h, SCRATCH.active, np.int64),
+            vector(h, SCRATCH.trace, np.int32))  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")
 def query_view(h):
     """``search_batch``'s ``queries`` and ``results`` tuples from a scratch handle."""
-    q = SCRATCH_SLOTS
-    inputs = (vector(h, q, np.int64), vector(h, q + 1, np.int64), vector(h, q + 2, np.int64),
-              vector(h, q + 3, np.int64), vector(h, q + 4, np.float64),
-              vector(h, q + 5, np.int64), vector(h, q + 6, np.bool_),
-              vector(h, q + 7, np.bool_), vector(h, q + 8, np.int64),
-              vector(h, q + 9, np.int64), vector(h, q + 10, np.int64),
-              vector(h, q + 11, np.int64))  # fmt: skip
-    outputs = (vector(h, q + 12, np.int64), vector(h, q + 13, np.float64),
-               vector(h, q + 14, np.float64), vector(h, q + 15, np.int64),
-               vector(h, q + 16, np.int64))  # fmt: skip
+    s = SCRATCH
+    inputs = (vector(h, s.source, np.int64), vector(h, s.target, np.int64),
+              vector(h, s.diagonal, np.int64), vector(h, s.heuristic, np.int64),
+              vector(h, s.weight, np.float64), vector(h, s.budget, np.int64),
+              vector(h, s.tie_break, np.bool_), vector(h, s.equal_f_stack, np.bool_),
+              vector(h, s.buckets, np.int64), vector(h, s.table, np.int64),
+              vector(h, s.algorithm, np.int64), vector(h, s.landmark, np.int64))  # fmt: skip
+    outputs = (vector(h, s.status, np.int64), vector(h, s.cost, np.float64),
+               vector(h, s.length, np.float64), vector(h, s.expanded, np.int64),
+               vector(h, s.reopened, np.int64))  # fmt: skip
     return inputs, outputs
 
 
 @njit(cache=True, nogil=True, inline="always")
 def path_view(h):
     """``search_batch``'s ``paths`` tuple from a scratch handle."""
-    p = SCRATCH_SLOTS + QUERY_SLOTS
-    return (matrix(h, p, np.int32), vector(h, p + 1, np.int64), matrix(h, p + 2, np.int32),
-            vector(h, p + 3, np.int64))  # fmt: skip
+    return (matrix(h, SCRATCH.path_cells, np.int32), vector(h, SCRATCH.path_offsets, np.int64),
+            matrix(h, SCRATCH.path_turns, np.int32),
+            vector(h, SCRATCH.path_turn_offsets, np.int64))  # fmt: skip

@@ -43,6 +43,8 @@ Costs: ``c`` per straight step and ``sqrt(2) c`` per diagonal, ``c`` the map's
 single cost. ``parent`` links jump points; ``paths`` expands them into cells.
 """
 
+from typing import Any, NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -423,27 +425,49 @@ def direction_open(cost, width, n, k):
     return open_cell(cost, n + DX[k]) and open_cell(cost, n + DY[k] * width)
 
 
+class JumpSearch(NamedTuple):
+    """What ``relax`` and ``walk_diagonal`` share of one ``jps`` search."""
+
+    goal: Any  # int: the padded goal cell, at
+    gx: Any  # int: its padded column
+    gy: Any  # int: its padded row
+    gen: Any  # int: the search's generation; then its scratch (``bundles.Nodes``):
+    stamp: Any
+    g: Any
+    parent: Any
+    queue: Any  # ``(node, key, stack)``: the lazy heap and the equal-f stack
+    heuristic: Any  # int
+    h_scale: Any  # float
+    weight: Any  # float
+    tie_break: Any  # bool
+    landmarks: Any  # as for ``astar``
+
+
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, queue, size, depth, level,
-          heuristic, h_scale, weight, tie_break, landmarks):  # fmt: skip
-    """Queue ``m`` (at ``(mx, my)``) reached from ``n`` at cost ``ng`` unless it already
-    has a cost as low; return the heap's size and the equal-f stack's depth. ``m``
-    goes on the stack when its f is the level being expanded (``stack`` empty: no
-    stack)."""
-    if stamp[m] == gen and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
+def relax(move, search, frontier):
+    """Queue the cell ``move`` reached, ``(m, mx, my, ng, n)``: ``m`` at ``(mx, my)``,
+    from ``n`` at cost ``ng``, unless it already has a cost as low; ``frontier``:
+    ``(size, depth, level)`` (the heap's size, the equal-f stack's depth, the f being
+    expanded). Return the new size and depth. ``m`` goes on the stack when its f is
+    the level (``stack`` empty: no stack)."""
+    m, mx, my, ng, n = move
+    size, depth, level = frontier
+    stamp, g = search.stamp, search.g
+    if stamp[m] == search.gen and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
         return size, depth
     g[m] = ng
-    parent[m] = n
-    stamp[m] = gen
-    hm = estimate(m, mx, my, gx, gy, heuristic, h_scale, landmarks)
-    fm = ng + weight * hm
-    node_of, key, stack = queue
+    search.parent[m] = n
+    stamp[m] = search.gen
+    hm = estimate(m, mx, my, search.gx, search.gy, search.heuristic, search.h_scale,
+                  search.landmarks)  # fmt: skip
+    fm = ng + search.weight * hm
+    node_of, key, stack = search.queue
     if fm - level <= IMPROVEMENT_EPSILON * level and depth < stack.shape[0]:
         stack[depth] = m
         return size, depth + 1
     if size == node_of.shape[0]:
-        size = lazy_compact(node_of, key, size, g, tie_break)
-    return lazy_push(node_of, key, size, m, fm, ng, tie_break), depth
+        size = lazy_compact(node_of, key, size, g, search.tie_break)
+    return lazy_push(node_of, key, size, m, fm, ng, search.tie_break), depth
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -459,16 +483,18 @@ def estimate(m, mx, my, gx, gy, heuristic, h_scale, landmarks):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, parent, queue,
-                  size, depth, level, heuristic, h_scale, weight, tie_break,
-                  landmarks):  # fmt: skip
-    """Jump along the diagonal ``k`` from ``n`` (at ``(x, y)``, cost ``gn``) to the wall,
-    queueing what the straight jumps from each of its turning cells reach (JPS2+,
-    Harabor and Grastien 2014). A turning cell (where a straight jump finds a jump
-    point, or the cell level with the goal) gets its cost and parent, so paths run
-    through it, but is not queued: expanding it later would only do this now. The
-    walk stops at a turning cell already reached as cheaply (what follows was done
-    from there). Returns the heap's size and the equal-f stack's depth."""
+def walk_diagonal(table, width, at, k, search, frontier):
+    """Jump along the diagonal ``k`` from ``at``, ``(n, x, y, gn)``: ``n`` at ``(x, y)``,
+    cost ``gn``, to the wall, queueing what the straight jumps from each of its
+    turning cells reach (JPS2+, Harabor and Grastien 2014). A turning cell (where a
+    straight jump finds a jump point, or the cell level with the goal) gets its cost
+    and parent, so paths run through it, but is not queued: expanding it later would
+    only do this now. The walk stops at a turning cell already reached as cheaply
+    (what follows was done from there). ``frontier`` as for ``relax``; returns the
+    heap's size and the equal-f stack's depth."""
+    n, x, y, gn = at
+    size, depth, level = frontier
+    stamp, g, gx, gy = search.stamp, search.g, search.gx, search.gy
     dx = DX[k]
     dy = DY[k]
     across = straight_index(dx, 0)
@@ -479,37 +505,33 @@ def walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen, stamp, g, par
             return size, depth
         x += steps * dx
         y += steps * dy
-        gn += h_scale * SQRT2 * steps
-        if m == goal:
-            return relax(m, x, y, gn, n, gx, gy, gen, stamp, g, parent, queue, size,
-                         depth, level, heuristic, h_scale, weight, tie_break,
-                         landmarks)  # fmt: skip
-        if stamp[m] == gen and gn >= g[m] - IMPROVEMENT_EPSILON * g[m]:
+        gn += search.h_scale * SQRT2 * steps
+        if m == search.goal:
+            return relax((m, x, y, gn, n), search, (size, depth, level))
+        if stamp[m] == search.gen and gn >= g[m] - IMPROVEMENT_EPSILON * g[m]:
             return size, depth
         g[m] = gn
-        parent[m] = n
-        stamp[m] = gen
+        search.parent[m] = n
+        stamp[m] = search.gen
         for j in (across, down):
             s, run = table_jump(table, width, m, x, y, j, gx, gy)
             if s != NOT_FOUND:
-                size, depth = relax(s, x + run * DX[j], y + run * DY[j],
-                                    gn + h_scale * float(run), m, gx, gy, gen, stamp, g,
-                                    parent, queue, size, depth, level, heuristic,
-                                    h_scale, weight, tie_break, landmarks)  # fmt: skip
+                move = (s, x + run * DX[j], y + run * DY[j], gn + search.h_scale * float(run), m)
+                size, depth = relax(move, search, (size, depth, level))
         n = m
 
 
 @borrowing
-def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budget, tie_break,
-        gen, stamp, g, parent, heap, stack, landmarks, trace, walk=True):  # fmt: skip
+def jps(terrain, jumps, task, nodes, landmarks, trace, walk=True):
     """A* over jump points on a uniform-cost padded grid (cost ``h_scale`` per cell).
 
     Args and returns as for ``astar`` (8-connected, no corner cutting, a consistent
-    heuristic); ``bits`` from :func:`jump_bits` for this grid, and ``table`` from
-    :func:`jump_distances` (JPS+: every jump one lookup) or a (0, 8) placeholder
-    (jumps scan the bits); ``landmarks`` as for ``astar`` (consistent, so JPS
-    takes it); ``stack`` the equal-f stack as for ``astar`` ((cells,) int32; empty
-    when ``f`` may not be monotone, a weight above 1). ``expanded`` counts
+    heuristic; ``task.diagonal`` and ``task.equal_f_stack`` are not read);
+    ``jumps``: a ``bundles.JumpTables``: ``bits`` from :func:`jump_bits` for this
+    grid, and ``table`` from :func:`jump_distances` (JPS+: every jump one lookup) or a
+    (0, 8) placeholder (jumps scan the bits); ``landmarks`` as in ``astar``'s bounds
+    (consistent, so JPS takes it); ``nodes.stack`` the equal-f stack as for
+    ``astar`` (empty when ``f`` may not be monotone, a weight above 1). ``expanded`` counts
     jump points, the node budget too, and a partial result ends at the expanded
     jump point nearest the goal. ``parent`` links jump points: expand them into
     cells with ``paths.jump_points`` and ``paths.write_jump_path``; ``trace``
@@ -522,10 +544,16 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
     planners runs it (``loadtests/bench_warthog.py``, table 5). Left out, numba
     compiles it as a constant, so the default's code does not check it.
     """
+    cost, width, h_scale = terrain
+    bits, table = jumps
+    start, goal, _, heuristic, weight, budget, tie_break, _ = task
+    gen, stamp, g, parent, heap, stack = nodes
     node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
     queue = (node_of, key, stack)
     gx = goal % width
     gy = goal // width
+    search = JumpSearch(goal, gx, gy, gen, stamp, g, parent, queue, heuristic, h_scale,
+                        weight, tie_break, landmarks)  # fmt: skip
     uwidth = np.uint32(width)
     lookup = table.shape[0] > 0
     sx = start % width
@@ -576,10 +604,8 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
             if not (directions >> k) & 1:
                 continue
             if lookup and k >= 4 and walk:  # JPS2+: the turning cells are not queued
-                size, depth = walk_diagonal(table, width, n, x, y, gn, k, goal, gx, gy, gen,
-                                            stamp, g, parent, queue, size, depth,
-                                            level, heuristic, h_scale, weight, tie_break,
-                                            landmarks)  # fmt: skip
+                size, depth = walk_diagonal(table, width, (n, x, y, gn), k, search,
+                                            (size, depth, level))  # fmt: skip
                 continue
             if lookup:
                 m, steps = table_jump(table, width, n, x, y, k, gx, gy)
@@ -597,7 +623,5 @@ def jps(cost, bits, table, width, start, goal, heuristic, h_scale, weight, budge
                 mx = m - my * width
                 steps = max(abs(mx - x), abs(my - y))
             ng = gn + h_scale * (SQRT2 * steps if k >= 4 else float(steps))
-            size, depth = relax(m, mx, my, ng, n, gx, gy, gen, stamp, g, parent, queue, size,
-                                depth, level, heuristic, h_scale, weight, tie_break,
-                                landmarks)  # fmt: skip
+            size, depth = relax((m, mx, my, ng, n), search, (size, depth, level))
     return STATUS_NO_PATH, start, expanded, 0

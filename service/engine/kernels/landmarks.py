@@ -147,7 +147,7 @@ def landmark_bound(from_table, to_table, m, goal_from, goal_to, active, count, m
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def lower_distances(cost, width, eight, reverse, table, column, seeds, threshold, heap):
+def lower_distances(grid, landmark, seeds, threshold, heap):
     """Lower one landmark's distances after costs fell (or cells opened) near ``seeds``.
 
     Distances only fall when costs fall, so this is a Dijkstra from the cells whose
@@ -158,9 +158,11 @@ def lower_distances(cost, width, eight, reverse, table, column, seeds, threshold
     rounded, so errors do not add up along a path.
 
     Args:
-        cost: (cells,) float32 padded costs of the new revision.
-        reverse: ``table`` holds distances *to* the landmark (else from it).
-        table: (cells, count) float32; column ``column`` is lowered in place.
+        grid: ``(cost, width, eight)``: (cells,) float32 padded costs of the new
+            revision, the padded width, and whether the moves are 8-connected.
+        landmark: ``(table, column, reverse)``: (cells, count) float32 whose column
+            ``column`` is lowered in place; whether it holds distances *to* the
+            landmark (else from it).
         seeds: (s,) int64 cells whose moves in or out changed.
         heap: an indexed heap with room for every cell, every slot ``CLOSED``
             (left so).
@@ -168,6 +170,8 @@ def lower_distances(cost, width, eight, reverse, table, column, seeds, threshold
     Returns:
         The largest finite value written (0 if none).
     """
+    cost, width, eight = grid
+    table, column, reverse = landmark
     moves = 8 if eight else 4
     node, key, where = heap
     size = 0

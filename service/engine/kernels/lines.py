@@ -17,8 +17,9 @@ def line_length(x0, y0, x1, y1, diagonal):
 
 
 @borrowing
-def trace_line(cost, width, x0, y0, x1, y1, diagonal, out, at):
-    """Write the straight grid line from ``(x0, y0)`` to ``(x1, y1)`` into ``out[at:]``.
+def trace_line(cost, width, line, diagonal, out, at):
+    """Write the straight grid ``line``, ``(x0, y0, x1, y1)``, from ``(x0, y0)`` to
+    ``(x1, y1)`` into ``out[at:]``.
 
     With diagonal moves this is Bresenham's line: ``max(dx, dy)`` steps of which
     ``min(dx, dy)`` are diagonal, i.e. exactly the octile distance, so on a uniform
@@ -27,13 +28,14 @@ def trace_line(cost, width, x0, y0, x1, y1, diagonal, out, at):
 
     Args:
         cost: (cells,) float32 padded row-major grid; width: padded width.
-        x0, y0, x1, y1: unpadded cell coordinates.
+        line: unpadded cell coordinates.
         diagonal: policy code; each diagonal step must satisfy its corner rule.
         out: (m, 2) int32 ``(x, y)`` buffer with room for ``line_length`` cells at ``at``.
 
     Returns:
         True if every step is legal (the line is then in ``out``), else False.
     """
+    x0, y0, x1, y1 = line
     dx = abs(x1 - x0)
     dy = abs(y1 - y0)
     sx = 1 if x1 >= x0 else -1

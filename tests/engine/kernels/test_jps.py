@@ -21,6 +21,7 @@ from service.engine import (
     find_path,
     find_paths,
 )
+from service.engine.kernels.bundles import JumpTables, Nodes, Task, Terrain
 from service.engine.kernels.codes import HEURISTIC_OCTILE, STATUS_FOUND
 from service.engine.kernels.jps import (
     NOT_FOUND,
@@ -436,9 +437,11 @@ def _jps_costs(grid: GridMap, pairs: list[tuple[tuple[int, int], tuple[int, int]
     for i, (start, goal) in enumerate(pairs):
         goal_cell = grid.flat_index(*goal)
         status, _, count, _ = jps(
-            grid.padded, grid.jump_bits, grid.jump_table, grid.padded_width,
-            grid.flat_index(*start), goal_cell, HEURISTIC_OCTILE, 1.0, 1.0, 1 << 62, True,
-            i + 1, scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.stack,
+            Terrain(grid.padded, grid.padded_width, 1.0),
+            JumpTables(grid.jump_bits, grid.jump_table),
+            Task(grid.flat_index(*start), goal_cell, 0, HEURISTIC_OCTILE, 1.0, 1 << 62, True,
+                 True),
+            Nodes(i + 1, scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.stack),
             landmarks, np.zeros(0, np.int32), walk,
         )  # fmt: skip
         costs.append(float(scratch.g[goal_cell]) if status == STATUS_FOUND else None)

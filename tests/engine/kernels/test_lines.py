@@ -15,7 +15,7 @@ CODES = {"never": 0, "no_corner_cutting": 1, "one_obstacle": 2, "always": 3}
 def straight_line(grid: GridMap, x0: int, y0: int, x1: int, y1: int, policy: int) -> np.ndarray:
     """The traced line, or an empty (0, 2) array when a step is illegal."""
     out = np.zeros((line_length(x0, y0, x1, y1, policy) + 2, 2), np.int32)
-    ok = trace_line(grid.padded, grid.padded_width, x0, y0, x1, y1, policy, out, 1)
+    ok = trace_line(grid.padded, grid.padded_width, (x0, y0, x1, y1), policy, out, 1)
     n = line_length(x0, y0, x1, y1, policy)
     assert out[0].tolist() == out[n + 1].tolist() == [0, 0]  # writes only its own slots
     return out[1 : n + 1] if ok else out[:0]
