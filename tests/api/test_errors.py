@@ -26,7 +26,7 @@ def test_unknown_route_and_method(client: TestClient) -> None:
     wrong = client.put("/v1/maps")
     assert wrong.status_code == 405
     assert wrong.json() == {"code": "MethodNotAllowed", "message": "PUT is not allowed on /v1/maps"}
-    assert wrong.headers["allow"] == "GET, POST"
+    assert wrong.headers["allow"] == "GET, HEAD, POST"
 
 
 def test_regression_a_trailing_slash_was_an_empty_redirect(client: TestClient) -> None:
