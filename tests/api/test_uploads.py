@@ -1,5 +1,5 @@
 """The binary map reader (``.npy``, the one binary upload format) under malformed and
-mutated files."""
+mutated files, and costs as they enter the service."""
 
 import io
 import itertools
@@ -12,6 +12,7 @@ from typing import Final
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
 from service.api.errors import ApiError, ErrorCode, engine_error_code
 from service.api.uploads import CONTENT_TYPES, NPY, decode_map
@@ -237,3 +238,16 @@ def test_an_unclosed_npy_header_answers_invalid_value_from_the_server(tmp_path: 
                 f"{text.strip()!r}",
             }
         assert client.get("/v1/maps").json()["maps"] == []
+
+
+def test_negative_zero_costs_enter_as_zero(client: TestClient) -> None:
+    """``-0.0`` was stored and served as ``-0.0``."""
+    for content, headers in (
+        (b'{"costs": [[-0.0, 1.0], [1.0, -0]]}', {"content-type": "application/json"}),
+        (npy_bytes(np.array([[-0.0, 1.0], [1.0, -0.0]], np.float32)), {"content-type": NPY}),
+    ):
+        created = client.post("/v1/maps", content=content, headers=headers)
+        assert created.status_code == 201, created.text
+        grid = np.load(io.BytesIO(client.get(f"/v1/maps/{created.json()['id']}/grid").content))
+        assert grid.tolist() == [[0.0, 1.0], [1.0, 0.0]]
+        assert not np.signbit(grid).any()
