@@ -13,7 +13,7 @@ from service import __version__
 from service.api.docs import install_docs
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
 from service.api.metrics import Metrics
-from service.api.middleware import AccessLog, BodyLimits, RequestBody
+from service.api.middleware import AccessLog, BodyLimits, HeadAsGet, RequestBody
 from service.api.routes import edits, fields, health, maps, paths, pictures, viewer
 from service.api.runtime import Runtime
 from service.config import Settings, get_settings
@@ -84,6 +84,7 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
     # including bodies rejected for size or time.
     app.add_middleware(RequestBody, limits=BodyLimits.of(settings),
                        timeout=settings.body_timeout_seconds, settings=settings)  # fmt: skip
+    app.add_middleware(HeadAsGet)
     app.add_middleware(AccessLog, metrics=metrics,
                        routes=[route for router in routers for route in router.routes])  # fmt: skip
     return app

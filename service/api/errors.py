@@ -6,6 +6,7 @@ offending value and the limit it broke.
 """
 
 import logging
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Final, TypeVar
 
@@ -15,7 +16,8 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
-from starlette.routing import Match
+from starlette.routing import BaseRoute, Match
+from starlette.types import Scope
 
 from service.engine import (
     EngineError,
@@ -233,11 +235,18 @@ _METHODS: Final = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 def _allowed(request: Request) -> list[str]:
     """The methods some route takes on the request's path, found by asking the routes
     as they would be asked (Starlette's own 405 names the first route's only: ``POST``
-    for ``/v1/maps``, which has ``GET`` too)."""
+    for ``/v1/maps``, which has ``GET`` too); ``HEAD`` wherever ``GET`` is (see
+    ``middleware.HeadAsGet``)."""
     routes = request.app.router.routes
-    return [method for method in _METHODS
-            if any(route.matches({**request.scope, "method": method})[0] == Match.FULL
-                   for route in routes)]  # fmt: skip
+    taken = {method for method in _METHODS if takes(routes, request.scope, method)}
+    if "GET" in taken:
+        taken.add("HEAD")
+    return [method for method in _METHODS if method in taken]
+
+
+def takes(routes: Sequence[BaseRoute], scope: Scope, method: str) -> bool:
+    """Whether one of ``routes`` takes ``method`` on the path of ``scope``."""
+    return any(route.matches({**scope, "method": method})[0] == Match.FULL for route in routes)
 
 
 async def _unknown_map(_: Request, exc: Exception) -> Response:

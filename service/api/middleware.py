@@ -1,9 +1,11 @@
-"""Pure ASGI middleware: request bodies (size per route, deadline), and the access log
-with request metrics, which is also the last resort for unexpected errors.
+"""Pure ASGI middleware: request bodies (size per route, deadline), ``HEAD`` as
+``GET``, and the access log with request metrics, which is also the last resort for
+unexpected errors.
 
 Order, outermost first: ``AccessLog`` (sees every request, whatever happens inside,
 and turns an exception no handler knows into a 500 without dropping the
-connection), then ``RequestBody`` (reads the body before any route does).
+connection), then ``HeadAsGet``, then ``RequestBody`` (reads the body before any
+route does).
 """
 
 import asyncio
@@ -18,7 +20,7 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api.deps import BODY_KEY, NO_KEY, has_key
-from service.api.errors import ErrorCode, render
+from service.api.errors import ErrorCode, render, takes
 from service.api.metrics import Metrics
 from service.config import Settings
 
@@ -239,6 +241,32 @@ async def _close_with(code: ErrorCode, message: str, scope: Scope, receive: Rece
     """Answer with an error and close the connection: the rest of the body is unread."""
     response = render(code, message, {"Connection": "close"})
     await response(scope, receive, send)
+
+
+class HeadAsGet:
+    """``HEAD`` answered as ``GET`` would be, without the body: the same status and
+    headers (``Content-Length`` included). FastAPI's routes take only the methods they
+    are declared with, and declaring ``HEAD`` beside each ``GET`` would double every
+    operation of the OpenAPI document. A ``HEAD`` on a path no route takes ``GET`` on
+    is passed on as it is (``NotFound``, or ``MethodNotAllowed`` naming ``HEAD``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        # (A copy: the access log and metrics outside still see HEAD.)
+        routes = scope["app"].router.routes
+        inner = {**scope, "method": "GET"} if takes(routes, scope, "GET") else scope
+
+        async def without_body(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app(inner, receive, without_body)
 
 
 class AccessLog:

@@ -513,9 +513,10 @@ class FieldRequest(BaseModel):
     )
     format: Literal["npz", "json"] = Field(
         default="npz",
-        description="'npz': arrays 'cost' float32 (height, width), 'next' int8 (height, width), "
-        "'revision' and 'goals' (k, 2) int32. 'json': the same as nested lists (null for "
-        "inf), for maps up to GRIDPATH_MAX_JSON_FIELD_CELLS cells.",
+        description="'npz': arrays 'cost' float32 (height, width) (float64 when a finite "
+        "cost is past float32's range), 'next' int8 (height, width), 'revision' and 'goals' "
+        "(k, 2) int32. 'json': the same as nested lists (null for inf), for maps up to "
+        "GRIDPATH_MAX_JSON_FIELD_CELLS cells.",
     )
 
 

@@ -199,32 +199,80 @@ def _costs_array(rows: list[list[float]]) -> npt.NDArray[np.float64] | list[list
     return costs
 
 
-def _from_npy(body: bytes, settings: Settings) -> GridMap:
+#: ``.npy`` format versions and the bytes of their header length field.
+_NPY_LENGTH_BYTES: Final = {(1, 0): 2, (2, 0): 4, (3, 0): 4}
+#: Characters of a numpy error message an answer repeats (its header may be 10,000).
+_REASON_CHARS: Final = 200
+
+
+class NpyHeader(NamedTuple):
+    """A ``.npy`` header: the array's shape, order and dtype; where its data begins."""
+
+    shape: tuple[int, ...]
+    fortran_order: bool
+    dtype: np.dtype[Any]
+    data_offset: int
+
+
+def read_npy_header(body: bytes) -> NpyHeader:
+    """The header of the ``.npy`` file ``body``, read once and trusted for nothing.
+
+    Raises:
+        ApiError: InvalidValue naming what is malformed.
+    """
     buffer = io.BytesIO(body)
     try:
         version = np.lib.format.read_magic(buffer)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(buffer)
-        else:
-            shape, _, dtype = np.lib.format.read_array_header_2_0(buffer)
-    except (ValueError, OSError, SyntaxError, TypeError, KeyError, RecursionError) as exc:
-        # numpy parses the header with ast.literal_eval: any of these can come out.
-        raise ApiError(ErrorCode.INVALID_VALUE, f"body is not a valid .npy file: {exc}") from None
+        if version not in _NPY_LENGTH_BYTES:
+            raise ValueError(f"format version {version[0]}.{version[1]} is not 1.0, 2.0 or 3.0")
+        # (2.0's reader reads 3.0 as well: they differ in the text's encoding, UTF-8
+        # against Latin-1, which only the field names of structured dtypes may use.)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)  # fmt: skip
+        shape, fortran_order, dtype = read(buffer)
+    except ValueError as exc:  # numpy's own account, naming the header
+        raise _not_npy(str(exc)[:_REASON_CHARS]) from None
+    except Exception:
+        # numpy parses the header with ast.literal_eval, then for headers that fail
+        # it, again through a tokenizer (Python 2 files): what they raise on text that
+        # is not a literal (TokenError, SyntaxError, RecursionError, TypeError...) is
+        # no contract. The text is in memory and bounded (numpy's max_header_size):
+        # whatever its parse raises means a malformed header.
+        raise _not_npy(f"cannot parse its header {shown(_header_text(body))}") from None
+    if any(type(n) is not int for n in shape):  # numpy lets True pass for 1, not reshape
+        raise _not_npy(f"its shape {shape} is not integers")
+    return NpyHeader(shape, fortran_order, dtype, buffer.tell())
+
+
+def _not_npy(reason: str) -> ApiError:
+    return ApiError(ErrorCode.INVALID_VALUE, f"body is not a valid .npy file: {reason}")
+
+
+def _header_text(body: bytes) -> str:
+    """The header text of a ``.npy`` file whose magic and version numpy has read."""
+    size = _NPY_LENGTH_BYTES[(body[6], body[7])]
+    length = int.from_bytes(body[8 : 8 + size], "little")
+    return body[8 + size : 8 + size + length].decode("latin-1").strip()
+
+
+def _from_npy(body: bytes, settings: Settings) -> GridMap:
+    header = read_npy_header(body)
+    shape, dtype = header.shape, header.dtype
     if len(shape) != 2 or min(shape) < 1 or dtype.kind not in _NUMERIC_KINDS:
         raise ApiError(
             ErrorCode.INVALID_VALUE,
             f".npy must hold a non-empty 2-D numeric array, got shape {shape} of dtype {dtype}",
         )
     check_cells(shape[1], shape[0], settings)
-    expected = buffer.tell() + shape[0] * shape[1] * dtype.itemsize
+    cells = shape[0] * shape[1]
+    expected = header.data_offset + cells * dtype.itemsize
     if len(body) != expected:
         raise ApiError(
             ErrorCode.INVALID_VALUE,
             f".npy body has {len(body)} bytes; its header ({shape} of {dtype}) needs exactly "
             f"{expected}: {'truncated' if len(body) < expected else 'trailing bytes'}",
         )
-    try:
-        costs = np.load(io.BytesIO(body), allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise ApiError(ErrorCode.INVALID_VALUE, f"body is not a valid .npy file: {exc}") from None
-    return GridMap.from_costs(costs)
+    # A view of the body, checked above to hold exactly the header's array: nothing
+    # parses the header a second time, and no copy is made before the grid's own.
+    data = np.frombuffer(body, dtype, count=cells, offset=header.data_offset)
+    return GridMap.from_costs(data.reshape(shape, order="F" if header.fortran_order else "C"))

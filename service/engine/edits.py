@@ -32,7 +32,7 @@ import numpy.typing as npt
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import Scalar, paced_copy, paced_full
 from service.engine.errors import InvalidEditError, MapTooBigError
-from service.engine.grid import MAX_AGENT_SIZE, Census, GridMap, Islands, Parts
+from service.engine.grid import MAX_AGENT_SIZE, Census, GridMap, Islands, Parts, positive_zeros
 from service.engine.kernels.clearance import update_clearance
 from service.engine.kernels.clusters import NO_CLUSTER
 from service.engine.kernels.codes import CLOSED
@@ -231,7 +231,7 @@ def _checked_cost(value: float | None, where: str) -> float:
         raise InvalidEditError(f"{where}: an edit needs 'cost' or 'costs'")
     if not _valid_cost(value):
         raise InvalidEditError(_cost_message(where, value))
-    return float(np.float32(value))
+    return float(np.float32(value)) + 0.0  # -0.0 + 0.0 is +0.0: see ``positive_zeros``
 
 
 def _valid_cost(value: float) -> bool:
@@ -260,7 +260,7 @@ def _checked_costs(costs: npt.ArrayLike, i: int, shape: tuple[int, int]) -> npt.
     if bad.any():
         r, c = (int(v) for v in np.argwhere(bad)[0])
         raise InvalidEditError(_cost_message(f"edits[{i}].costs[{r}][{c}]", float(values[r, c])))
-    return narrowed
+    return positive_zeros(narrowed)
 
 
 # -- a new revision -----------------------------------------------------------------

@@ -43,11 +43,12 @@ class Field(NamedTuple):
     """A distance and flow field of one map revision.
 
     Attributes:
-        cost: (height, width) float32: the cost from each cell to its nearest goal;
-            ``inf`` where no goal is reachable, or only above ``max_cost``.
+        cost: (height, width): the cost from each cell to its nearest goal; ``inf``
+            where no goal is reachable, or only above ``max_cost``. float32, or float64
+            (``distance`` itself) when a finite cost is past float32's range.
         next: (height, width) int8: the direction code of the first step (see the
             module docstring); -1 at goals and where ``cost`` is ``inf``.
-        distance: (height, width) float64: ``cost`` before rounding to float32; along
+        distance: (height, width) float64: ``cost`` before any rounding; along
             ``next``, ``distance[u] == distance[v] + step`` exactly.
         goals: (k, 2) int32 ``(x, y)``, as given.
         revision: the map revision it was computed on.
@@ -55,7 +56,7 @@ class Field(NamedTuple):
         settled: cells the search settled.
     """
 
-    cost: npt.NDArray[np.float32]
+    cost: npt.NDArray[np.float32] | npt.NDArray[np.float64]
     next: npt.NDArray[np.int8]
     distance: npt.NDArray[np.float64]
     goals: npt.NDArray[np.int32]
@@ -90,7 +91,7 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     dist, step, settled = field_search(grid, padded, code, bound)
     inner = dist.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]
     return Field(
-        cost=inner.astype(np.float32),
+        cost=sent_costs(inner),
         next=step.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1].copy(),
         distance=inner,  # a view of this call's own array: nothing else holds it
         goals=points.astype(np.int32),
@@ -99,6 +100,19 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
         max_cost=max_cost,
         settled=settled,
     )
+
+
+def sent_costs(distance: npt.NDArray[np.float64]
+               ) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]:  # fmt: skip
+    """``distance`` as float32 (half the bytes of a field's answer), unless a finite
+    distance overflows it: the sum of cell costs (each at most float32's largest)
+    along a path can pass float32's range, and ``inf`` would then say unreachable
+    for a reachable cell. Then ``distance`` itself, float64."""
+    with np.errstate(over="ignore"):
+        narrowed = distance.astype(np.float32)
+    if np.count_nonzero(np.isinf(narrowed)) > np.count_nonzero(np.isinf(distance)):
+        return distance
+    return narrowed
 
 
 def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max_cost: float

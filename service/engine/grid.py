@@ -51,6 +51,14 @@ _NO_CLUSTERS = (
 )
 
 
+def positive_zeros(costs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """``costs`` with every ``-0.0`` made ``+0.0``, in place (IEEE 754: -0.0 + 0.0 is
+    +0.0), for costs entering the service: -0.0 is blocked like 0.0, but would come
+    back as ``-0.0`` from every route that sends costs, and in the edit logs."""
+    costs += np.float32(0.0)
+    return costs
+
+
 def memory_estimate(width: int, height: int, *, uniform: bool, jump_table_bytes: int) -> int:
     """Bytes a ``width`` x ``height`` :class:`GridMap` holds once its Jump Point Search
     tables are prepared (``prepare_jumps(max_table_bytes=jump_table_bytes)``), before
@@ -482,7 +490,7 @@ class GridMap:
                 f"or positive and finite, at least {_FLOAT32_TINY:.3g} "
                 f"and at most {_FLOAT32_MAX:.3g}"
             )
-        return cls(narrowed)
+        return cls(positive_zeros(narrowed))
 
     @classmethod
     def from_rows(cls, rows: Sequence[str]) -> "GridMap":

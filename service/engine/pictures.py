@@ -4,7 +4,7 @@ Pure numpy; the API encodes them (PNG, with Pillow). Each cell is a ``scale`` x
 ``scale`` square of pixels, row ``y`` of cells at pixel rows ``y * scale`` onward.
 """
 
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -138,7 +138,7 @@ def paint_trace(pixels: npt.NDArray[np.uint8], expanded: npt.NDArray[np.int32],
     squares[cells // width, :, cells % width, :] = colours[:, None, None, :]
 
 
-def field_pixels(grid: GridMap, cost: npt.NDArray[np.float32], *, scale: int = 1
+def field_pixels(grid: GridMap, cost: npt.NDArray[np.floating[Any]], *, scale: int = 1
                  ) -> npt.NDArray[np.uint8]:  # fmt: skip
     """(height * scale, width * scale, 3) uint8 RGB heat map of a field's ``cost``
     ((height, width), ``inf`` where unreached): the goals yellow, the dearest reached

@@ -134,6 +134,18 @@ def test_a_request_applies_whole_or_not_at_all_and_names_the_bad_edit(
     assert np.load(io.BytesIO(grid.content))[1, :2].tolist() == [5.0, 0.5]
 
 
+def test_negative_zero_edits_block_cells_as_zero(client: TestClient) -> None:
+    """An edit to ``-0.0`` was stored, logged and served as ``-0.0``."""
+    map_id = upload(client)
+    status, body = edit(client, map_id, {"cells": [[0, 0]], "cost": -0.0},
+                        {"rect": [1, 0, 1, 1], "cost": -0.0},
+                        {"rect": [2, 0, 2, 1], "costs": [[-0.0, 2]]})  # fmt: skip
+    assert (status, body["changed_cells"]) == (200, 4), body
+    grid = np.load(io.BytesIO(client.get(f"/v1/maps/{map_id}/grid").content))
+    assert grid[0, :4].tolist() == [0.0, 0.0, 0.0, 2.0]
+    assert not np.signbit(grid).any()
+
+
 def test_paths_check_names_the_paths_an_edit_broke(make_client: ClientFactory) -> None:
     client = make_client()
     map_id = upload(client)

@@ -1,12 +1,14 @@
 """The one error renderer: unknown routes, methods, and unhandled exceptions."""
 
 import logging
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 import service.api.routes.paths as paths_routes
 from service.api.errors import DESCRIPTIONS, STATUS, ErrorCode, render
+from tests.server import running_server
 
 
 def test_every_code_has_a_status_and_a_description() -> None:
@@ -26,7 +28,21 @@ def test_unknown_route_and_method(client: TestClient) -> None:
     wrong = client.put("/v1/maps")
     assert wrong.status_code == 405
     assert wrong.json() == {"code": "MethodNotAllowed", "message": "PUT is not allowed on /v1/maps"}
-    assert wrong.headers["allow"] == "GET, POST"
+    assert wrong.headers["allow"] == "GET, HEAD, POST"
+
+
+def test_an_unknown_path_is_named_as_the_client_sent_it(tmp_path: Path) -> None:
+    """``//v1/maps`` looked named ``/maps``: a client resolving it as a URL reference
+    (host ``v1``) sent ``/maps``; sent as is, the service names it as is."""
+    with running_server(tmp_path / "data") as client:
+        origin = f"http://127.0.0.1:{client.base_url.port}"
+        for path in ("//v1/maps", "/v1//maps", "//healthz", "/v1/maps//x"):
+            answer = client.get(origin + path)
+            assert answer.url.raw_path == path.encode()
+            assert answer.status_code == 404, path
+            assert answer.json() == {"code": "NotFound", "message": f"no route GET {path}"}
+        wrong = client.put(origin + "//v1/maps")
+        assert wrong.json()["message"] == "no route PUT //v1/maps"
 
 
 def test_a_trailing_slash_is_not_found_not_a_redirect(client: TestClient) -> None:

@@ -3,6 +3,7 @@
 import io
 import math
 import threading
+from pathlib import Path
 
 import numpy as np
 import orjson
@@ -12,6 +13,7 @@ from fastapi.testclient import TestClient
 import service.api.routes.fields as fields_route
 import service.engine.fields as engine_fields
 from tests.api.conftest import ClientFactory
+from tests.server import running_server
 
 ROOMS = {"rows": ["....@....", "....@....", ".........", "....@...."]}
 
@@ -60,6 +62,36 @@ def test_a_json_field_gives_exact_costs_and_null_where_unreachable(client: TestC
     assert body["next"][0][4] == -1
     assert body["cost"][0][0] == 12.0  # 4-connected: around through the door
     assert body["next"][0][7] == 0  # east
+
+
+def test_an_npz_field_past_float32_gives_the_costs_of_json_and_path(tmp_path: Path) -> None:
+    """Five cells of cost 3e38 in a row: the .npz said [0, 3e38, inf, inf, inf] (its
+    float32 overflowed) while ``next`` led to the goal and JSON and /path said 1.2e39."""
+    step = float(np.float32(3e38))  # the cost of entering a cell, as the map holds it
+    with running_server(tmp_path / "data") as client:
+        created = client.post("/v1/maps", json={"costs": [[3e38] * 5]})
+        assert created.status_code == 201, created.text
+        map_id = created.json()["id"]
+        url = f"/v1/maps/{map_id}/field"
+        npz = np.load(io.BytesIO(client.post(url, json={"goals": [[0, 0]]}).content))
+        as_json = client.post(url, json={"goals": [[0, 0]], "format": "json"}).json()
+        paths = [client.post(f"/v1/maps/{map_id}/path", json={"start": [x, 0], "goal": [0, 0]})
+                 for x in range(5)]  # fmt: skip
+    assert npz["cost"].dtype == np.float64
+    expected = [x * step for x in range(5)]
+    assert npz["cost"].tolist() == [expected]
+    assert as_json["cost"] == [expected]
+    assert [p.json()["cost"] for p in paths] == expected
+    assert npz["next"].tolist() == [[-1, 1, 1, 1, 1]]
+
+
+def test_an_npz_field_within_float32_stays_float32(client: TestClient) -> None:
+    created = client.post("/v1/maps", json={"costs": [[1e38] * 3]})
+    map_id = created.json()["id"]
+    data = client.post(f"/v1/maps/{map_id}/field", json={"goals": [[0, 0]]}).content
+    cost = np.load(io.BytesIO(data))["cost"]
+    assert cost.dtype == np.float32
+    assert cost.tolist() == [[0.0, float(np.float32(1e38)), float(np.float32(2e38))]]
 
 
 def test_the_same_field_twice_is_a_cache_hit_and_an_edit_makes_a_new_one(

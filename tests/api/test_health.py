@@ -1,14 +1,17 @@
 """Liveness, readiness (kernels compiled) and Prometheus metrics."""
 
 import threading
+import time
 from pathlib import Path
 
+import httpx
 from fastapi.testclient import TestClient
 
 from service.api import create_app
 from service.config import Settings
 from tests.api.conftest import wait_ready
 from tests.api.test_docs import resolve
+from tests.server import running_server
 
 
 def test_healthz(client: TestClient) -> None:
@@ -69,3 +72,36 @@ def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -
                  "Unauthorized", "Internal"):  # fmt: skip
         assert f"`{code}`" in spec["info"]["description"]
     assert client.get("/docs").status_code == 200
+
+
+def settled_map(client: httpx.Client) -> str:
+    """A map uploaded, once its tables are built (its metadata then stays put)."""
+    map_id: str = client.post("/v1/maps", json={"rows": ["...", ".@."]}).json()["id"]
+    deadline = time.monotonic() + 60
+    while any(t["status"] in ("building", "repairing")
+              for t in client.get(f"/v1/maps/{map_id}").json()["tables"].values()):  # fmt: skip
+        assert time.monotonic() < deadline, "tables never built"
+        time.sleep(0.02)
+    return map_id
+
+
+def test_head_answers_as_get_without_a_body(tmp_path: Path) -> None:
+    """HEAD answered 405 on every GET route."""
+    with running_server(tmp_path / "data") as client:
+        map_id = settled_map(client)
+        for url in ("/healthz", "/readyz", "/metrics", "/v1/maps", f"/v1/maps/{map_id}",
+                    f"/v1/maps/{map_id}/grid", f"/v1/maps/{map_id}/image.png",
+                    "/v1/maps/no-such-map", "/openapi.json", "/docs", "/viewer"):  # fmt: skip
+            get, head = client.get(url), client.head(url)
+            assert (head.status_code, head.content) == (get.status_code, b""), url
+            assert head.headers["content-type"] == get.headers["content-type"], url
+            assert head.headers.get("etag") == get.headers.get("etag"), url
+            if url != "/metrics":  # (its counters move between the two)
+                assert head.headers["content-length"] == str(len(get.content)), url
+        assert client.head("/metrics").headers["content-length"].isdigit()
+        # A path no route takes GET on: as before, without a body.
+        post_only = client.head(f"/v1/maps/{map_id}/path")
+        assert (post_only.status_code, post_only.content) == (405, b"")
+        assert post_only.headers["allow"] == "POST"
+        assert client.head("/nowhere").status_code == 404
+        assert client.get("/healthz").json() == {"status": "ok"}  # the connection is sound

@@ -324,3 +324,15 @@ def test_routes_take_the_body_the_middleware_read(
                         ("edits", {"edits": [{"cells": [[1, 0]], "cost": 2}]}),
                         ("field", {"goals": [[3, 0]], "format": "json"})):  # fmt: skip
         assert client.post(f"/v1/maps/{map_id}/{route}", json=body).status_code == 200, route
+
+
+def test_head_is_get_without_the_body_and_logged_as_head(client: TestClient) -> None:
+    head, get = client.head("/v1/maps"), client.get("/v1/maps")
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["content-length"] == get.headers["content-length"] == str(len(get.content))
+    assert head.headers["content-type"] == "application/json"
+    metrics = client.get("/metrics").text
+    assert 'gridpath_requests_total{route="/v1/maps",method="HEAD",status="200"} 1' in metrics
+    refused = client.head("/v1/maps/nope/edits")
+    assert (refused.status_code, refused.content) == (405, b"")
+    assert refused.headers["allow"] == "POST"

@@ -303,6 +303,26 @@ def test_field_as_numpy(client: Client, rooms: MapInfo) -> None:
     assert client.field(rooms.id, [GOAL]).cache_hit is True
 
 
+def test_field_costs_past_float32_are_float64_in_either_form(client: Client) -> None:
+    """Sums past float32's range read inf: in the .npz, and from JSON with numpy."""
+    info = client.upload_map([[3e38] * 5])
+    step = float(np.float32(3e38))
+    expected = [[x * step for x in range(5)]]
+    field = client.field(info.id, [(0, 0)])
+    assert isinstance(field.cost, np.ndarray)
+    assert (field.cost.dtype.name, field.cost.tolist()) == ("float64", expected)
+    rows: list[list[float | None]] = [[*expected[0][:4], None]]
+    json_form = {"revision": 0, "goals": [[0, 0]], "cost": rows, "next": [[-1, 1, 1, 1, -1]]}
+    parsed = FlowField.from_json(json_form, as_numpy=True, cache_hit=None)
+    assert isinstance(parsed.cost, np.ndarray)
+    assert parsed.cost.dtype.name == "float64"
+    assert parsed.cost.tolist() == [[*expected[0][:4], math.inf]]
+    small = FlowField.from_json(json_form | {"cost": [[0, 1.5, None]]}, as_numpy=True,
+                                cache_hit=None)  # fmt: skip
+    assert isinstance(small.cost, np.ndarray)
+    assert small.cost.dtype.name == "float32"
+
+
 def test_field_as_lists_comes_as_json(server_url: str, rooms: MapInfo) -> None:
     with Client(server_url, as_numpy=False) as plain:
         field = plain.field(rooms.id, [GOAL], diagonal="never", max_cost=20.0)

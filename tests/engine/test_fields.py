@@ -99,6 +99,20 @@ def test_goals_and_walls_answer_minus_one_and_directions_follow_the_documented_c
     assert field.revision == grid.revision
 
 
+def test_costs_past_float32_are_float64_not_inf() -> None:
+    """Sums of costs past float32's range became inf while ``next`` led to the goal."""
+    grid = GridMap.from_costs([[3e38] * 5, [1e38] * 5])
+    field = distance_field(grid, [(0, 0)], diagonal="never", max_goals=MAX_GOALS)
+    expected = oracle_field(grid, [(0, 0)], "never")
+    assert field.cost.dtype == np.float64
+    np.testing.assert_array_equal(field.cost, expected)
+    assert np.isfinite(field.cost).all()
+    bound = float(np.float32(3e38))  # one step: what is past float32 is past it too
+    within = distance_field(grid, [(0, 0)], diagonal="never", max_goals=MAX_GOALS, max_cost=bound)
+    assert within.cost.dtype == np.float32
+    assert within.cost.tolist() == [[0, bound] + [math.inf] * 3, [bound] + [math.inf] * 4]
+
+
 def test_a_goal_given_twice_counts_once() -> None:
     grid, _, goal = art(".G..")
     once = distance_field(grid, [goal], max_goals=MAX_GOALS)

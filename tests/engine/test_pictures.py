@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from service.engine import GridMap, pictures
+from service.engine.fields import distance_field
 from service.engine.pictures import (
     BLOCKED,
     BOUNDARY,
@@ -82,6 +83,16 @@ def test_a_field_heat_map_runs_from_the_goals_to_the_dearest_cell() -> None:
     assert pixels[0, 2].tolist() == HEAT_STOPS[-1].tolist()
     assert pixels[0, 3].tolist() == list(BLOCKED)
     assert pixels[0, 4].tolist() == list(UNREACHED)
+
+
+def test_a_field_past_float32_is_drawn_reached_to_its_dearest_cell() -> None:
+    """Its costs past float32 were inf: the cells drawn unreached, the heat cut short."""
+    grid = GridMap.from_costs([[3e38] * 5])
+    field = distance_field(grid, [(0, 0)], max_goals=1)
+    pixels = field_pixels(grid, field.cost, scale=1)
+    assert pixels[0, 0].tolist() == HEAT_STOPS[0].tolist()
+    assert pixels[0, 4].tolist() == HEAT_STOPS[-1].tolist()
+    assert list(UNREACHED) not in pixels[0].tolist()
 
 
 def test_field_arrows_point_along_the_next_step_at_a_stride() -> None:

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 Point: TypeAlias = "tuple[int, int]"
 #: Cells: a list of ``(x, y)`` tuples, or an ``(n, 2)`` int32 array of ``(x, y)`` rows.
 Points: TypeAlias = "list[tuple[int, int]] | NDArray[np.int32]"
-#: Costs by ``[row][column]``: rows of floats, or a ``(height, width)`` float32 array.
-CostGrid: TypeAlias = "list[list[float]] | NDArray[np.float32]"
+#: Costs by ``[row][column]``: rows of floats, or a ``(height, width)`` float32 array
+#: (float64 when a finite cost is past float32's range, as in the service's ``.npz``).
+CostGrid: TypeAlias = "list[list[float]] | NDArray[np.float32] | NDArray[np.float64]"
 #: Direction codes by ``[row][column]``: rows of ints, or a ``(height, width)`` int8 array.
 CodeGrid: TypeAlias = "list[list[int]] | NDArray[np.int8]"
 #: Cells given to the client: ``(x, y)`` pairs, or an ``(n, 2)`` integer array.
@@ -106,12 +107,18 @@ def from_points(values: Sequence[Sequence[int]], *, as_numpy: bool) -> Points:
 
 def from_cost_rows(rows: Sequence[Sequence[float | None]], *, as_numpy: bool) -> CostGrid:
     """JSON cost rows (``null`` = unreachable) with ``inf`` for null, as the ``.npz``
-    form has it."""
+    form has it: float32, or float64 when a finite cost would overflow float32 (a
+    sum of cell costs near their limit), so that ``inf`` still means unreachable."""
     filled = [[math.inf if value is None else float(value) for value in row] for row in rows]
-    if as_numpy:
-        costs: NDArray[np.float32] = numpy_or_fail().asarray(filled, dtype="float32")
-        return costs
-    return filled
+    if not as_numpy:
+        return filled
+    numpy = numpy_or_fail()
+    exact: NDArray[np.float64] = numpy.asarray(filled, dtype="float64")
+    with numpy.errstate(over="ignore"):
+        narrowed: NDArray[np.float32] = exact.astype("float32")
+    if numpy.count_nonzero(numpy.isinf(narrowed)) > numpy.count_nonzero(numpy.isinf(exact)):
+        return exact
+    return narrowed
 
 
 def from_code_rows(rows: Sequence[Sequence[int]], *, as_numpy: bool) -> CodeGrid:

@@ -248,8 +248,9 @@ class Client:
         """The distance and flow field towards ``goals``: for every cell the cost to
         the nearest goal and the first step there (one search for any number of units).
 
-        With numpy it comes as ``.npz`` (``cost`` float32 and ``next`` int8 arrays,
-        ``(height, width)``); without, as JSON rows (the service allows that only for
+        With numpy it comes as ``.npz`` (``cost`` float32, float64 when a finite cost is
+        past float32's range, and ``next`` int8 arrays, ``(height, width)``); without,
+        as JSON rows (the service allows that only for
         maps up to ``GRIDPATH_MAX_JSON_FIELD_CELLS`` cells: ``TooBig`` past it).
         """
         call = calls.flow_field(

@@ -332,8 +332,8 @@ class FlowField:
         goals: The goal cells, as sent (``Points``).
         cost: ``[y][x]``: exact cost from the cell to the nearest goal; ``inf`` where
             no goal is reachable (or only above ``max_cost``). A ``(height, width)``
-            float32 array with numpy (the ``.npz`` form), else rows of floats (the JSON
-            form's float64 values).
+            float32 array with numpy (the ``.npz`` form; float64 when a finite cost is
+            past float32's range), else rows of floats (the JSON form's float64 values).
         next: ``[y][x]``: the direction code of the first step towards the nearest goal
             (see :data:`DIRECTIONS`), -1 at goals and unreachable cells. A
             ``(height, width)`` int8 array with numpy, else rows of ints.
@@ -367,8 +367,9 @@ class FlowField:
 
     @classmethod
     def from_npz(cls, content: bytes, *, cache_hit: bool | None) -> FlowField:
-        """The ``.npz`` form: ``cost`` float32 and ``next`` int8, both (height, width),
-        ``revision`` and ``goals`` (k, 2) int32. Read without pickles."""
+        """The ``.npz`` form: ``cost`` float32 (float64 when a finite cost is past
+        float32's range) and ``next`` int8, both (height, width), ``revision`` and
+        ``goals`` (k, 2) int32. Read without pickles."""
         np = numpy_or_fail()
         with np.load(io.BytesIO(content), allow_pickle=False) as arrays:
             return cls(
