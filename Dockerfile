@@ -18,7 +18,7 @@ COPY service ./service
 RUN python3 -m venv /opt/venv \
  && /opt/venv/bin/pip install --no-cache-dir . \
  && cd / \
- && /opt/venv/bin/python -c "from service.engine import warmup; warmup()"
+ && /opt/venv/bin/python -m service.engine
 
 FROM ${BASE_IMAGE} AS runtime
 # Metadata first, the large copies last: builders without layer sharing (the classic

@@ -135,7 +135,7 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
                    SUPERVISOR_PID: str(os.getpid())}  # fmt: skip
     if not kernels_warm():  # once here, not once per worker at the same time
         logging.getLogger("gridpath").info("compiling the kernels before the workers start")
-        subprocess.run([sys.executable, "-m", "service.engine.warmup"], check=False,
+        subprocess.run([sys.executable, "-m", "service.engine"], check=False,
                        timeout=settings.compile_timeout_seconds)  # fmt: skip
     config = uvicorn.Config(
         "service.__main__:worker_app",

@@ -330,7 +330,7 @@ async def _compile_in_child(timeout: float) -> None:
     path = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
     log.info("compiling the kernels in a child process (cold cache)")
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "service.engine.warmup",
+        sys.executable, "-m", "service.engine",
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         env=os.environ | {"PYTHONPATH": path},
     )  # fmt: skip

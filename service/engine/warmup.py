@@ -1,10 +1,19 @@
 """Compile (or load from numba's cache) every kernel before the first real query.
 
-``python -m service.engine.warmup`` does the same in a process of its own: a
+``python -m service.engine`` does the same in processes of its own: a
 starting service runs it when the cache is cold, so that compiling (seconds of
 LLVM work holding the interpreter lock) never stalls the service's event loop,
-then loads the compiled kernels from the cache.
+then loads the compiled kernels from the cache. With two cores or more it compiles
+the search kernels and the table kernels (tables, edits, fields) in two processes
+at once, which share nothing but the cache, then loads both.
 """
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Final
 
 from service.engine.clusters import build_clusters
 from service.engine.edits import (
@@ -45,6 +54,20 @@ def kernels_warm() -> bool:
 
 def warmup() -> None:
     """Run one query through every kernel so the first caller pays no JIT cost."""
+    warm_searches()
+    warm_tables()
+    grid = GridMap.from_rows(_WARMUP_ROWS)
+    grid.attach_clusters(build_clusters(grid, cluster_size=4,
+                                        max_table_bytes=_WARMUP_TABLE_BYTES))  # fmt: skip
+    grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
+    find_path(grid, (0, 0), (3, 2), heuristic="cluster")  # the heuristics read tables
+    find_path(grid, (0, 0), (3, 2), heuristic="landmarks")
+    mark_warm()
+
+
+def warm_searches() -> None:
+    """The search kernels: single queries and batches, every queue, goal sets and the
+    nearest reachable cell, unit sizes, string pulling."""
     grid = GridMap.from_rows(_WARMUP_ROWS)  # islands
     weighted = GridMap.from_costs([[1, 2, 1], [1, 0, 1], [1, 1, 3]])
     find_path(grid, (0, 0), (3, 1)).smoothed()  # straight line, string pulling
@@ -54,16 +77,21 @@ def warmup() -> None:
     find_path(weighted, (0, 0), (2, 2), max_expansions=1)  # A*, reconstruction
     find_path(weighted, (0, 0), (2, 2)).smoothed()  # waypoints, weighted string pulling
     find_path(weighted, (0, 0), (2, 2), diagonal="never", heuristic="manhattan")  # dial
+    _warm_goals(grid)
+
+
+def warm_tables() -> None:
+    """The kernels of the derived tables (clusters, landmarks, JPS+), of edits and of
+    fields (nothing here compiles a search kernel: ``warm_searches`` does, in a
+    process of its own)."""
+    grid = GridMap.from_rows(_WARMUP_ROWS)
     # Cluster tables (built in the background for served maps) and their heuristic.
     tables = build_clusters(grid, cluster_size=4, max_table_bytes=_WARMUP_TABLE_BYTES)
     grid.attach_clusters(tables)
-    find_path(grid, (0, 0), (3, 2), heuristic="cluster")
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
-    find_path(grid, (0, 0), (3, 2), heuristic="landmarks")
-    _warm_goals(grid)
-    _warm_edits(grid)  # after _warm_goals: the edits carry its clearance table forward
+    _ = grid.clearance  # computed now: the edits in _warm_edits update it
+    _warm_edits(grid)
     _warm_fields(grid)
-    mark_warm()
 
 
 def _warm_goals(grid: GridMap) -> None:
@@ -74,13 +102,14 @@ def _warm_goals(grid: GridMap) -> None:
     find_path(grid, (0, 0), (4, 0), unreachable="nearest")  # a blocked goal
     open_ground = GridMap.from_rows(["...", "...", "..."])
     find_path(open_ground, (0, 0), (1, 1), agent_size=2)
-    distance_field(open_ground, [(0, 0)], max_goals=1, agent_size=2)
-    _ = grid.clearance  # computed now: the edits in _warm_edits update it
 
 
 def _warm_fields(grid: GridMap) -> None:
-    """Fields, and a batch answered from one (its path writer)."""
+    """Fields, and a batch answered from one (its path writer: every query of the
+    batch in the group, so no search kernel runs)."""
     distance_field(grid, [(3, 2)], max_goals=1)
+    open_ground = GridMap.from_rows(["...", "...", "..."])
+    distance_field(open_ground, [(0, 0)], max_goals=1, agent_size=2)
     find_paths(grid, [PathQuery((0, 0), (3, 2)), PathQuery((1, 0), (3, 2))], shared_goal_queries=2)
 
 
@@ -102,5 +131,29 @@ def _warm_edits(grid: GridMap) -> None:
     check_paths(reopened, [[(0, 0), (2, 2), (3, 2)]])
 
 
-if __name__ == "__main__":
+#: What ``--part`` runs, each in a process of its own.
+PARTS: Final[dict[str, Callable[[], None]]] = {"searches": warm_searches, "tables": warm_tables}
+
+
+def compile_all(processes: int | None = None) -> None:
+    """:func:`warmup`, compiling a cold cache's kernels in ``PARTS`` processes at once
+    first when there are ``processes`` cores for them (default: this machine's, up
+    to two); a part that fails leaves its kernels to the warm-up here."""
+    processes = min(2, os.cpu_count() or 1) if processes is None else processes
+    if processes >= 2 and not kernels_warm():
+        children = [subprocess.Popen([sys.executable, "-m", "service.engine", "--part", part])
+                    for part in PARTS]  # fmt: skip
+        for child in children:
+            child.wait()
     warmup()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Compile every kernel into numba's cache.")
+    parser.add_argument("--part", choices=sorted(PARTS), help="compile one part only")
+    args = parser.parse_args(argv)
+    if args.part is None:
+        compile_all()
+    else:
+        PARTS[args.part]()
+
