@@ -32,7 +32,7 @@ import tcod.path
 
 from loadtests.server import http, serve, upload
 from service.config import get_settings
-from service.engine import GridMap, PathQuery, PathResult, SearchOptions, find_paths
+from service.engine import BatchPolicy, GridMap, PathQuery, PathResult, SearchOptions, find_paths
 from service.engine.fields import distance_field
 from service.store.fields import FieldCache
 
@@ -152,9 +152,9 @@ def batch_rows(data: Path, size: int, repeat: int) -> list[str]:
                 astar = [
                     PathQuery(s, goal, options=SearchOptions(algorithm="astar")) for s in starts
                 ]
-                find_paths(grid, auto[:2], shared_goal_queries=2)  # compile
+                find_paths(grid, auto[:2], policy=BatchPolicy(shared_goal_queries=2))  # compile
                 began = time.perf_counter()
-                shared = find_paths(grid, auto, shared_goal_queries=8)
+                shared = find_paths(grid, auto, policy=BatchPolicy(shared_goal_queries=8))
                 shared_t.append(time.perf_counter() - began)
                 began = time.perf_counter()
                 each = find_paths(grid, auto)

@@ -7,7 +7,7 @@ limits (:func:`resolve`), then bounds and walkability (the engine), then search.
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -26,8 +26,10 @@ from service.engine import (
     DEFAULT_ALGORITHM,
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
+    NO_POLICY,
     REFUSED_ROW,
     STATUS_NAMES,
+    BatchPolicy,
     CircleRegion,
     EngineError,
     GridMap,
@@ -40,8 +42,6 @@ from service.engine import (
     find_path,
     find_paths,
     find_paths_between,
-    find_paths_between_within,
-    find_paths_within,
     shared_goal_rows,
 )
 
@@ -312,13 +312,14 @@ def _resolved(request: PathRequest, defaults: PathOptions | None, settings: Sett
         return error_body(engine_error_code(exc), str(exc))
 
 
-def search(grid: GridMap, query: Query, *, max_goals: int, budget: int | None = None
+def search(grid: GridMap, query: Query, *, policy: BatchPolicy, budget: int | None = None
            ) -> PathResult:  # fmt: skip
-    """Run the engine; ``budget`` lowers the query's own (for bounded inline attempts)."""
+    """Run the engine (``policy``: its goal limit); ``budget`` lowers the query's own
+    (for bounded inline attempts)."""
     spec = query.spec
     options = spec.options if budget is None else spec.options.with_budget(budget)
     return find_path(grid, spec.start, spec.goal, options=options, goals=spec.goals,
-                     goal_region=spec.goal_region, max_goals=max_goals,
+                     goal_region=spec.goal_region, max_goals=policy.max_goals,
                      trace=query.trace)  # fmt: skip
 
 
@@ -351,10 +352,10 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     return payload
 
 
-def run(grid: GridMap, query: Query, *, max_goals: int) -> dict[str, Any]:
+def run(grid: GridMap, query: Query, *, policy: BatchPolicy) -> dict[str, Any]:
     """Search and answer; engine errors propagate (rendered by the error handlers)."""
     began = time.perf_counter_ns()
-    result = search(grid, query, max_goals=max_goals)
+    result = search(grid, query, policy=policy)
     return answer(result, query, time.perf_counter_ns() - began)
 
 
@@ -386,95 +387,91 @@ class Tally:
             self.most = max(self.most, int(counts.max()))
 
 
-def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *, max_goals: int,
-              shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None,
-              tally: Tally | None = None) -> list[dict[str, Any]]:  # fmt: skip
+class InlineBound(NamedTuple):
+    """What an answer made on the event loop may cost: expansions a query, and path
+    cells all of a batch's answers together (short to find, long to send)."""
+
+    expansions: int
+    cells: int
+
+
+@overload
+def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *,
+              policy: BatchPolicy = NO_POLICY,
+              tally: Tally | None = ..., bound: None = ...
+              ) -> list[dict[str, Any]]: ...  # fmt: skip
+@overload
+def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *,
+              policy: BatchPolicy = NO_POLICY,
+              tally: Tally | None = ..., bound: InlineBound
+              ) -> list[dict[str, Any]] | None: ...  # fmt: skip
+def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *,
+              policy: BatchPolicy = NO_POLICY,
+              tally: Tally | None = None, bound: InlineBound | None = None
+              ) -> list[dict[str, Any]] | None:  # fmt: skip
     """Answer every query in order, all searches in one engine call; a failing query
     yields its error body in its slot. ``elapsed_us`` is the batch's mean per query.
-    ``shared_goal_queries``, ``shared_goal_jps_queries``: see ``find_paths``;
-    ``tally``: counts the searches' expansions."""
+    ``policy``: see ``find_paths``; ``tally``: counts the searches' expansions.
+
+    With ``bound``, at most ``bound.expansions`` a query, building nothing (for the
+    event loop: see ``find_paths``); None when it cannot answer so, when its paths
+    hold more than ``bound.cells`` together, or when a query is traced (a trace is
+    kept for the search threads, like every query that is not ``simple``)."""
     queries = [item for item in items if isinstance(item, Query)]
-    began = time.perf_counter_ns()
     specs = [q.spec for q in queries]
-    found = find_paths(grid, specs, shared_goal_queries=shared_goal_queries,
-                       shared_goal_jps_queries=shared_goal_jps_queries,
-                       max_goals=max_goals)  # fmt: skip
-    each = (time.perf_counter_ns() - began) // max(1, len(queries))
-    if tally is not None:
-        tally.add_results(found)
-    outcomes = iter(found)
-    return [_answer_or_error(next(outcomes), item, each) if isinstance(item, Query) else item
-            for item in items]  # fmt: skip
-
-
-def run_batch_within(grid: GridMap, items: list[Query | dict[str, str]], *, expansions: int,
-                     max_cells: int, shared_goal_queries: int = 0,
-                     shared_goal_jps_queries: int | None = None, tally: Tally | None = None
-                     ) -> list[dict[str, Any]] | None:  # fmt: skip
-    """``run_batch`` at most ``expansions`` a query, building nothing (for the event
-    loop: see ``find_paths_within``); None when it cannot answer so, when its paths
-    hold more than ``max_cells`` together (short to find, long to send), or when a
-    query is traced (a trace is kept for the search threads, like every query that
-    is not ``simple``)."""
-    queries = [item for item in items if isinstance(item, Query)]
+    if bound is None:
+        began = time.perf_counter_ns()
+        outcomes = find_paths(grid, specs, policy=policy)
+        each = (time.perf_counter_ns() - began) // max(1, len(queries))
+        if tally is not None:
+            tally.add_results(outcomes)
+        found = iter(outcomes)
+        return [_answer_or_error(next(found), item, each) if isinstance(item, Query) else item
+                for item in items]  # fmt: skip
     if not queries:  # every item an error (or none): nothing to search
         return [item for item in items if not isinstance(item, Query)]
     if any(query.trace for query in queries):
         return None
     began = time.perf_counter_ns()
-    specs = [q.spec for q in queries]
-    found = find_paths_within(grid, specs, expansions=expansions,
-                              shared_goal_queries=shared_goal_queries,
-                              shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
-    if found is None or found.offsets[-1] > max_cells:
+    batch = find_paths(grid, specs, policy=policy, bound=bound.expansions)
+    if batch is None or batch.offsets[-1] > bound.cells:
         return None
     each = (time.perf_counter_ns() - began) // max(1, len(queries))
     if tally is not None:
-        tally.add_batch(found)
-    answers = iter(_answers(found, queries, each))
+        tally.add_batch(batch)
+    answers = iter(_answers(batch, queries, each))
     return [next(answers) if isinstance(item, Query) else item for item in items]
 
 
-def run_cells(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0,
-              shared_goal_jps_queries: int | None = None, tally: Tally | None = None
-              ) -> list[dict[str, Any]]:  # fmt: skip
+@overload
+def run_cells(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POLICY,
+              tally: Tally | None = ..., bound: None = ...
+              ) -> list[dict[str, Any]]: ...  # fmt: skip
+@overload
+def run_cells(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POLICY,
+              tally: Tally | None = ..., bound: InlineBound
+              ) -> list[dict[str, Any]] | None: ...  # fmt: skip
+def run_cells(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POLICY,
+              tally: Tally | None = None, bound: InlineBound | None = None
+              ) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_batch`` of a ``cell_batch``: one engine call, answers built from its
-    columns (the same JSON as ``answer``'s, tested)."""
+    columns (the same JSON as ``answer``'s, tested); with ``bound``, as there."""
     began = time.perf_counter_ns()
     found = find_paths_between(grid, batch.cells, options=batch.query.spec.options,
-                               shared_goal_queries=shared_goal_queries,
-                               shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
-    if tally is not None:
-        tally.add_batch(found)
-    return _cell_answers(found, batch, time.perf_counter_ns() - began)
-
-
-def run_cells_within(grid: GridMap, batch: CellBatch, *, expansions: int, max_cells: int,
-                     shared_goal_queries: int = 0, shared_goal_jps_queries: int | None = None,
-                     tally: Tally | None = None) -> list[dict[str, Any]] | None:  # fmt: skip
-    """``run_cells`` at most ``expansions`` a query, building nothing (for the event
-    loop: see ``find_paths_between_within``); None when it cannot answer so, or when
-    its paths hold more than ``max_cells`` together."""
-    began = time.perf_counter_ns()
-    found = find_paths_between_within(grid, batch.cells, expansions=expansions,
-                                      options=batch.query.spec.options,
-                                      shared_goal_queries=shared_goal_queries,
-                                      shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
-    if found is None or found.offsets[-1] > max_cells:
+                               policy=policy,
+                               bound=None if bound is None else bound.expansions)  # fmt: skip
+    if found is None or (bound is not None and found.offsets[-1] > bound.cells):
         return None
     if tally is not None:
         tally.add_batch(found)
     return _cell_answers(found, batch, time.perf_counter_ns() - began)
 
 
-def cell_groups(grid: GridMap, batch: CellBatch, *, shared_goal_queries: int = 0,
-                shared_goal_jps_queries: int | None = None
+def cell_groups(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POLICY
                 ) -> list[npt.NDArray[np.int64]] | None:  # fmt: skip
     """The rows of a ``cell_batch`` that ``run_cells`` answers together (see
     ``shared_goal_rows``); None when the map cannot tell yet."""
-    return shared_goal_rows(grid, batch.cells, options=batch.query.spec.options,
-                            shared_goal_queries=shared_goal_queries,
-                            shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
+    return shared_goal_rows(grid, batch.cells, options=batch.query.spec.options, policy=policy)
 
 
 def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 from service.api.errors import ApiError, ErrorCode
 from service.api.metrics import Metrics
 from service.config import Settings
-from service.engine import kernels_warm, set_path_cell_limit, warmup
+from service.engine import BatchPolicy, kernels_warm, set_path_cell_limit, warmup
 from service.store import (
     CacheBudgetError,
     DataDirLock,
@@ -64,6 +64,10 @@ class Runtime:
                  ) -> None:  # fmt: skip
         """``lock``: the data dir's lock, if the caller took it already."""
         self.settings = settings
+        #: How every batch is answered (sharing thresholds, goal limit): the settings'.
+        self.batch_policy = BatchPolicy(settings.shared_goal_queries,
+                                        settings.shared_goal_jps_queries,
+                                        settings.max_goals)  # fmt: skip
         # The engine's, process-wide; put back at close (tests start many services).
         self._path_cells_before = set_path_cell_limit(settings.max_path_cells)
         self.store = open_store(settings, lock)

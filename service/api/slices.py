@@ -26,20 +26,21 @@ import numpy.typing as npt
 
 from service.api.pathing import (
     CellBatch,
+    InlineBound,
     Query,
     Tally,
     cell_groups,
     run_batch,
-    run_batch_within,
     run_cells,
-    run_cells_within,
 )
 from service.engine import (
+    BatchPolicy,
     GridMap,
     path_cell_scope,
     scope_spent,
     written_path_cells,
 )
+from service.engine.sharing import sharing_of
 
 #: Queries in a batch's first chunk when nothing tells their cost: few, so a batch of
 #: long searches overruns its first slice by little.
@@ -78,17 +79,13 @@ class SlicedBatch:
     """
 
     def __init__(self, grid: GridMap, cells: CellBatch | None, items: list[Query | Answer],
-                 *, pin: ExitStack, shared_goal_queries: int, max_goals: int,
-                 shared_goal_jps_queries: int | None = None,
-                 query_ns: int = 0, expansion_ns: int = 0,
-                 most_expanded: int = 0) -> None:  # fmt: skip
+                 *, pin: ExitStack, policy: BatchPolicy, query_ns: int = 0,
+                 expansion_ns: int = 0, most_expanded: int = 0) -> None:  # fmt: skip
         self.grid = grid
         self._cells = cells
         self._items = items
         self._pin = pin
-        self._shared = shared_goal_queries
-        self._shared_jps = shared_goal_jps_queries
-        self._max_goals = max_goals
+        self._policy = policy
         #: Queries to answer (an item's error body is its answer already).
         self.queries = (sum(isinstance(item, Query) for item in items) if cells is None
                         else cells.cells.shape[0])  # fmt: skip
@@ -207,7 +204,7 @@ class SlicedBatch:
 
         A batch of long searches after many short ones would otherwise run its first
         ``FIRST_CHUNK_MAX`` queries in one engine call, however long they take. Bounded,
-        the call gives up when a query needs more (``run_cells_within``), having
+        the call gives up when a query needs more (``run_cells`` with a bound), having
         spent about a slice at most, and the batch goes on in small chunks."""
         if self.done or self._last or size <= FIRST_CHUNK or not self._each_ns:
             return None
@@ -219,14 +216,11 @@ class SlicedBatch:
         if self._order is None:  # only for a batch of more than one chunk
             cells = self._cells
             # The engine's own groups for a batch of cells, when it can tell.
-            groups = None if cells is None else cell_groups(
-                self.grid, cells, shared_goal_queries=self._shared,
-                shared_goal_jps_queries=self._shared_jps)  # fmt: skip
+            groups = None if cells is None else cell_groups(self.grid, cells, policy=self._policy)
             if groups is not None:
                 self._order = _grouped_rows(self.queries, groups)
             else:
-                self._order = run_order(cells, self._items,
-                                        _fewest(self._shared, self._shared_jps))  # fmt: skip
+                self._order = run_order(cells, self._items, sharing_of(self._policy).fewest)
         return self._order
 
     def _run_whole(self, bound: int | None) -> bool:
@@ -256,48 +250,22 @@ class SlicedBatch:
         """The answers to ``cells``, or else to ``items``, in one engine call; their
         paths counted with those of the chunks before. With ``bound``, None when a
         query needs more expansions than that (or when the bounded call cannot answer
-        the batch at all: see ``run_cells_within``)."""
+        the batch at all: see ``run_cells``)."""
+        # (A query past the path cell limit answers TooBig in its slot, as in the full
+        # run: a bounded run that cut a search short before it answers None.)
+        limit = None if bound is None else InlineBound(bound, _ANY_CELLS)
         with path_cell_scope(earlier=self.path_cells, spent=self.spent):
-            answers = (self._answered_fully(cells, items) if bound is None
-                       else self._answered_within(cells, items, bound))  # fmt: skip
+            if cells is not None:
+                answers = run_cells(self.grid, cells, policy=self._policy, tally=self._tally,
+                                    bound=limit)  # fmt: skip
+            else:
+                answers = run_batch(self.grid, items, policy=self._policy, tally=self._tally,
+                                    bound=limit)  # fmt: skip
             if answers is None:
                 return None
             self.path_cells = written_path_cells()
             self.spent = scope_spent()
         return answers
-
-    def _answered_fully(self, cells: CellBatch | None, items: list[Query | Answer]
-                        ) -> list[Answer]:  # fmt: skip
-        if cells is not None:
-            return run_cells(self.grid, cells, shared_goal_queries=self._shared,
-                             shared_goal_jps_queries=self._shared_jps,
-                             tally=self._tally)  # fmt: skip
-        return run_batch(self.grid, items, max_goals=self._max_goals,
-                         shared_goal_queries=self._shared,
-                         shared_goal_jps_queries=self._shared_jps, tally=self._tally)  # fmt: skip
-
-    def _answered_within(self, cells: CellBatch | None, items: list[Query | Answer],
-                         bound: int) -> list[Answer] | None:  # fmt: skip
-        # (A query past the path cell limit answers TooBig in its slot, as in the full
-        # run: a run that cut a search short before it answers None.)
-        if cells is not None:
-            return run_cells_within(self.grid, cells, expansions=bound, max_cells=_ANY_CELLS,
-                                    shared_goal_queries=self._shared,
-                                    shared_goal_jps_queries=self._shared_jps,
-                                    tally=self._tally)  # fmt: skip
-        return run_batch_within(self.grid, items, expansions=bound, max_cells=_ANY_CELLS,
-                                shared_goal_queries=self._shared,
-                                shared_goal_jps_queries=self._shared_jps,
-                                tally=self._tally)  # fmt: skip
-
-
-def _fewest(shared_goal_queries: int, shared_goal_jps_queries: int | None) -> int:
-    """The fewest queries the engine may answer together (``find_paths``): the
-    smaller number that is not 0, or 0 when both are (or the first is)."""
-    if shared_goal_queries <= 0:
-        return 0
-    jps = shared_goal_queries if shared_goal_jps_queries is None else shared_goal_jps_queries
-    return min((n for n in (shared_goal_queries, jps) if n > 0), default=0)
 
 
 def _chunk_end(ends: list[int] | None, wanted: int) -> int:
@@ -305,14 +273,14 @@ def _chunk_end(ends: list[int] | None, wanted: int) -> int:
     return wanted if ends is None else ends[bisect.bisect_left(ends, wanted)]
 
 
-def run_order(cells: CellBatch | None, items: list[Query | Answer], shared_goal_queries: int
+def run_order(cells: CellBatch | None, items: list[Query | Answer], least: int
               ) -> tuple[npt.NDArray[np.int64], list[int] | None]:  # fmt: skip
     """The positions of a batch's queries in the order they run, and the ends (in that
     order, ascending, the last one its length) of the groups a chunk may not split;
     None: any end will do.
 
     The engine answers the queries of a batch that share a goal together when they
-    come from ``shared_goal_queries`` distinct starts or more: such a goal's queries
+    come from ``least`` distinct starts or more: such a goal's queries
     are put side by side, a group, so that a chunk holds all of them or none. The
     other queries run first, and a chunk may end after any of them: one start asked a
     thousand times is no group, and makes no chunk of a thousand. A group's key (the
@@ -320,16 +288,16 @@ def run_order(cells: CellBatch | None, items: list[Query | Answer], shared_goal_
     set is named two ways; the answers' costs are the same then too."""
     if cells is not None:
         count = cells.cells.shape[0]
-        if shared_goal_queries <= 0 or count < shared_goal_queries:
+        if least <= 0 or count < least:
             return np.arange(count, dtype=np.int64), None
         goals = (cells.cells[:, 2] << 32) ^ cells.cells[:, 3]  # one int64 a cell (x, y < 2**31)
         starts = (cells.cells[:, 0] << 32) ^ cells.cells[:, 1]
-        return _grouped(goals.tolist(), starts.tolist(), shared_goal_queries)
+        return _grouped(goals.tolist(), starts.tolist(), least)
     queries = [i for i, item in enumerate(items) if isinstance(item, Query)]
-    if shared_goal_queries <= 0 or len(queries) < shared_goal_queries:
+    if least <= 0 or len(queries) < least:
         return np.array(queries, dtype=np.int64), None
     keys = [_goal_key(items[i]) for i in queries]
-    order, ends = _grouped(keys, [_start_key(items[i]) for i in queries], shared_goal_queries)
+    order, ends = _grouped(keys, [_start_key(items[i]) for i in queries], least)
     return np.array(queries, dtype=np.int64)[order], ends
 
 

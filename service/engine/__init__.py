@@ -52,6 +52,7 @@ from service.engine.options import (
     Status,
     Unreachable,
 )
+from service.engine.policy import NO_POLICY, BatchPolicy
 from service.engine.queries import DEFAULT_OPTIONS, PathQuery, SearchOptions
 from service.engine.result import (
     REFUSED_ROW,
@@ -73,8 +74,6 @@ from service.engine.search import (
     find_path,
     find_paths,
     find_paths_between,
-    find_paths_between_within,
-    find_paths_within,
     shared_goal_rows,
 )
 from service.engine.warmup import kernels_warm, warmup
@@ -89,11 +88,13 @@ __all__ = [
     "DIAGONALS",
     "HEURISTICS",
     "MAX_AGENT_SIZE",
+    "NO_POLICY",
     "REFUSED_ROW",
     "STATUS_NAMES",
     "Algorithm",
     "AlgorithmUsed",
     "BatchPlan",
+    "BatchPolicy",
     "BuildStoppedError",
     "CircleRegion",
     "ClusterTable",
@@ -139,8 +140,6 @@ __all__ = [
     "find_path",
     "find_paths",
     "find_paths_between",
-    "find_paths_between_within",
-    "find_paths_within",
     "kernels_warm",
     "path_cell_scope",
     "scope_spent",

@@ -10,6 +10,7 @@ kernel call (``runs.find_one``).
 """
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +38,7 @@ from service.engine.plans import (
     plans_of,
     remember_lean,
 )
+from service.engine.policy import NO_POLICY, BatchPolicy
 from service.engine.queries import (
     DEFAULT_OPTIONS,
     UNLIMITED,
@@ -150,37 +152,48 @@ def find_path(
     return result
 
 
+@overload
+def find_paths(grid: GridMap, queries: Sequence[PathQuery], *, policy: BatchPolicy = ...,
+               scratch: Scratch | None = ..., bound: None = ...
+               ) -> list[PathResult | EngineError]: ...  # fmt: skip
+@overload
+def find_paths(grid: GridMap, queries: Sequence[PathQuery], *, policy: BatchPolicy = ...,
+               scratch: Scratch | None = ..., bound: int) -> PathBatch | None: ...  # fmt: skip
 def find_paths(
     grid: GridMap,
     queries: Sequence[PathQuery],
     *,
+    policy: BatchPolicy = NO_POLICY,
     scratch: Scratch | None = None,
-    shared_goal_queries: int = 0,
-    shared_goal_jps_queries: int | None = None,
-    max_goals: int = UNLIMITED,
-) -> list[PathResult | EngineError]:
+    bound: int | None = None,
+) -> list[PathResult | EngineError] | PathBatch | None:
     """Answer many queries on one map in one kernel call (one release of the GIL).
 
-    ``shared_goal_queries``: when optimal queries (weight 1, an admissible heuristic,
-    a budget of at least the map's walkable cells) from at least this many distinct
-    starts share a goal and a policy, they are answered from one search outward from
-    the goal, stopped once it has settled all their starts (``algorithm_used``
-    ``field``); 0 never does; queries sharing a goal set (``goals``, ``goal_region``)
-    likewise. ``shared_goal_jps_queries`` (None: ``shared_goal_queries``; ignored when
-    that is 0) is that number for a goal every query of which JPS would answer: one
-    JPS search a query costs less than the shared search until the group is a few
-    hundred strong (``loadtests/bench_fields.py``). Costs are the same as one search
-    each; among equally cheap paths another may be returned.
+    ``policy``: which queries share one search outward from their goal, stopped once
+    it has settled all their starts (``algorithm_used`` ``field``; costs are the same
+    as one search each, among equally cheap paths another may be returned), and how
+    many goals a query may name (see ``BatchPolicy``).
 
     Returns, in order, each query's result, or the error :func:`find_path` would
     have raised for it: one bad query never fails the others. The paths hold at most
     the limit's cells together (``set_path_cell_limit``): from the query whose path
     would pass it on (in the order searched: shared goals first), each answers a
     ``PathTooLongError``, and those after it are not searched.
+
+    With ``bound``, for a caller that must bound its work (an event loop): at most
+    ``bound`` expansions a query, and nothing built or remembered; the answers column
+    by column (row ``i``: query ``i``; ``.results()`` is what the unbounded call would
+    return), when every query goes from one cell to another with options the grid
+    already knows (its plans memo, so no table is built; the options may differ from
+    query to query) and every query was answered within ``bound`` (one cut short by
+    its own budget is an answer); otherwise None, after one search of at most
+    ``bound`` a query, or none. Also None when there are no queries, or goals are
+    shared often enough for a field search (which the bound does not bound).
     """
+    if bound is not None:
+        return _find_paths_within(grid, queries, policy, scratch, bound)
     with path_cell_scope():  # its groups' kernel runs count together
-        sharing = sharing_of(shared_goal_queries, shared_goal_jps_queries)
-        return _find_paths(grid, queries, scratch, sharing, max_goals)
+        return _find_paths(grid, queries, scratch, sharing_of(policy), policy.max_goals)
 
 
 def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | None,
@@ -224,28 +237,9 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
     return [next(found) if answer is None else answer for answer in answers]
 
 
-def find_paths_within(
-    grid: GridMap,
-    queries: Sequence[PathQuery],
-    *,
-    expansions: int,
-    scratch: Scratch | None = None,
-    shared_goal_queries: int = 0,
-    shared_goal_jps_queries: int | None = None,
-) -> PathBatch | None:
-    """:func:`find_paths`, for a caller that must bound its work (an event loop): at
-    most ``expansions`` a query, and nothing built or remembered; the answers column
-    by column (row ``i``: query ``i``; ``.results()`` is what :func:`find_paths`
-    would return).
-
-    Returns them when every query goes from one cell to another with options the
-    grid already knows (its plans memo, so no table is built; the options may differ
-    from query to query) and every query was answered within ``expansions`` (one cut
-    short by its own ``max_expansions`` is an answer); otherwise None, after one
-    search of at most ``expansions`` a query, or none. Also None when there are no
-    queries, or goals are shared often enough for :func:`find_paths`'s field search
-    (``shared_goal_queries``, ``shared_goal_jps_queries``).
-    """
+def _find_paths_within(grid: GridMap, queries: Sequence[PathQuery], policy: BatchPolicy,
+                       scratch: Scratch | None, bound: int) -> PathBatch | None:  # fmt: skip
+    """``find_paths`` with ``bound`` (see there)."""
     if not queries:
         return None
     lean = lean_batch(grid, queries)
@@ -253,30 +247,38 @@ def find_paths_within(
         return None
     leans, rows = lean
     plans = plans_of(leans)
-    if field_groups(grid, plans, rows, sharing_of(shared_goal_queries, shared_goal_jps_queries)):
-        return None  # a field search is not bounded by ``expansions``
+    if field_groups(grid, plans, rows, sharing_of(policy)):
+        return None  # a field search is not bounded by ``bound``
     own = plans.options[:, OPTION_BUDGET]
-    capped = own > expansions  # (plans,): the plans whose budget the bound lowers
+    capped = own > bound  # (plans,): the plans whose budget the bound lowers
     if capped.any():
         options = plans.options.copy()
-        options[capped, OPTION_BUDGET] = max(expansions, 0)
+        options[capped, OPTION_BUDGET] = max(bound, 0)
         plans = plans._replace(options=options)
     found = search_rows(grid, plans, rows, scratch, queries.__getitem__)
     cut = (found.status == STATUS_PARTIAL) & capped[rows[:, 0]]
     if cut.any():
-        return None  # a query wanted more than ``expansions``
+        return None  # a query wanted more than ``bound``
     return found
 
 
+@overload
+def find_paths_between(grid: GridMap, cells: npt.ArrayLike, *, options: SearchOptions = ...,
+                       policy: BatchPolicy = ..., scratch: Scratch | None = ...,
+                       bound: None = ...) -> PathBatch: ...  # fmt: skip
+@overload
+def find_paths_between(grid: GridMap, cells: npt.ArrayLike, *, options: SearchOptions = ...,
+                       policy: BatchPolicy = ..., scratch: Scratch | None = ...,
+                       bound: int) -> PathBatch | None: ...  # fmt: skip
 def find_paths_between(
     grid: GridMap,
     cells: npt.ArrayLike,
     *,
     options: SearchOptions = DEFAULT_OPTIONS,
+    policy: BatchPolicy = NO_POLICY,
     scratch: Scratch | None = None,
-    shared_goal_queries: int = 0,
-    shared_goal_jps_queries: int | None = None,
-) -> PathBatch:
+    bound: int | None = None,
+) -> PathBatch | None:
     """Answer many queries from one cell to another under the same options, column
     by column: a game tick's units, with no object made per answer (see ``PathBatch``).
 
@@ -284,7 +286,13 @@ def find_paths_between(
         grid: the map.
         cells: (n, 4) integers: each query's start x, start y, goal x, goal y.
         options: every row's (``SearchOptions``).
-        scratch, shared_goal_queries, shared_goal_jps_queries: as for :func:`find_paths`.
+        policy, scratch: as for :func:`find_paths`.
+        bound: for a caller that must bound its work (an event loop): at most this
+            many expansions a row, and nothing built or remembered; None (and no
+            answer) when the grid does not know these options yet (its plans memo: so
+            no table is built), when a row needed more than ``bound`` (a row cut short
+            by its own budget is an answer), or when goals are shared often enough
+            for a field search, whose paths may differ among equally cheap ones.
 
     Returns:
         Row ``i`` answers ``find_path(grid, (sx, sy), (gx, gy), options=options)`` of
@@ -296,45 +304,15 @@ def find_paths_between(
         InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
     """
     rows = cell_rows(cells)
-    sharing = sharing_of(shared_goal_queries, shared_goal_jps_queries)
-    found = _between_lean(grid, rows, options, scratch, sharing)
-    if found is not None:
+    sharing = sharing_of(policy)
+    found = _between_lean(grid, rows, options, scratch, sharing, bound)
+    if found is not None or bound is not None:
         return found
     # Options not yet seen on this grid: the general way (``find_paths`` checks and
     # remembers them).
     query_of = row_queries(rows, options)
     queries = [query_of(row) for row in range(rows.shape[0])]
-    answers = find_paths(grid, queries, scratch=scratch, shared_goal_queries=sharing.astar,
-                         shared_goal_jps_queries=sharing.jps)  # fmt: skip
-    return batch_of(grid, rows, answers)
-
-
-def find_paths_between_within(
-    grid: GridMap,
-    cells: npt.ArrayLike,
-    *,
-    expansions: int,
-    options: SearchOptions = DEFAULT_OPTIONS,
-    scratch: Scratch | None = None,
-    shared_goal_queries: int = 0,
-    shared_goal_jps_queries: int | None = None,
-) -> PathBatch | None:
-    """:func:`find_paths_between`, for a caller that must bound its work (an event
-    loop): at most ``expansions`` a row, and nothing built or remembered.
-
-    Returns what :func:`find_paths_between` would, when the grid already knows these
-    options (its plans memo: so no table is built) and every row was answered within
-    ``expansions`` (a row cut short by its own ``max_expansions`` is an answer);
-    otherwise None, after one search of at most ``expansions`` a row, or none. Also
-    None when goals are shared often enough for ``find_paths_between``'s field search
-    (``shared_goal_queries``, ``shared_goal_jps_queries``), whose paths may differ
-    among equally cheap ones.
-
-    Raises:
-        InvalidQueryError: ``cells`` is not an (n, 4) array of integers.
-    """
-    sharing = sharing_of(shared_goal_queries, shared_goal_jps_queries)
-    return _between_lean(grid, cell_rows(cells), options, scratch, sharing, expansions)
+    return batch_of(grid, rows, find_paths(grid, queries, policy=policy, scratch=scratch))
 
 
 def shared_goal_rows(
@@ -342,8 +320,7 @@ def shared_goal_rows(
     cells: npt.ArrayLike,
     *,
     options: SearchOptions = DEFAULT_OPTIONS,
-    shared_goal_queries: int = 0,
-    shared_goal_jps_queries: int | None = None,
+    policy: BatchPolicy = NO_POLICY,
 ) -> list[npt.NDArray[np.int64]] | None:
     """The rows of ``cells`` that :func:`find_paths_between` with these arguments
     answers together, one field search a group: each group's row indices, ascending.
@@ -359,8 +336,8 @@ def shared_goal_rows(
     lean = known_plan(grid, options)
     if lean is None:
         return None
-    sharing = sharing_of(shared_goal_queries, shared_goal_jps_queries)
-    return [group.rows for group in field_groups(grid, lean.alone, plan_rows(rows), sharing)]
+    groups = field_groups(grid, lean.alone, plan_rows(rows), sharing_of(policy))
+    return [group.rows for group in groups]
 
 
 def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: SearchOptions,

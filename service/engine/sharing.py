@@ -11,6 +11,7 @@ from service.engine.grid import GridMap
 from service.engine.kernels.batch import OPTION_BUDGET
 from service.engine.options import ADMISSIBLE
 from service.engine.plans import BatchPlans
+from service.engine.policy import BatchPolicy
 from service.engine.queries import POLICY_NAMES, CheckedQuery
 from service.engine.result import BatchPlan, PathBatch
 
@@ -37,8 +38,9 @@ class Sharing(NamedTuple):
         return number if number > 0 else _NEVER
 
 
-def sharing_of(queries: int, jps_queries: int | None) -> Sharing:
-    """``find_paths``'s two numbers; ``queries`` 0 turns both off."""
+def sharing_of(policy: BatchPolicy) -> Sharing:
+    """A batch policy's two numbers; ``shared_goal_queries`` 0 turns both off."""
+    queries, jps_queries = policy.shared_goal_queries, policy.shared_goal_jps_queries
     if queries <= 0:
         return NO_SHARING
     return Sharing(queries, queries if jps_queries is None else jps_queries)

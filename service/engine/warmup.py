@@ -33,6 +33,7 @@ from service.engine.goals import CircleRegion, RectRegion
 from service.engine.grid import GridMap
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
+from service.engine.policy import BatchPolicy
 from service.engine.queries import PathQuery
 from service.engine.search import find_path, find_paths
 
@@ -110,7 +111,8 @@ def _warm_fields(grid: GridMap) -> None:
     distance_field(grid, [(3, 2)], max_goals=1)
     open_ground = GridMap.from_rows(["...", "...", "..."])
     distance_field(open_ground, [(0, 0)], max_goals=1, agent_size=2)
-    find_paths(grid, [PathQuery((0, 0), (3, 2)), PathQuery((1, 0), (3, 2))], shared_goal_queries=2)
+    queries = [PathQuery((0, 0), (3, 2)), PathQuery((1, 0), (3, 2))]
+    find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=2))
 
 
 def _warm_edits(grid: GridMap) -> None:
@@ -156,4 +158,3 @@ def main(argv: list[str] | None = None) -> None:
         compile_all()
     else:
         PARTS[args.part]()
-

@@ -7,18 +7,18 @@ import pytest
 
 from service.api import pathing as pathing_module
 from service.api.pathing import (
+    InlineBound,
     Query,
     Tally,
     cell_batch,
     resolve_item,
     resolve_items,
     run_batch,
-    run_batch_within,
     run_cells,
 )
 from service.api.schemas import PathOptions
 from service.config import Settings
-from service.engine import GridMap
+from service.engine import BatchPolicy, GridMap
 from service.engine import search as search_module
 
 SETTINGS = Settings(max_agent_size=8)
@@ -203,7 +203,7 @@ def test_cell_batches_answer_as_the_long_way_byte_for_byte(
             if known:  # the lean route: no fallback to find_paths
                 patch.setattr(search_module, "find_paths", _refuse_find_paths)
             fast = run_cells(grid, batch)
-        slow = run_batch(grid, items, max_goals=SETTINGS.max_goals)
+        slow = run_batch(grid, items, policy=BatchPolicy(max_goals=SETTINGS.max_goals))
         assert [_json(a) for a in fast] == [_json(a) for a in slow]
     assert [a.get("status", a.get("code")) for a in fast] == (
         ["partial" if defaults and defaults.max_expansions else "found", "found", "NotWalkable",
@@ -242,19 +242,15 @@ MIXED_ITEMS = [
 def test_mixed_batches_within_a_bound_answer_as_the_long_way_byte_for_byte() -> None:
     grid = GridMap.from_rows(ROOM)
     items = resolve_items(MIXED_ITEMS, None, SETTINGS)
-    assert (
-        run_batch_within(grid, items, expansions=10**6, max_cells=10**6) is None
-    )  # options new to the map
+    assert run_batch(grid, items, bound=InlineBound(10**6, 10**6)) is None  # options new to the map
     for _ in range(2):  # the first call builds the map's tables, which forgets plans
-        slow = run_batch(grid, items, max_goals=SETTINGS.max_goals)
-    fast = run_batch_within(grid, items, expansions=10**6, max_cells=10**6)
+        slow = run_batch(grid, items, policy=BatchPolicy(max_goals=SETTINGS.max_goals))
+    fast = run_batch(grid, items, bound=InlineBound(10**6, 10**6))
     assert fast is not None
     assert [_json(a) for a in fast] == [_json(a) for a in slow]
     assert [a.get("status", a.get("code")) for a in fast] == [
         "found", "found", "NotWalkable", "partial", "no_path", "InvalidQuery", "found"]  # fmt: skip
-    assert (
-        run_batch_within(grid, items, expansions=2, max_cells=10**6) is None
-    )  # the first needs more
+    assert run_batch(grid, items, bound=InlineBound(2, 10**6)) is None  # the first needs more
 
 
 def test_a_traced_query_is_never_answered_within_a_bound() -> None:
@@ -262,11 +258,9 @@ def test_a_traced_query_is_never_answered_within_a_bound() -> None:
     query = resolve_items([GOOD], None, SETTINGS)[0]
     assert isinstance(query, Query)
     for _ in range(2):
-        run_batch(grid, [query], max_goals=SETTINGS.max_goals)
-    assert run_batch_within(grid, [query], expansions=10**6, max_cells=10**6) is not None
-    assert (
-        run_batch_within(grid, [query._replace(trace=5)], expansions=10**6, max_cells=10**6) is None
-    )
+        run_batch(grid, [query], policy=BatchPolicy(max_goals=SETTINGS.max_goals))
+    assert run_batch(grid, [query], bound=InlineBound(10**6, 10**6)) is not None
+    assert run_batch(grid, [query._replace(trace=5)], bound=InlineBound(10**6, 10**6)) is None
 
 
 def test_a_tally_counts_searches_but_not_fields_or_refused_rows() -> None:
@@ -279,7 +273,9 @@ def test_a_tally_counts_searches_but_not_fields_or_refused_rows() -> None:
     resolved = resolve_items(items, None, Settings())
     for shared, fields in ((0, 0), (4, 4)):
         tally = Tally()
-        answers = run_batch(grid, resolved, max_goals=8, shared_goal_queries=shared, tally=tally)
+        answers = run_batch(
+            grid, resolved, tally=tally, policy=BatchPolicy(shared_goal_queries=shared, max_goals=8)
+        )
         used = [a.get("algorithm_used") for a in answers]
         assert used.count("field") == fields
         searched = [a["expanded"] for a in answers if a.get("algorithm_used") == "astar"]

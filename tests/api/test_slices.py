@@ -11,7 +11,7 @@ import pytest
 from service.api.pathing import cell_batch, resolve_items, run_batch, run_cells
 from service.api.slices import FIRST_CHUNK, FIRST_CHUNK_MAX, SlicedBatch, run_order
 from service.config import Settings
-from service.engine import GridMap, set_path_cell_limit
+from service.engine import BatchPolicy, GridMap, set_path_cell_limit
 from tests.support import random_grid, walkable_cells
 
 SETTINGS = Settings(max_agent_size=4)
@@ -66,9 +66,15 @@ def _without_time(answers: list[dict[str, Any]]) -> bytes:
 def _sliced(grid: GridMap, cells: Any, items: Any, quantum_ns: int, query_ns: int = 0,
             expansion_ns: int = 0) -> SlicedBatch:  # fmt: skip
     """The batch answered a slice at a time, every slice ``quantum_ns``."""
-    sliced = SlicedBatch(grid, cells, items, pin=ExitStack(), shared_goal_queries=SHARED,
-                         max_goals=SETTINGS.max_goals, query_ns=query_ns,
-                         expansion_ns=expansion_ns)  # fmt: skip
+    sliced = SlicedBatch(
+        grid,
+        cells,
+        items,
+        pin=ExitStack(),
+        query_ns=query_ns,
+        expansion_ns=expansion_ns,
+        policy=BatchPolicy(shared_goal_queries=SHARED, max_goals=SETTINGS.max_goals),
+    )
     while not sliced.finished:
         sliced.run_slice(quantum_ns)
     return sliced
@@ -96,7 +102,7 @@ def test_a_cell_batch_in_slices_gets_the_unsliced_answers(seed: int, quantum_ns:
     grid = _grid(seed)
     cells = cell_batch(_cell_items(grid, seed, 60), None, SETTINGS)
     assert cells is not None
-    whole = run_cells(grid, cells, shared_goal_queries=SHARED)
+    whole = run_cells(grid, cells, policy=BatchPolicy(shared_goal_queries=SHARED))
     sliced = _sliced(grid, cells, [], quantum_ns, query_ns, expansion_ns)
     _gave_up_once(sliced, query_ns)
     assert _without_time(sliced.take_results()) == _without_time(whole)
@@ -110,7 +116,9 @@ def test_a_batch_of_mixed_items_in_slices_gets_the_unsliced_answers(
 ) -> None:
     grid = _grid(seed)
     items = resolve_items(_mixed_items(grid, seed), None, SETTINGS)
-    whole = run_batch(grid, items, max_goals=SETTINGS.max_goals, shared_goal_queries=SHARED)
+    whole = run_batch(
+        grid, items, policy=BatchPolicy(shared_goal_queries=SHARED, max_goals=SETTINGS.max_goals)
+    )
     sliced = _sliced(grid, None, items, quantum_ns, query_ns, expansion_ns)
     _gave_up_once(sliced, query_ns)
     assert _without_time(sliced.take_results()) == _without_time(whole)
@@ -132,9 +140,15 @@ def test_the_batches_before_size_the_first_chunk() -> None:
     slice_ns = 20_000_000
 
     def first_chunk(query_ns: int) -> int:
-        sliced = SlicedBatch(grid, cells, [], pin=ExitStack(), shared_goal_queries=0,
-                             max_goals=SETTINGS.max_goals, query_ns=query_ns,
-                             expansion_ns=1)  # fmt: skip
+        sliced = SlicedBatch(
+            grid,
+            cells,
+            [],
+            pin=ExitStack(),
+            query_ns=query_ns,
+            expansion_ns=1,
+            policy=BatchPolicy(shared_goal_queries=0, max_goals=SETTINGS.max_goals),
+        )
         sizes: list[int] = []
         run_chunk = sliced._run_chunk
 
@@ -207,8 +221,13 @@ def test_the_paths_of_every_slice_count_together_against_the_limit() -> None:
     cells = cell_batch(items, None, SETTINGS)
     before = set_path_cell_limit(30 * FIRST_CHUNK + 10)  # the first chunk fits, not two
     try:
-        sliced = SlicedBatch(grid, cells, [], pin=ExitStack(), shared_goal_queries=0,
-                             max_goals=SETTINGS.max_goals)  # fmt: skip
+        sliced = SlicedBatch(
+            grid,
+            cells,
+            [],
+            pin=ExitStack(),
+            policy=BatchPolicy(shared_goal_queries=0, max_goals=SETTINGS.max_goals),
+        )
         sliced.run_slice(0)
         assert sliced.done == FIRST_CHUNK
         assert sliced.path_cells == 30 * FIRST_CHUNK
@@ -231,8 +250,13 @@ def test_release_unpins_the_map_once() -> None:
     released: list[int] = []
     pin = ExitStack()
     pin.callback(released.append, 1)
-    sliced = SlicedBatch(_grid(0), None, [], pin=pin, shared_goal_queries=SHARED,
-                         max_goals=SETTINGS.max_goals)  # fmt: skip
+    sliced = SlicedBatch(
+        _grid(0),
+        None,
+        [],
+        pin=pin,
+        policy=BatchPolicy(shared_goal_queries=SHARED, max_goals=SETTINGS.max_goals),
+    )
     assert sliced.finished
     assert sliced.take_results() == []
     sliced.release()
@@ -285,9 +309,15 @@ def test_a_first_chunk_within_its_bound_is_answered_in_one_call(seed: int) -> No
     cells = cell_batch(_cell_items(grid, seed, 60), None, SETTINGS)
     assert cells is not None
     whole = run_cells(grid, cells)  # no field search: nothing a bounded call refuses
-    sliced = SlicedBatch(grid, cells, [], pin=ExitStack(), shared_goal_queries=0,
-                         max_goals=SETTINGS.max_goals, query_ns=1_000,
-                         expansion_ns=1)  # fmt: skip
+    sliced = SlicedBatch(
+        grid,
+        cells,
+        [],
+        pin=ExitStack(),
+        query_ns=1_000,
+        expansion_ns=1,
+        policy=BatchPolicy(shared_goal_queries=0, max_goals=SETTINGS.max_goals),
+    )
     sliced.run_slice(20_000_000)  # 20 ms: 20,000 queries, 333,333 expansions each
     assert (sliced.finished, sliced.chunks, sliced.bounded_misses) == (True, 1, 0)
     assert sliced.expanded == sum(answer.get("expanded", 0) for answer in whole)
@@ -306,9 +336,15 @@ def test_a_first_chunk_sized_by_short_batches_gives_up_on_long_searches() -> Non
     batch = cell_batch(far, None, SETTINGS)
     assert batch is not None
     whole = run_cells(grid, batch)
-    sliced = SlicedBatch(grid, batch, [], pin=ExitStack(), shared_goal_queries=0,
-                         max_goals=SETTINGS.max_goals, query_ns=1_000,
-                         expansion_ns=5_000)  # fmt: skip
+    sliced = SlicedBatch(
+        grid,
+        batch,
+        [],
+        pin=ExitStack(),
+        query_ns=1_000,
+        expansion_ns=5_000,
+        policy=BatchPolicy(shared_goal_queries=0, max_goals=SETTINGS.max_goals),
+    )
     sizes: list[int] = []
     run_chunk = sliced._run_chunk
 
@@ -336,9 +372,15 @@ def test_the_most_a_query_took_before_bounds_a_first_chunk_too(most_expanded: in
                      None, SETTINGS)  # fmt: skip
     assert far is not None
     run_cells(grid, far)  # the map knows the options now (else no bounded call runs)
-    sliced = SlicedBatch(grid, far, [], pin=ExitStack(), shared_goal_queries=0,
-                         max_goals=SETTINGS.max_goals, query_ns=1_000,
-                         most_expanded=most_expanded)  # fmt: skip
+    sliced = SlicedBatch(
+        grid,
+        far,
+        [],
+        pin=ExitStack(),
+        query_ns=1_000,
+        most_expanded=most_expanded,
+        policy=BatchPolicy(shared_goal_queries=0, max_goals=SETTINGS.max_goals),
+    )
     while not sliced.finished:
         sliced.run_slice(20_000_000)
     assert sliced.bounded_misses == misses
@@ -351,9 +393,16 @@ def test_one_long_query_before_does_not_lift_the_time_bound() -> None:
     # 900k each run in one call, seconds on a thread. It only stands in for a time per
     # expansion that the batches before could not give.
     def bound(expansion_ns: int) -> int | None:
-        sliced = SlicedBatch(_grid(0), None, [], pin=ExitStack(), shared_goal_queries=0,
-                             max_goals=SETTINGS.max_goals, query_ns=1_000,
-                             expansion_ns=expansion_ns, most_expanded=500_000)  # fmt: skip
+        sliced = SlicedBatch(
+            _grid(0),
+            None,
+            [],
+            pin=ExitStack(),
+            query_ns=1_000,
+            expansion_ns=expansion_ns,
+            most_expanded=500_000,
+            policy=BatchPolicy(shared_goal_queries=0, max_goals=SETTINGS.max_goals),
+        )
         return sliced._bound(181, 20_000_000)
 
     assert bound(100) == 20_000_000 // (181 * 100)
@@ -379,9 +428,18 @@ def test_a_goal_the_engine_leaves_to_jps_is_no_group_of_the_slices() -> None:
     batch = cell_batch(items, None, SETTINGS)
     assert batch is not None
     for _ in range(2):  # the first builds the map's jump tables: its plan is not kept
-        whole = run_cells(grid, batch, shared_goal_queries=SHARED, shared_goal_jps_queries=300)
-    sliced = SlicedBatch(grid, batch, [], pin=ExitStack(), shared_goal_queries=SHARED,
-                         shared_goal_jps_queries=300, max_goals=SETTINGS.max_goals)  # fmt: skip
+        whole = run_cells(
+            grid, batch, policy=BatchPolicy(shared_goal_queries=SHARED, shared_goal_jps_queries=300)
+        )
+    sliced = SlicedBatch(
+        grid,
+        batch,
+        [],
+        pin=ExitStack(),
+        policy=BatchPolicy(
+            shared_goal_queries=SHARED, shared_goal_jps_queries=300, max_goals=SETTINGS.max_goals
+        ),
+    )
     assert sliced._run_order()[1] is None  # any end will do
     assert run_order(batch, [], SHARED)[1] is not None  # (what the count alone says)
     while not sliced.finished:

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from service.engine import GridMap, PathQuery, find_path, find_paths
+from service.engine import BatchPolicy, GridMap, PathQuery, find_path, find_paths
 from service.engine.errors import InvalidQueryError, NotWalkableError, OutOfBoundsError
 from service.engine.goals import CircleRegion, RectRegion
 from service.engine.result import PathResult
@@ -224,7 +224,7 @@ def test_batches_group_queries_sharing_a_goal_set() -> None:
     starts = [(int(xs[i]), int(ys[i])) for i in rng.integers(xs.size, size=12)]
     region = RectRegion(10, 10, 4, 4)
     queries = [PathQuery(s, None, goal_region=region) for s in starts]
-    shared = find_paths(grid, queries, shared_goal_queries=8)
+    shared = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     alone = find_paths(grid, queries)
     for a, b in zip(shared, alone, strict=True):
         assert isinstance(a, PathResult)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from service.engine import (
+    BatchPolicy,
     GridMap,
     InvalidQueryError,
     PathQuery,
@@ -217,9 +218,12 @@ def test_a_batch_keeps_the_paths_that_fit_and_stops_at_the_first_that_does_not(
     # 30 cells each, to one goal (with ``shared``: one field search answers them)
     rows = np.array([[0, y, 29, 0] for y in (0, 1, 2, 3)] + [[0, 0, 1, 0]])
     for batch in (
-        lambda: find_paths_between(grid, rows, shared_goal_queries=shared),
+        lambda: find_paths_between(grid, rows, policy=BatchPolicy(shared_goal_queries=shared)),
         lambda: find_paths_between(
-            grid, rows, shared_goal_queries=shared, options=SearchOptions(algorithm="astar")
+            grid,
+            rows,
+            options=SearchOptions(algorithm="astar"),
+            policy=BatchPolicy(shared_goal_queries=shared),
         ),
     ):
         found = batch()

@@ -12,6 +12,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from service.config import REPO_ROOT
 from service.engine import (
+    BatchPolicy,
     EngineError,
     GridMap,
     InvalidBudgetError,
@@ -27,7 +28,6 @@ from service.engine import (
     find_path,
     find_paths,
     find_paths_between,
-    find_paths_within,
 )
 from service.engine import plans as plans_module
 from service.engine.scratch import INITIAL_PATH_CELLS, PathBuffers
@@ -306,7 +306,7 @@ def test_a_shared_goal_batch_has_the_costs_of_independent_queries(policy: str, s
         )
         for start in starts
     ]
-    shared = find_paths(grid, queries, shared_goal_queries=8)
+    shared = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     alone = find_paths(grid, queries)
     for a, b, start in zip(shared, alone, starts, strict=True):
         assert isinstance(a, PathResult)
@@ -340,7 +340,7 @@ def test_shared_goal_batches_leave_small_groups_and_budgeted_queries_alone() -> 
                + [PathQuery(cells[i], other) for i in range(5, 8)]
                + [PathQuery(cells[20], goal, options=SearchOptions(max_expansions=10)),
                   PathQuery(cells[21], goal, options=SearchOptions(weight=2.0))])  # fmt: skip
-    results = find_paths(grid, queries, shared_goal_queries=8)
+    results = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     used = [r.algorithm_used for r in results if isinstance(r, PathResult)]
     assert used == ["field"] * 10 + ["jps"] * 3 + ["jps", "jps"]
 
@@ -361,7 +361,9 @@ def test_repeats_of_one_query_do_not_make_a_shared_goal_group(general: bool) -> 
     ]
     # A goal set takes the batch off the lean path: groups are then chosen there.
     extra = [PathQuery(cells[3], None, goals=[goal, other])] if general else []
-    results = find_paths(grid, [*repeated, *seven, *eight, *extra], shared_goal_queries=8)
+    results = find_paths(
+        grid, [*repeated, *seven, *eight, *extra], policy=BatchPolicy(shared_goal_queries=8)
+    )
     used = [r.algorithm_used for r in results if isinstance(r, PathResult)]
     assert used[:26] == ["jps"] * 12 + ["jps"] * 14
     assert used[26:42] == ["field"] * 16
@@ -385,8 +387,14 @@ def test_a_goal_only_jps_reaches_is_shared_from_its_own_number_of_starts() -> No
              shared_goal_jps_queries: int | None = None) -> set[str]:  # fmt: skip
         found: set[str] = set()
         for _ in range(2):  # the general path, then the lean one (plans known)
-            answers = find_paths(grid, queries, shared_goal_queries=shared_goal_queries,
-                                 shared_goal_jps_queries=shared_goal_jps_queries)  # fmt: skip
+            answers = find_paths(
+                grid,
+                queries,
+                policy=BatchPolicy(
+                    shared_goal_queries=shared_goal_queries,
+                    shared_goal_jps_queries=shared_goal_jps_queries,
+                ),
+            )
             found = {r.algorithm_used for r in answers if isinstance(r, PathResult)}
         return found
 
@@ -452,11 +460,11 @@ def test_a_lean_batch_answers_shared_goals_as_the_first_batch_did(seed: int) -> 
     rng = np.random.default_rng(500 + seed)
     grid = random_grid(rng, 36, 28, 0.25, (1, 5) if seed % 3 == 2 else None)
     queries = _shared_goal_mix(grid, rng)
-    first = find_paths(grid, queries, shared_goal_queries=8)
+    first = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     if plans_module.lean_batch(grid, queries) is None:  # it built tables: no plan kept
-        first = find_paths(grid, queries, shared_goal_queries=8)
+        first = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     assert plans_module.lean_batch(grid, queries) is not None  # the next one runs lean
-    again = find_paths(grid, queries, shared_goal_queries=8)
+    again = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     used = Counter(r.algorithm_used for r in again if isinstance(r, PathResult))
     assert used["field"] >= 9 + 8 + 8 - 1  # (the blocked start is an error)
     for a, b in zip(again, first, strict=True):
@@ -480,8 +488,10 @@ def test_find_paths_between_answers_shared_goals_as_find_paths_does(seed: int) -
     rows = np.array([(*pick[i % 12 + 2], *pick[i % 2]) for i in range(40)]
                     + [(0, -1, *pick[0]), (*pick[30], *pick[31])], np.int64)  # fmt: skip
     queries = [PathQuery((int(r[0]), int(r[1])), (int(r[2]), int(r[3]))) for r in rows]
-    general = find_paths(grid, queries, shared_goal_queries=6)  # remembers the plan
-    batch = find_paths_between(grid, rows, shared_goal_queries=6)
+    general = find_paths(
+        grid, queries, policy=BatchPolicy(shared_goal_queries=6)
+    )  # remembers the plan
+    batch = find_paths_between(grid, rows, policy=BatchPolicy(shared_goal_queries=6))
     assert {p.algorithm_used for p in batch.plans} == {"jps", "field"}
     for a, b in zip(batch.results(), general, strict=True):
         _same_answer(a, b)
@@ -491,9 +501,9 @@ def test_shared_goals_in_a_lean_batch_grow_the_path_buffers() -> None:
     grid, goal, _ = serpentine(65)  # 1,089-cell paths: 16 fill the initial buffers
     starts = [(0, 2 * i) for i in range(12)]  # 12 distinct starts, long paths
     queries = [PathQuery(start, goal) for start in starts] * 2 + [PathQuery((0, 0), (64, 0))]
-    first = find_paths(grid, queries, shared_goal_queries=8)
+    first = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     scratch = Scratch(grid.padded.size)
-    again = find_paths(grid, queries, shared_goal_queries=8, scratch=scratch)
+    again = find_paths(grid, queries, scratch=scratch, policy=BatchPolicy(shared_goal_queries=8))
     assert scratch.paths.cells.shape[0] > INITIAL_PATH_CELLS
     used = [r.algorithm_used for r in again if isinstance(r, PathResult)]
     assert used[:24] == ["field"] * 24
@@ -525,7 +535,7 @@ def test_a_unit_group_far_from_its_goal_gets_exact_costs(policy: str, seed: int)
     ]
     reverse = dijkstra(oracle_graph(grid, policy).T.tocsr(), directed=True,
                        indices=goal[1] * grid.width + goal[0])  # fmt: skip
-    shared = find_paths(grid, queries, shared_goal_queries=8)
+    shared = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=8))
     settled = {r.expanded for r in shared if isinstance(r, PathResult)}
     assert len(settled) == 1  # one search answered them all
     assert settled.pop() < int((grid.costs > 0).sum())  # and it did not flood the map
@@ -564,7 +574,7 @@ def test_batch_queries_sharing_a_goal_get_the_errors_of_lone_queries() -> None:
         PathQuery((0, 0), goal, options=SearchOptions(weight=1.5)),  # other options, one goal
         PathQuery("x", goal),  # type: ignore[arg-type]  # a malformed start
     ]
-    batched = find_paths(grid, queries, shared_goal_queries=2)
+    batched = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=2))
     for query, answer in zip(queries, batched, strict=True):
         alone = find_paths(grid, [query])[0]
         if isinstance(alone, PathResult):
@@ -645,7 +655,7 @@ def test_batches_sharing_a_goal_still_take_the_field_search() -> None:
         find_paths(grid, [PathQuery((0, 0), (7, 5))])
     assert _lean_plans(grid) == 1
     queries = [PathQuery((x, 0), (7, 5)) for x in range(4)]
-    results = find_paths(grid, queries, shared_goal_queries=4)
+    results = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=4))
     assert {r.algorithm_used for r in results if isinstance(r, PathResult)} == {"field"}
 
 
@@ -682,16 +692,16 @@ def test_within_answers_nothing_until_the_grid_knows_every_option_set() -> None:
     rng = np.random.default_rng(21)
     grid = random_grid(rng, 40, 30, 0.3, None)
     queries = _within_queries(grid, rng, 20)
-    assert find_paths_within(grid, queries, expansions=10**6) is None
+    assert find_paths(grid, queries, bound=10**6) is None
     assert grid.plans == {}  # nothing remembered, nothing built
     for _ in range(2):  # the first call on a grid builds its tables, which forgets plans
         find_paths(grid, queries[:3])
-    assert find_paths_within(grid, queries, expansions=10**6) is None  # one set unknown
+    assert find_paths(grid, queries, bound=10**6) is None  # one set unknown
     whole = find_paths(grid, queries)
-    within = find_paths_within(grid, queries, expansions=10**6)
+    within = find_paths(grid, queries, bound=10**6)
     assert within is not None
     assert [_outcome(a) for a in within.results()] == [_outcome(a) for a in whole]
-    assert find_paths_within(grid, [], expansions=1) is None
+    assert find_paths(grid, [], bound=1) is None
 
 
 def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
@@ -703,10 +713,10 @@ def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
     # The most any query took whose own budget (4, or none) is not what stopped it.
     most = max(a.expanded for q, a in zip(queries, whole, strict=True)
                if isinstance(a, PathResult) and q.options.max_expansions is None)  # fmt: skip
-    within = find_paths_within(grid, queries, expansions=most)
+    within = find_paths(grid, queries, bound=most)
     assert within is not None
     assert [_outcome(a) for a in within.results()] == [_outcome(a) for a in whole]
-    assert find_paths_within(grid, queries, expansions=most - 1) is None
+    assert find_paths(grid, queries, bound=most - 1) is None
 
 
 def test_within_keeps_a_querys_own_smaller_budget() -> None:
@@ -715,7 +725,7 @@ def test_within_keeps_a_querys_own_smaller_budget() -> None:
     free = PathQuery((0, 0), (3, 0))
     for _ in range(2):
         find_paths(grid, [own, free])
-    within = find_paths_within(grid, [own, free], expansions=100)
+    within = find_paths(grid, [own, free], bound=100)
     assert within is not None
     assert [a.status for a in within.results() if isinstance(a, PathResult)] == [
         "partial", "found"]  # fmt: skip
@@ -734,7 +744,7 @@ def test_within_leaves_other_than_cell_to_cell_queries_to_find_paths(query: Path
     grid = GridMap.from_rows(["........"] * 6)
     for _ in range(2):
         find_paths(grid, [query, PathQuery((0, 0), (7, 5))])
-    assert find_paths_within(grid, [query], expansions=10**6) is None
+    assert find_paths(grid, [query], bound=10**6) is None
 
 
 def test_single_jps_queries_after_a_shared_goal_batch_have_bit_rows() -> None:
@@ -744,8 +754,11 @@ def test_single_jps_queries_after_a_shared_goal_batch_have_bit_rows() -> None:
     grid = GridMap.from_rows(["....",
                               ".@@.",
                               "...."])  # fmt: skip
-    batch = find_paths(grid, [PathQuery((0, 0), (3, 2)), PathQuery((3, 0), (3, 2))],
-                       shared_goal_queries=2)  # fmt: skip
+    batch = find_paths(
+        grid,
+        [PathQuery((0, 0), (3, 2)), PathQuery((3, 0), (3, 2))],
+        policy=BatchPolicy(shared_goal_queries=2),
+    )
     assert [r.algorithm_used for r in batch if isinstance(r, PathResult)] == ["field", "field"]
     for _ in range(2):  # the plan remembered, then as the grid plans it again
         single = find_path(grid, (0, 0), (3, 2))

@@ -9,6 +9,7 @@ import pytest
 from service.engine import (
     REFUSED_ROW,
     STATUS_NAMES,
+    BatchPolicy,
     EngineError,
     GridMap,
     InvalidQueryError,
@@ -21,7 +22,6 @@ from service.engine import (
     SearchOptions,
     find_paths,
     find_paths_between,
-    find_paths_between_within,
     shared_goal_rows,
 )
 from service.engine import search as search_module
@@ -139,7 +139,7 @@ def test_columns_hold_each_rows_answer_and_optimal_costs() -> None:
 def test_cells_not_an_n_by_4_integer_array_are_refused(cells: object, message: str) -> None:
     grid = GridMap.from_rows(["...."])
     with pytest.raises(InvalidQueryError) as error:
-        find_paths_between(grid, cells)  # type: ignore[arg-type]
+        find_paths_between(grid, cells)  # type: ignore[call-overload]
     assert str(error.value) == message
 
 
@@ -154,10 +154,10 @@ def test_rows_sharing_a_goal_take_the_field_search() -> None:
     grid = GridMap.from_rows(["........"] * 6)
     rows = np.array([(x, 0, 7, 5) for x in range(4)], np.int64)
     find_paths_between(grid, rows[:1])
-    batch = find_paths_between(grid, rows, shared_goal_queries=4)
+    batch = find_paths_between(grid, rows, policy=BatchPolicy(shared_goal_queries=4))
     assert [p.algorithm_used for p in batch.plans] == ["field"]
     assert batch.plans[0].heuristic_used == "zero"
-    lean = find_paths_between(grid, rows, shared_goal_queries=5)
+    lean = find_paths_between(grid, rows, policy=BatchPolicy(shared_goal_queries=5))
     assert [p.algorithm_used for p in lean.plans] == ["jps"]
     assert batch.cost.tolist() == lean.cost.tolist()
 
@@ -261,8 +261,10 @@ def test_starts_that_fold_alike_are_still_told_apart() -> None:
     rows = np.array([(1, k, 0, 0) for k in range(4)] + [(0, (1 << 21) + k, 0, 0)
                                                         for k in range(4)], np.int64)  # fmt: skip
     assert len(set(sharing_module._folded(rows[:, :2]).tolist())) == 4
-    first = find_paths_between(grid, rows, shared_goal_queries=8)  # remembers the plan
-    again = find_paths_between(grid, rows, shared_goal_queries=8)  # lean
+    first = find_paths_between(
+        grid, rows, policy=BatchPolicy(shared_goal_queries=8)
+    )  # remembers the plan
+    again = find_paths_between(grid, rows, policy=BatchPolicy(shared_goal_queries=8))  # lean
     assert [p.algorithm_used for p in first.plans] == ["field"]
     assert [p.algorithm_used for p in again.plans if p.algorithm_used == "field"] == ["field"]
     assert again.plan.tolist() == [again.plans.index(first.plans[0])] * 8
@@ -282,11 +284,11 @@ def _batch_fields(batch: PathBatch) -> tuple[object, ...]:
 def test_within_answers_nothing_until_the_grid_knows_the_options() -> None:
     grid = GridMap.from_rows(["........"] * 4)
     rows = np.array([(0, 0, 7, 3), (7, 0, 0, 3)], np.int64)
-    assert find_paths_between_within(grid, rows, expansions=1000) is None
+    assert find_paths_between(grid, rows, bound=1000) is None
     assert grid.plans == {}  # nothing remembered, nothing built
     for _ in range(2):  # the first call on a grid builds its tables, which forgets plans
         find_paths_between(grid, rows)
-    within = find_paths_between_within(grid, rows, expansions=1000)
+    within = find_paths_between(grid, rows, bound=1000)
     assert within is not None
     assert _batch_fields(within) == _batch_fields(find_paths_between(grid, rows))
 
@@ -300,19 +302,14 @@ def test_within_agrees_with_find_paths_between_or_answers_none(options: dict[str
         whole = find_paths_between(grid, rows, options=SearchOptions(**options))
     assert any(s != REFUSED_ROW for s in whole.status.tolist())
     most = int(whole.expanded.max())
-    within = find_paths_between_within(
-        grid, rows, expansions=most, options=SearchOptions(**options)
-    )
+    within = find_paths_between(grid, rows, options=SearchOptions(**options), bound=most)
     assert within is not None
     assert _batch_fields(within) == _batch_fields(whole)
     if most > options.get("max_expansions", most):  # the rows' own budget cut them
         return
     # One expansion short for the hungriest row: it would be cut by the bound, not by
     # its own budget, so nothing is answered.
-    assert (
-        find_paths_between_within(grid, rows, expansions=most - 1, options=SearchOptions(**options))
-        is None
-    )
+    assert find_paths_between(grid, rows, options=SearchOptions(**options), bound=most - 1) is None
 
 
 def test_within_keeps_a_rows_own_smaller_budget() -> None:
@@ -320,9 +317,7 @@ def test_within_keeps_a_rows_own_smaller_budget() -> None:
     rows = np.array([(0, 0, *goal)], np.int64)
     for _ in range(2):
         find_paths_between(grid, rows, options=SearchOptions(max_expansions=5))
-    within = find_paths_between_within(
-        grid, rows, expansions=1000, options=SearchOptions(max_expansions=5)
-    )
+    within = find_paths_between(grid, rows, options=SearchOptions(max_expansions=5), bound=1000)
     assert within is not None
     assert within.status.tolist() == [STATUS_NAMES.index("partial")]
 
@@ -332,8 +327,11 @@ def test_within_leaves_shared_goals_to_the_field_search() -> None:
     rows = np.array([(0, 0, 7, 3), (1, 0, 7, 3), (2, 0, 7, 3)], np.int64)
     for _ in range(2):
         find_paths_between(grid, rows)
-    assert find_paths_between_within(grid, rows, expansions=1000) is not None
-    assert find_paths_between_within(grid, rows, expansions=1000, shared_goal_queries=3) is None
+    assert find_paths_between(grid, rows, bound=1000) is not None
+    assert (
+        find_paths_between(grid, rows, policy=BatchPolicy(shared_goal_queries=3), bound=1000)
+        is None
+    )
 
 
 def test_shared_goal_rows_are_the_rows_a_field_search_answers() -> None:
@@ -346,13 +344,15 @@ def test_shared_goal_rows_are_the_rows_a_field_search_answers() -> None:
                     + [(*pick[30], *pick[31])], np.int64)  # fmt: skip
     order = rng.permutation(len(rows))
     rows = rows[order]
-    assert shared_goal_rows(grid, rows, shared_goal_queries=8) is None  # options unknown
-    batch = find_paths_between(grid, rows, shared_goal_queries=8)
-    groups = shared_goal_rows(grid, rows, shared_goal_queries=8)
+    assert (
+        shared_goal_rows(grid, rows, policy=BatchPolicy(shared_goal_queries=8)) is None
+    )  # options unknown
+    batch = find_paths_between(grid, rows, policy=BatchPolicy(shared_goal_queries=8))
+    groups = shared_goal_rows(grid, rows, policy=BatchPolicy(shared_goal_queries=8))
     assert groups is not None
     fielded = [row for row in range(len(rows))
                if batch.plans[batch.plan[row]].algorithm_used == "field"]  # fmt: skip
     assert [group.tolist() for group in groups] == [fielded]
     assert sorted(fielded) == sorted(np.flatnonzero(order < 12).tolist())
-    assert shared_goal_rows(grid, rows, shared_goal_queries=10) == []
-    assert shared_goal_rows(grid, rows[:0], shared_goal_queries=8) == []
+    assert shared_goal_rows(grid, rows, policy=BatchPolicy(shared_goal_queries=10)) == []
+    assert shared_goal_rows(grid, rows[:0], policy=BatchPolicy(shared_goal_queries=8)) == []

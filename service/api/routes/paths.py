@@ -20,14 +20,15 @@ from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.middleware import CLIENT_CLOSED
 from service.api.pathing import (
     CellBatch,
+    InlineBound,
     Query,
     answer,
     cell_batch,
     resolve,
     resolve_items,
     run,
-    run_batch_within,
-    run_cells_within,
+    run_batch,
+    run_cells,
     search,
     simple,
 )
@@ -121,20 +122,14 @@ def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered
     if body.min_revision is not None and not runtime.holds(map_id, body.min_revision):
         return None
     each = max(1, settings.inline_expansions // max(1, len(body.queries)))
-    sharing = settings.shared_goal_queries, settings.shared_goal_jps_queries
+    bound = InlineBound(each, settings.inline_path_cells)
     with runtime.cache.acquire_cached(map_id) as grid:
         if grid is None:
             return None
         if cells is not None:
-            results = run_cells_within(grid, cells, expansions=each,
-                                       max_cells=settings.inline_path_cells,
-                                       shared_goal_queries=sharing[0],
-                                       shared_goal_jps_queries=sharing[1])  # fmt: skip
+            results = run_cells(grid, cells, policy=runtime.batch_policy, bound=bound)
         else:
-            results = run_batch_within(grid, items, expansions=each,
-                                       max_cells=settings.inline_path_cells,
-                                       shared_goal_queries=sharing[0],
-                                       shared_goal_jps_queries=sharing[1])  # fmt: skip
+            results = run_batch(grid, items, policy=runtime.batch_policy, bound=bound)
     return None if results is None else _of_results(results)
 
 
@@ -154,7 +149,7 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         began = time.perf_counter_ns()
         wanted = query.spec.options.max_expansions
         budget = cap if wanted is None else min(cap, wanted)
-        result = search(grid, query, budget=budget, max_goals=runtime.settings.max_goals)
+        result = search(grid, query, budget=budget, policy=runtime.batch_policy)
         if result.status == "partial" and (wanted is None or budget < wanted):
             return None
         if len(result.cells) > runtime.settings.inline_path_cells:
@@ -166,7 +161,7 @@ def _run_cached(runtime: Runtime, map_id: str, query: Query) -> _Answered:
     """One query answered and serialised on a search thread (a path may hold a
     million cells: the event loop only sends it)."""
     with runtime.cache.acquire(map_id) as grid:
-        payload = run(grid, query, max_goals=runtime.settings.max_goals)
+        payload = run(grid, query, policy=runtime.batch_policy)
     return _Answered(orjson.dumps(payload, option=_JSON_NUMPY), _tally([payload]))
 
 
@@ -270,16 +265,13 @@ def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
            ) -> tuple[SlicedBatch, _Answered | None]:  # fmt: skip
     """A batch parsed (unless the event loop did: ``batch``), its map pinned at the
     batch's ``min_revision``, and its first slice answered, on a search thread."""
-    settings = runtime.settings
     body, cells, items = _parsed_batch(runtime, raw) if batch is None else batch
     if body.min_revision is not None:
         runtime.catch_up(map_id, body.min_revision)  # BehindError: waited for on the loop
     pin = ExitStack()
     try:
         grid = pin.enter_context(runtime.cache.acquire(map_id))
-        sliced = SlicedBatch(grid, cells, items, pin=pin, max_goals=settings.max_goals,
-                             shared_goal_queries=settings.shared_goal_queries,
-                             shared_goal_jps_queries=settings.shared_goal_jps_queries,
+        sliced = SlicedBatch(grid, cells, items, pin=pin, policy=runtime.batch_policy,
                              query_ns=runtime.batch_query_ns,
                              expansion_ns=runtime.batch_expansion_ns,
                              most_expanded=runtime.batch_most_expanded)  # fmt: skip

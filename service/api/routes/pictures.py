@@ -213,7 +213,7 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
     settings = runtime.settings
     with runtime.cache.acquire(map_id) as grid:
         scale = _checked_scale(grid, scale, settings)
-        result = search(grid, query, max_goals=settings.max_goals)
+        result = search(grid, query, policy=runtime.batch_policy)
         payload = answer(result, query, 0)
         rgb = map_pixels(grid, scale=scale)
         revision = grid.revision
