@@ -213,6 +213,15 @@ class Settings(BaseSettings):
         ge=1,
         description="Threads running searches (the kernels release the GIL).",
     )
+    scratch_bytes: int = Field(
+        default=384 * MIB,
+        ge=0,
+        description="Search memory (node arrays: 68 bytes a padded cell of the map) each "
+        "thread that searches keeps from one request to the next: the search threads and "
+        "the event loop (short queries). A map needing more gets it for the call only, "
+        "freed after it: its searches pay for fresh memory (page faults) each call. "
+        "384 MiB keeps it for maps up to about 2,400 x 2,400.",
+    )
     max_waiting_work: int = Field(
         default=256,
         ge=1,

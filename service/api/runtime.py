@@ -14,7 +14,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 from service.api.errors import ApiError, ErrorCode
 from service.api.metrics import Metrics
 from service.config import Settings
-from service.engine import kernels_warm, set_path_cell_limit, warmup
+from service.engine import kernels_warm, set_path_cell_limit, set_scratch_keep_bytes, warmup
 from service.store import (
     CacheBudgetError,
     DataDirLock,
@@ -66,6 +66,7 @@ class Runtime:
         self.settings = settings
         # The engine's, process-wide; put back at close (tests start many services).
         self._path_cells_before = set_path_cell_limit(settings.max_path_cells)
+        self._scratch_bytes_before = set_scratch_keep_bytes(settings.scratch_bytes)
         self.store = open_store(settings, lock)
         try:
             self._start(settings, metrics)
@@ -291,6 +292,7 @@ class Runtime:
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.store.close()
         set_path_cell_limit(self._path_cells_before)
+        set_scratch_keep_bytes(self._scratch_bytes_before)
 
 
 def open_store(settings: Settings, lock: DataDirLock | None = None) -> Store:

@@ -65,6 +65,7 @@ from service.engine.scratch import (
     Scratch,
     path_cell_scope,
     set_path_cell_limit,
+    set_scratch_keep_bytes,
     written_path_cells,
 )
 from service.engine.search import (
@@ -141,6 +142,7 @@ __all__ = [
     "kernels_warm",
     "path_cell_scope",
     "set_path_cell_limit",
+    "set_scratch_keep_bytes",
     "shared_goal_rows",
     "warmup",
     "written_path_cells",
