@@ -222,6 +222,15 @@ class Settings(BaseSettings):
         "freed after it: its searches pay for fresh memory (page faults) each call. "
         "384 MiB keeps it for maps up to about 2,400 x 2,400.",
     )
+    heap_trim_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=3600,
+        description="How often, while the service works, the free memory of its heap is "
+        "handed back to the system (glibc's malloc_trim; Linux). 0: never: the holes "
+        "freed grids, unit grids and fields leave in the heap then stay with the process "
+        "and grow with the traffic.",
+    )
     max_waiting_work: int = Field(
         default=256,
         ge=1,
