@@ -454,6 +454,26 @@ class Settings(BaseSettings):
     )
 
 
+#: What the process holds before it serves any map: the interpreter, numpy, numba with
+#: the compiled kernels, and the small objects of requests.
+BASE_MEMORY_BYTES: Final = 320 * MIB
+#: Bytes of a thread's path buffers per path cell (``(x, y)`` int32, cells and turns).
+PATH_BUFFER_BYTES_PER_CELL: Final = 16
+
+
+def memory_bound_at_rest(settings: Settings) -> int:
+    """The most memory (bytes) one worker process holds between requests under
+    ``settings`` (docs/operations.md, "Memory: what bounds a process"): the base
+    (``BASE_MEMORY_BYTES``), the map cache and the field cache, and per thread that
+    searches (the search threads and the event loop) its kept scratch, path buffers
+    and trace buffer (4 bytes an expansion). Requests at work add their own."""
+    per_thread = (settings.scratch_bytes
+                  + PATH_BUFFER_BYTES_PER_CELL * settings.max_path_cells
+                  + 4 * settings.max_trace_expansions)  # fmt: skip
+    return (BASE_MEMORY_BYTES + settings.cache_bytes + settings.field_cache_bytes
+            + (settings.search_threads + 1) * per_thread)  # fmt: skip
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings, read once."""
