@@ -213,6 +213,24 @@ class Settings(BaseSettings):
         ge=1,
         description="Threads running searches (the kernels release the GIL).",
     )
+    scratch_bytes: int = Field(
+        default=384 * MIB,
+        ge=0,
+        description="Search memory (node arrays: 68 bytes a padded cell of the map) each "
+        "thread that searches keeps from one request to the next: the search threads and "
+        "the event loop (short queries). A map needing more gets it for the call only, "
+        "freed after it: its searches pay for fresh memory (page faults) each call. "
+        "384 MiB keeps it for maps up to about 2,400 x 2,400.",
+    )
+    heap_trim_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=3600,
+        description="How often, while the service works, the free memory of its heap is "
+        "handed back to the system (glibc's malloc_trim; Linux). 0: never: the holes "
+        "freed grids, unit grids and fields leave in the heap then stay with the process "
+        "and grow with the traffic.",
+    )
     max_waiting_work: int = Field(
         default=256,
         ge=1,
@@ -434,6 +452,26 @@ class Settings(BaseSettings):
         default=REPO_ROOT.parent / "shared" / "benchmarks" / "movingai",
         description="Folder of Moving AI .map and .map.scen files (tests and benchmarks).",
     )
+
+
+#: What the process holds before it serves any map: the interpreter, numpy, numba with
+#: the compiled kernels, and the small objects of requests.
+BASE_MEMORY_BYTES: Final = 320 * MIB
+#: Bytes of a thread's path buffers per path cell (``(x, y)`` int32, cells and turns).
+PATH_BUFFER_BYTES_PER_CELL: Final = 16
+
+
+def memory_bound_at_rest(settings: Settings) -> int:
+    """The most memory (bytes) one worker process holds between requests under
+    ``settings`` (docs/operations.md, "Memory: what bounds a process"): the base
+    (``BASE_MEMORY_BYTES``), the map cache and the field cache, and per thread that
+    searches (the search threads and the event loop) its kept scratch, path buffers
+    and trace buffer (4 bytes an expansion). Requests at work add their own."""
+    per_thread = (settings.scratch_bytes
+                  + PATH_BUFFER_BYTES_PER_CELL * settings.max_path_cells
+                  + 4 * settings.max_trace_expansions)  # fmt: skip
+    return (BASE_MEMORY_BYTES + settings.cache_bytes + settings.field_cache_bytes
+            + (settings.search_threads + 1) * per_thread)  # fmt: skip
 
 
 @lru_cache(maxsize=1)

@@ -12,9 +12,16 @@ from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
 from service.api.errors import ApiError, ErrorCode
+from service.api.heap import HeapTrimmer
 from service.api.metrics import Metrics
 from service.config import Settings
-from service.engine import BatchPolicy, kernels_warm, set_path_cell_limit, warmup
+from service.engine import (
+    BatchPolicy,
+    kernels_warm,
+    set_path_cell_limit,
+    set_scratch_keep_bytes,
+    warmup,
+)
 from service.store import (
     CacheBudgetError,
     DataDirLock,
@@ -70,6 +77,7 @@ class Runtime:
                                         settings.max_goals)  # fmt: skip
         # The engine's, process-wide; put back at close (tests start many services).
         self._path_cells_before = set_path_cell_limit(settings.max_path_cells)
+        self._scratch_bytes_before = set_scratch_keep_bytes(settings.scratch_bytes)
         self.store = open_store(settings, lock)
         try:
             self._start(settings, metrics)
@@ -118,6 +126,7 @@ class Runtime:
         self.executor = ThreadPoolExecutor(
             max_workers=settings.search_threads, thread_name_prefix="gridpath-search"
         )
+        self.heap = HeapTrimmer(settings.heap_trim_seconds)
         self._waiting = 0  # calls of ``run`` under way
         #: CPU time per query of the last batch slice: sizes the next batch's first
         #: chunk (``SlicedBatch``); 0: none yet.
@@ -155,6 +164,7 @@ class Runtime:
             return await loop.run_in_executor(self.executor, call)
         finally:
             self._waiting -= 1
+            self.heap.note_work()
 
     async def warm_up(self) -> None:
         """Compile (or load cached) kernels off the event loop, then report ready.
@@ -293,8 +303,10 @@ class Runtime:
         self.editor.close()
         self.tables.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
+        self.heap.close()
         self.store.close()
         set_path_cell_limit(self._path_cells_before)
+        set_scratch_keep_bytes(self._scratch_bytes_before)
 
 
 def open_store(settings: Settings, lock: DataDirLock | None = None) -> Store:

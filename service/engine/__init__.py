@@ -68,6 +68,7 @@ from service.engine.scratch import (
     path_cell_scope,
     scope_spent,
     set_path_cell_limit,
+    set_scratch_keep_bytes,
     written_path_cells,
 )
 from service.engine.search import (
@@ -144,6 +145,7 @@ __all__ = [
     "path_cell_scope",
     "scope_spent",
     "set_path_cell_limit",
+    "set_scratch_keep_bytes",
     "shared_goal_rows",
     "warmup",
     "written_path_cells",

@@ -20,6 +20,7 @@ from typing import Final, Literal
 import numpy as np
 
 from service.engine.grid import GridMap
+from service.engine.scratch import Scratch
 from service.engine.search import find_path
 
 #: Sample queries timed with each algorithm.
@@ -54,11 +55,14 @@ def measure_auto(grid: GridMap, *, pairs: int = SAMPLE_PAIRS, seed: int = 0,
     if len(samples) < MIN_SAMPLES:
         return AutoChoice("jps", float("nan"), len(samples))
     spent = {"astar": 0.0, "jps": 0.0}
+    # Its own scratch, freed on return: the background thread this runs on keeps none
+    # (a map without a JPS+ table is a big one).
+    scratch = Scratch(grid.padded.size)
     for i, (start, goal) in enumerate(samples):
         order = ("astar", "jps") if i % 2 == 0 else ("jps", "astar")
         for algorithm in order:
             began = clock()
-            find_path(grid, start, goal, algorithm=algorithm)
+            find_path(grid, start, goal, algorithm=algorithm, scratch=scratch)
             spent[algorithm] += clock() - began
     ratio = spent["jps"] / spent["astar"] if spent["astar"] > 0 else 1.0
     return AutoChoice("astar" if ratio >= ASTAR_MARGIN else "jps", ratio, len(samples))

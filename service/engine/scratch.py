@@ -8,6 +8,11 @@ sized to the largest map it has served, and every query takes a fresh
 so nothing is reset between queries. Query parameters and answers travel through
 reusable per-query arrays and flat path buffers, so a query allocates only the
 copies of its own path that it returns.
+
+What a thread keeps is bounded (``set_scratch_keep_bytes``): a map whose scratch
+would take more gets one for the call only, freed when the call lets it go, so
+the threads' scratch memory is bounded by a setting rather than by the largest
+map each thread ever served.
 """
 
 import threading
@@ -120,6 +125,21 @@ def set_path_cell_limit(cells: int) -> int:
     Returns the limit before."""
     global _path_cell_limit
     before, _path_cell_limit = _path_cell_limit, cells
+    return before
+
+
+#: The most bytes of node arrays a thread keeps between calls (``set_scratch_keep_bytes``).
+_keep_bytes = 1 << 62
+
+
+def set_scratch_keep_bytes(limit: int) -> int:
+    """Bound what each thread keeps between calls (``thread_scratch``) to scratches
+    of at most ``limit`` bytes (``Scratch.most_bytes``): a scratch for a bigger map
+    serves one call and is freed with it. Unbounded, a thread keeps for good a
+    scratch of up to 68 bytes a padded cell of the largest map it ever served (1.1
+    GB for a 4096 x 4096 map), every search thread its own. Returns the bound before."""
+    global _keep_bytes
+    before, _keep_bytes = _keep_bytes, limit
     return before
 
 
@@ -256,6 +276,14 @@ class Scratch:
         self._handle_paths: tuple[npt.NDArray[np.generic], ...] = ()  # what it points into
         self._capped = False  # the handle shows less room than the path buffers have
 
+    @staticmethod
+    def most_bytes(capacity: int) -> int:
+        """The most bytes the per-cell arrays of a scratch of ``capacity`` padded cells
+        take: 16 a cell of node records, 24 of heap, 4 of stack and, once a query
+        runs ``dial``, its 24-byte records (the path, query and trace buffers
+        beside them are bounded by their own limits)."""
+        return (16 + 24 + 4 + 4 * RECORD_FIELDS) * capacity
+
     def kernel_handle(self, *, records: bool, clusters: int = 0, trace: int = 0) -> Handle:
         """Every buffer of a search as one handle (``kernels.handles.scratch_view``,
         ``query_view`` and ``path_view`` read it): node records, heap, stack, records,
@@ -382,9 +410,12 @@ def scratch_for(cells: int, scratch: Scratch | None) -> Scratch:
 
 
 def thread_scratch(cells: int) -> Scratch:
-    """This thread's scratch, grown to hold at least ``cells`` padded cells."""
+    """This thread's scratch, grown to hold at least ``cells`` padded cells; or, when
+    such a scratch is larger than what a thread keeps (``set_scratch_keep_bytes``),
+    a new one for this call only (the thread keeps the one it had)."""
     scratch: Scratch | None = getattr(_local, "scratch", None)
     if scratch is None or scratch.capacity < cells:
         scratch = Scratch(cells)
-        _local.scratch = scratch
+        if Scratch.most_bytes(cells) <= _keep_bytes:
+            _local.scratch = scratch
     return scratch

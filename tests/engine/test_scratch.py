@@ -21,6 +21,7 @@ from service.engine import (
     path_cell_scope,
     scope_spent,
     set_path_cell_limit,
+    set_scratch_keep_bytes,
     written_path_cells,
 )
 from service.engine.scratch import thread_scratch
@@ -49,6 +50,74 @@ def test_thread_scratch_grows_for_bigger_maps_and_is_per_thread() -> None:
     worker.start()
     worker.join()
     assert seen[0] is not thread_scratch(10)
+
+
+def in_new_thread(work: Callable[[], None]) -> None:
+    """Run ``work`` on a thread of its own (so it starts with no scratch)."""
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # reported on the caller's thread
+            failures.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if failures:
+        raise failures[0]
+
+
+@pytest.fixture
+def scratch_keep_bytes() -> Iterator[Callable[[int], int]]:
+    """Set the process-wide bound of a thread's kept scratch; put back after the test."""
+    before = set_scratch_keep_bytes(1 << 62)
+    yield set_scratch_keep_bytes
+    set_scratch_keep_bytes(before)
+
+
+def test_a_thread_keeps_no_scratch_past_the_keep_bound(
+    scratch_keep_bytes: Callable[[int], int],
+) -> None:
+    """Guards against every thread keeping search memory for the largest map it served."""
+    scratch_keep_bytes(Scratch.most_bytes(100))
+
+    def work() -> None:
+        kept = thread_scratch(100)
+        assert thread_scratch(60) is kept
+        big = thread_scratch(101)  # past the bound: this call's own
+        assert big.capacity == 101
+        again = thread_scratch(101)
+        assert again is not big
+        assert thread_scratch(100) is kept  # the kept one stays
+
+    in_new_thread(work)
+
+
+def test_searches_past_the_keep_bound_answer_as_with_a_kept_scratch(
+    scratch_keep_bytes: Callable[[int], int],
+) -> None:
+    rng = np.random.default_rng(7)
+    grid = random_grid(rng, 40, 40, 0.25, (1, 4))
+    ys, xs = np.nonzero(grid.costs > 0)
+    start = (int(xs[0]), int(ys[0]))
+    expected = {policy: oracle_distances(grid, start, policy)
+                for policy in ("never", "no_corner_cutting")}  # fmt: skip
+    scratch_keep_bytes(0)
+
+    def work() -> None:
+        for i in range(1, 40):  # a fresh scratch every call, no stamps carried over
+            goal = (int(xs[i * 7]), int(ys[i * 7]))
+            for policy, heuristic in (("never", "manhattan"), ("no_corner_cutting", "octile")):
+                result = find_path(grid, start, goal, diagonal=policy, heuristic=heuristic)
+                optimal = expected[policy][goal[1], goal[0]]
+                if np.isinf(optimal):
+                    assert result.status == "no_path"
+                else:
+                    assert close(result.cost or 0, optimal), (goal, policy)
+
+    in_new_thread(work)
 
 
 def test_concurrent_queries_in_threads_are_correct() -> None:
