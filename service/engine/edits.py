@@ -50,6 +50,7 @@ from service.engine.kernels.landmarks import lower_distances
 from service.engine.landmarks import LandmarkTable, LandmarkTables
 from service.engine.options import DIAGONALS, Diagonal, option_code
 from service.engine.sizes import checked_agent_size
+from service.engine.views import ViewKey
 
 #: Past this share of the map's cells flipped, the JPS+ table is rebuilt, not repaired.
 REBUILD_JUMPS_FRACTION: Final = 1 / 16
@@ -288,12 +289,60 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
     if not uniform or flips.any() or not grid.uniform:
         table = None  # rebuilt in the background (build_jump_table)
     keep = not changes.lowers
-    return GridMap._assemble(Parts(
+    new = GridMap._assemble(Parts(
         costs=costs, padded=padded, islands=islands, census=census,
         revision=grid.revision + 1, jump_bits=bits, jump_table=table,
         clusters=grid.clusters if keep else None,
         landmarks=grid.landmarks if keep else None,
         clearance=_clearance(grid, padded, changes), auto_astar=grid.auto_prefers_astar,
+    ))  # fmt: skip
+    new.adopt_views(carried_views(grid, new, changes))
+    return new
+
+
+def carried_views(grid: GridMap, new: GridMap, changes: Changes) -> dict[ViewKey, GridMap]:
+    """The views ``grid`` built (``GridMap.view``), at ``new``'s revision: each with
+    the cells the edit changes in it applied (islands exact, JPS bit rows updated),
+    rather than built again from ``new`` by the next query of its kind. A ``k x k``
+    unit's view changes only at anchors whose square holds a changed cell."""
+    views = grid.views()
+    clearance = new.known_clearance  # (carried along: a view's build computed it)
+    if not views or clearance is None:
+        return {}
+    carried = {}
+    for key, view in views.items():
+        cells = _anchors(changes.cells, grid.padded_width, key.agent_size)
+        fits = clearance[cells] >= key.agent_size
+        now = np.where(fits, new.padded[cells], np.float32(0)).astype(np.float32)
+        before = view.padded[cells]
+        moved = now != before
+        if moved.any():
+            carried[key] = apply_changes(view, Changes(cells[moved], before[moved], now[moved]))
+        else:
+            carried[key] = _relabeled(view, new.revision)
+    return carried
+
+
+def _anchors(cells: npt.NDArray[np.int64], width: int, size: int) -> npt.NDArray[np.int64]:
+    """(k,) ascending: the padded cells whose ``size`` square (the cell its top-left)
+    holds one of ``cells`` (padded, of a grid ``width`` wide)."""
+    ys, xs = np.divmod(cells, width)
+    steps = np.arange(size)
+    # (cells, size, size): each cell's anchors, ``size`` rows up by ``size`` columns left.
+    ax, ay = np.broadcast_arrays(xs[:, None, None] - steps[None, None, :],
+                                 ys[:, None, None] - steps[None, :, None])  # fmt: skip
+    inside = (ax >= 0) & (ay >= 0)
+    anchors: npt.NDArray[np.int64] = np.unique((ay * width + ax)[inside])
+    return anchors
+
+
+def _relabeled(view: GridMap, revision: int) -> GridMap:
+    """``view`` as it is, at ``revision`` (its arrays are read-only: shared)."""
+    return GridMap._assemble(Parts(
+        costs=view.costs, padded=view.padded, islands=view.island_tables,
+        census=view.census, revision=revision, jump_bits=view.jump_bits,
+        jump_table=view.jump_table, clusters=view.clusters, landmarks=view.landmarks,
+        auto_astar=view.auto_prefers_astar,
     ))  # fmt: skip
 
 

@@ -20,7 +20,7 @@ class MapTooBigError(InvalidMapError):
 
 class UnitGridTooBigError(EngineError):
     """The grid of a unit size (``agent_size`` > 1) would take more memory than the
-    grid's bound on them allows (``GridMap.limit_unit_grids``; the API's ``TooBig``)."""
+    grid's bound on them allows (``GridMap.limit_views``; the API's ``TooBig``)."""
 
 
 class PathTooLongError(EngineError):

@@ -1,7 +1,7 @@
 """``GridMap``: an immutable grid of movement costs with its precomputed tables."""
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,6 +18,7 @@ from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.landmarks import LandmarkTables
 from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
+from service.engine.views import ViewKey, Views
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -130,8 +131,7 @@ class GridMap:
         "_padded",
         "_plans",
         "_revision",
-        "_sized",
-        "_unit_grid_limit",
+        "_views",
         "_walkable_cells",
         "_width",
     )
@@ -178,12 +178,11 @@ class GridMap:
         self._revision = int(revision)
         self._census: Census | None = None
         self._clearance: npt.NDArray[np.uint8] | None = None
-        self._sized: dict[int, GridMap] = {}
-        self._unit_grid_limit: int | None = None
+        self._views: Views[GridMap] = Views()
         self._derived_bytes = 0
         self._derived_lock = threading.RLock()
         self._auto_astar = False
-        self._refresh_view()
+        self._refresh_kernel_handle()
 
     @classmethod
     def _assemble(cls, parts: "Parts") -> "GridMap":
@@ -209,12 +208,11 @@ class GridMap:
         grid._revision = parts.revision
         grid._census = census
         grid._clearance = parts.clearance
-        grid._sized = {}
-        grid._unit_grid_limit = None
+        grid._views = Views()
         grid._derived_bytes = 0 if parts.clearance is None else parts.clearance.nbytes
         grid._derived_lock = threading.RLock()
         grid._auto_astar = parts.auto_astar
-        grid._refresh_view()
+        grid._refresh_kernel_handle()
         return grid
 
     @property
@@ -249,46 +247,76 @@ class GridMap:
         """The clearance table if computed, else None (an edit carries it forward)."""
         return self._clearance
 
-    def for_agent_size(self, size: int) -> "GridMap":
-        """The grid a ``size`` x ``size`` unit moves on: the same costs where the
-        ``size`` square anchored at a cell (its top-left) is all walkable, blocked
-        elsewhere (``self`` for size 1). Built on first use per revision and kept,
-        with JPS's bit rows when uniform. The unit's moves are exactly this grid's
-        moves under the same policy (a diagonal's corner rule reads the anchors
-        beside it), so any search that is exact on a grid, JPS included, is exact
-        for the unit on it."""
-        if size == 1:
+    def view(self, key: ViewKey) -> "GridMap":
+        """What a search for ``key``'s kind of unit runs on (see ``views``): the map
+        itself for a one-cell unit; for a ``k x k`` unit, the same costs where the
+        ``k`` square anchored at a cell (its top-left) is all walkable, blocked
+        elsewhere. Built on first use and kept (an edit carries it to the next
+        revision), with JPS's bit rows when uniform. The unit's moves are exactly the
+        view's moves under the same policy (a diagonal's corner rule reads the
+        anchors beside it), so any search that is exact on a grid, JPS included, is
+        exact for the unit on its view.
+
+        Raises:
+            UnitGridTooBigError: the view would not fit the bound (``limit_views``).
+        """
+        if key.agent_size == 1:
             return self
-        sized = self._sized.get(size)
-        if sized is not None:
-            return sized
+        made = self._views.get(key)
+        if made is not None:
+            return made
         with self._derived_lock:  # concurrent first users share one build
-            sized = self._sized.get(size)
-            if sized is not None:
-                return sized
-            self._check_unit_grid_room(size)
-            inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
-            costs = np.where(inner >= size, self._costs, np.float32(0))
-            sized = GridMap(costs, revision=self._revision)
-            # Measured on the map without a JPS+ table (``calibration``): the unit's
-            # grid has none either, and an eroded map keeps the map's character.
-            sized._auto_astar = self._auto_astar
-            if sized.uniform:
-                # JPS's bit rows (no JPS+ table: a table per size and revision would
-                # cost 16 bytes a cell and a build on the query path).
-                sized.prepare_jumps(max_table_bytes=0)
-            self._sized[size] = sized
-            self._derived_bytes += sized.nbytes
+            made, added = self._views.build(key, lambda: self._sized_view(key.agent_size),
+                                            needed=self.view_bytes(),
+                                            refuse=self._refused(key))  # fmt: skip
+            self._derived_bytes += added
+        return made
+
+    def for_agent_size(self, size: int) -> "GridMap":
+        """The view of a ``size`` x ``size`` unit (``view``)."""
+        return self.view(ViewKey(size))
+
+    def _sized_view(self, size: int) -> "GridMap":
+        inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
+        costs = np.where(inner >= size, self._costs, np.float32(0))
+        sized = GridMap(costs, revision=self._revision)
+        # Measured on the map without a JPS+ table (``calibration``): the unit's
+        # view has none either, and an eroded map keeps the map's character.
+        sized._auto_astar = self._auto_astar
+        if sized.uniform:
+            # JPS's bit rows (no JPS+ table: a table per view and revision would cost
+            # 16 bytes a cell and a build on the query path).
+            sized.prepare_jumps(max_table_bytes=0)
         return sized
 
-    def limit_unit_grids(self, max_bytes: int | None) -> None:
-        """Bound the bytes of the unit grids this grid builds (``for_agent_size``), all
-        sizes together; None: no bound. A size whose grid would not fit raises
-        :class:`UnitGridTooBigError` instead of being built."""
-        self._unit_grid_limit = max_bytes
+    def _refused(self, key: ViewKey) -> Callable[[int, int, int], Exception]:
+        def refuse(needed: int, limit: int, held: int) -> Exception:
+            return UnitGridTooBigError(
+                f"agent_size {key.agent_size} needs a unit grid of {needed} bytes on this "
+                f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
+                f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes "
+                f"{[k.agent_size for k in self._views.held()] or 'none'})"
+            )
 
-    def unit_grid_bytes(self) -> int:
-        """What one unit grid of this grid takes: its costs, padded costs, two island
+        return refuse
+
+    def views(self) -> dict[ViewKey, "GridMap"]:
+        """The views built so far (but the map itself), by key."""
+        return self._views.built()
+
+    def adopt_views(self, views: dict[ViewKey, "GridMap"]) -> None:
+        """Hold ``views``, carried to this revision from the one before (``edits``)."""
+        with self._derived_lock:
+            self._derived_bytes += self._views.adopt(views)
+
+    def limit_views(self, max_bytes: int | None) -> None:
+        """Bound the bytes of the views this grid builds (``view``), all together;
+        None: no bound. A view that would not fit raises
+        :class:`UnitGridTooBigError` instead of being built."""
+        self._views.limit(max_bytes)
+
+    def view_bytes(self) -> int:
+        """What one view of this grid takes: its costs, padded costs, two island
         tables and, when uniform, JPS's bit rows (``kernels.jps.jump_bits``: each
         padded line read both ways, a word per 64 cells and one more)."""
         width, height = self._width + 2, self._height + 2
@@ -296,25 +324,11 @@ class GridMap:
         bits = 8 * words if self.uniform else 0
         return self._costs.nbytes + self._padded.nbytes + 8 * self._padded.size + bits
 
-    def _check_unit_grid_room(self, size: int) -> None:
-        limit = self._unit_grid_limit
-        if limit is None:
-            return
-        held = sum(grid.nbytes for grid in self._sized.values())
-        needed = self.unit_grid_bytes()
-        if held + needed > limit:
-            raise UnitGridTooBigError(
-                f"agent_size {size} needs a unit grid of {needed} bytes on this "
-                f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
-                f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes "
-                f"{sorted(self._sized) or 'none'})"
-            )
-
     @property
     def derived_bytes(self) -> int:
         """Bytes of what the grid built for itself on demand (the clearance table and
-        the unit grids): it grows while the grid is in use, which a cache holding the
-        grid checks when the grid is released."""
+        the views): it grows while the grid is in use, which a cache holding the grid
+        checks when the grid is released."""
         return self._derived_bytes
 
     @property
@@ -338,9 +352,9 @@ class GridMap:
                 f"grid is {self._width} x {self._height}")  # fmt: skip
         table.flags.writeable = False
         self._jump_table = table
-        self._refresh_view()
+        self._refresh_kernel_handle()
 
-    def _view(self, jump_bits: JumpBits | None = None) -> tuple[object, ...]:
+    def _kernel_view(self, jump_bits: JumpBits | None = None) -> tuple[object, ...]:
         tables = self._clusters
         if tables is None:
             clusters = _NO_CLUSTERS
@@ -379,7 +393,7 @@ class GridMap:
                         f"landmark table has shape {array.shape}; this grid needs {shape} float32"
                     )
         self._landmarks = tables
-        self._refresh_view()
+        self._refresh_kernel_handle()
 
     @property
     def landmarks(self) -> LandmarkTables | None:
@@ -400,7 +414,7 @@ class GridMap:
         # built (and so skips this) must read a handle that has them, not the
         # placeholder's one row, which the kernel would read past. (Two threads may
         # both build them meanwhile: the same arrays, once too often.)
-        self._refresh_view(jump_bits=bits)
+        self._refresh_kernel_handle(jump_bits=bits)
         self._jump_bits = bits
 
     @property
@@ -411,11 +425,11 @@ class GridMap:
 
     def prefer_astar_for_auto(self, prefer: bool) -> None:
         """Record what ``measure_auto`` found (queries planned since are replanned),
-        here and on the unit grids built so far (see ``for_agent_size``)."""
+        here and on the views built so far (see ``view``)."""
         self._auto_astar = prefer
-        self._refresh_view()
-        for sized in list(self._sized.values()):
-            sized.prefer_astar_for_auto(prefer)
+        self._refresh_kernel_handle()
+        for view in self._views.built().values():
+            view.prefer_astar_for_auto(prefer)
 
     @property
     def jump_table_ready(self) -> bool:
@@ -446,7 +460,7 @@ class GridMap:
             if labels_max >= count:
                 raise InvalidMapError(f"cluster label {labels_max} >= cluster count {count}")
         self._clusters = tables
-        self._refresh_view()
+        self._refresh_kernel_handle()
 
     def attach_tables(self, tables: ClusterTables | LandmarkTables) -> None:
         """Attach cluster or landmark tables (``attach_clusters``/``attach_landmarks``)."""
@@ -556,10 +570,10 @@ class GridMap:
         its table."""
         return self._kernel_handle
 
-    def _refresh_view(self, *, jump_bits: JumpBits | None = None) -> None:
+    def _refresh_kernel_handle(self, *, jump_bits: JumpBits | None = None) -> None:
         """A new kernel handle (with ``jump_bits`` about to be the grid's), and no
         plans remembered: they may no longer be what a query would run."""
-        self._kernel_handle = _grid_handle(self._view(jump_bits))
+        self._kernel_handle = _grid_handle(self._kernel_view(jump_bits))
         self._plans: dict[object, object] = {}
 
     @property

@@ -84,7 +84,7 @@ class MapCache:
         """``table_reserve(width, height, uniform)``: the most a map's cluster and
         landmark tables may take (see ``builder.table_reserve``); ``jump_table_bytes``:
         the JPS+ table bound (as ``GridMap.prepare_jumps``); ``unit_grid_bytes``: the
-        bound on each cached revision's unit grids (``GridMap.limit_unit_grids``)."""
+        bound on each cached revision's views (``GridMap.limit_views``: unit sizes)."""
         self._store = store
         self._max_bytes = max_bytes
         self._unit_grid_bytes = unit_grid_bytes
@@ -273,7 +273,7 @@ class MapCache:
         entry.derived = entry.grid.derived_bytes
 
     def _insert(self, map_id: str, grid: GridMap) -> _Entry:  # _lock held
-        grid.limit_unit_grids(self._unit_grid_bytes)  # every revision served is cached
+        grid.limit_views(self._unit_grid_bytes)  # every revision served is cached
         replaced = self._entries.pop(map_id, None)
         if replaced is not None:  # keep the byte count honest; holders keep their entry
             self._bytes -= replaced.nbytes

@@ -24,6 +24,7 @@ from service.engine.errors import (
 from service.engine.fields import distance_field
 from service.engine.grid import MAX_AGENT_SIZE
 from service.engine.result import PathResult
+from service.engine.views import ViewKey
 from tests.support import POLICIES, close, oracle_distances, random_grid
 
 SIZES = (1, 2, 3, 4)
@@ -242,14 +243,14 @@ def test_held_paths_of_big_units_are_checked_on_their_grid() -> None:
 def test_unit_grid_bytes_are_known_before_the_grid_is_built() -> None:
     rng = np.random.default_rng(3)
     for grid in (random_grid(rng, 70, 33, 0.2, None), random_grid(rng, 33, 70, 0.2, (1, 4))):
-        expected = grid.unit_grid_bytes()
+        expected = grid.view_bytes()
         assert grid.for_agent_size(2).nbytes == expected
 
 
 def test_unit_grids_past_their_memory_bound_are_refused_not_built() -> None:
     grid = random_grid(np.random.default_rng(4), 40, 30, 0.1, None)
-    one = grid.unit_grid_bytes()
-    grid.limit_unit_grids(one + one // 2)  # room for one size
+    one = grid.view_bytes()
+    grid.limit_views(one + one // 2)  # room for one size
     roomy = grid.clearance.reshape(32, 42)[1:-1, 1:-1] >= 3  # room for a 3x3 unit
     ys, xs = np.nonzero(roomy)
     start, goal = (int(xs[0]), int(ys[0])), (int(xs[-1]), int(ys[-1]))
@@ -266,7 +267,40 @@ def test_unit_grids_past_their_memory_bound_are_refused_not_built() -> None:
         distance_field(grid, [goal], max_goals=1, agent_size=3)
     (batched,) = find_paths(grid, [PathQuery(start, goal, options=SearchOptions(agent_size=3))])
     assert isinstance(batched, UnitGridTooBigError)
-    assert grid.derived_bytes < grid.unit_grid_bytes() * 2  # size 3 was never built
+    assert grid.derived_bytes < grid.view_bytes() * 2  # size 3 was never built
     assert find_path(grid, start, goal, agent_size=2).cost == sized.cost  # 2 still served
-    grid.limit_unit_grids(None)
+    grid.limit_views(None)
     assert find_path(grid, start, goal, agent_size=3).status in ("found", "no_path")
+
+
+def test_an_edit_carries_every_view_to_its_revision_as_a_fresh_build_would_make_it() -> None:
+    """Views (unit sizes) are repaired by edits: each equals the view built anew from
+    the edited map (costs, islands, JPS bit rows), at the map's revision."""
+    rng = np.random.default_rng(11)
+    weights = np.where(rng.random((36, 44)) < 0.3, 3.0, 1.0)
+    costs = np.where(rng.random((36, 44)) < 0.15, 0.0, weights).astype(np.float32)
+    grids = [GridMap.from_costs(costs), GridMap.from_costs(np.where(costs > 0, 1.0, 0.0))]
+    for grid in grids:
+        for size in (2, 3, 6):
+            grid.view(ViewKey(size))
+        for _ in range(25):
+            x, y = int(rng.integers(44)), int(rng.integers(36))
+            cost = float(rng.choice([0.0, 1.0])) if grid.uniform else float(rng.choice([0.0, 1, 3]))
+            w, h = min(int(rng.integers(1, 4)), 44 - x), min(int(rng.integers(1, 4)), 36 - y)
+            rect = RectEdit(x, y, w, h, cost=cost)
+            grid = apply_changes(grid, changes_of(grid, [rect], max_cells=1 << 10))
+            views = grid.views()
+            assert sorted(views) == [ViewKey(2), ViewKey(3), ViewKey(6)]  # none rebuilt
+            for key, view in views.items():
+                fresh = GridMap.from_costs(grid.costs).view(key)
+                assert view.revision == grid.revision
+                assert np.array_equal(view.costs, fresh.costs)
+                for carried, built in zip(view.island_tables.labels, fresh.island_tables.labels,
+                                          strict=True):  # fmt: skip
+                    same = set(zip(carried.tolist(), built.tolist(), strict=True))
+                    assert len(same) == len(set(built.tolist()))  # one partition
+                if fresh.uniform:
+                    assert view.jump_bits is not None
+                    assert fresh.jump_bits is not None
+                    for a, b in zip(view.jump_bits, fresh.jump_bits, strict=True):
+                        assert np.array_equal(a, b)

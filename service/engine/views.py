@@ -1,0 +1,92 @@
+"""Views: what a search runs on for one way of walking on a map.
+
+A map is searched as it is by a one-cell unit. Another kind of unit walks a *view*
+of it: a grid derived from the map, with its own costs or passability, islands,
+JPS bit rows and plans, which any search runs on as it runs on the map (for a
+``k x k`` unit, the map with every cell blocked where its square would not fit:
+``sizes``). A view is named by its ``ViewKey``; the terrain profiles to come are
+views too, named by a field more. A map builds a view on first use, keeps it under
+a byte bound shared by all its views, and an edit carries each kept view to the
+next revision by applying the cells it changes there (``edits.carried_views``),
+so that queries after an edit do not rebuild it.
+"""
+
+import threading
+from collections.abc import Callable
+from typing import Generic, NamedTuple, Protocol, TypeVar
+
+
+class ViewKey(NamedTuple):
+    """A way of walking on a map: what a search for one kind of unit runs on."""
+
+    agent_size: int = 1  # a k x k unit, its top-left cell its position
+
+
+#: The map itself: a one-cell unit's view.
+ONE_CELL = ViewKey()
+
+
+class _Measured(Protocol):
+    @property
+    def nbytes(self) -> int: ...
+
+
+View = TypeVar("View", bound=_Measured)
+
+
+class Views(Generic[View]):
+    """A map's views but the map itself, by key: built on first use (once, whoever
+    asks first), held under a byte bound for them all. Thread-safe."""
+
+    __slots__ = ("_built", "_limit", "_lock")
+
+    def __init__(self) -> None:
+        self._built: dict[ViewKey, View] = {}
+        self._limit: int | None = None
+        self._lock = threading.RLock()
+
+    def get(self, key: ViewKey) -> View | None:
+        """The view of ``key`` if built."""
+        return self._built.get(key)
+
+    def built(self) -> dict[ViewKey, View]:
+        """Every view built so far (a copy)."""
+        with self._lock:
+            return dict(self._built)
+
+    def limit(self, max_bytes: int | None) -> None:
+        """Bound the bytes of the views built from now on, all together; None: none."""
+        self._limit = max_bytes
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the views hold."""
+        with self._lock:
+            return sum(view.nbytes for view in self._built.values())
+
+    def build(self, key: ViewKey, make: Callable[[], View], *, needed: int,
+              refuse: Callable[[int, int, int], Exception]) -> tuple[View, int]:  # fmt: skip
+        """The view of ``key``, made by ``make`` unless another caller made it first;
+        and the bytes it added (0 if it was there). ``needed``: what it will take;
+        past the bound, ``refuse(needed, limit, held)`` is raised instead."""
+        with self._lock:
+            made = self._built.get(key)
+            if made is not None:
+                return made, 0
+            held = sum(view.nbytes for view in self._built.values())
+            if self._limit is not None and held + needed > self._limit:
+                raise refuse(needed, self._limit, held)
+            made = self._built[key] = make()
+            return made, made.nbytes
+
+    def adopt(self, views: dict[ViewKey, View]) -> int:
+        """Hold ``views`` (carried from the revision before: see ``edits``) beside the
+        ones built; the bytes they add."""
+        with self._lock:
+            self._built.update(views)
+            return sum(view.nbytes for view in views.values())
+
+    def held(self) -> list[ViewKey]:
+        """The keys of the views built, in order."""
+        with self._lock:
+            return sorted(self._built)
