@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -44,8 +44,25 @@ from service.engine.kernels.clusters import (
     unpack_row,
 )
 
-if TYPE_CHECKING:
-    from service.engine.grid import GridMap
+
+class TableSource(Protocol):
+    """What a table build reads of a grid (``GridMap`` has it all)."""
+
+    @property
+    def costs(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def padded(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def padded_width(self) -> int: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def revision(self) -> int: ...
+    @property
+    def uniform(self) -> bool: ...
+
 
 #: Smallest and largest sector side accepted from a caller.
 MIN_CLUSTER_SIZE: Final = 4
@@ -281,7 +298,7 @@ def fitting_labels(
 
 
 def build_clusters(
-    grid: "GridMap",
+    grid: TableSource,
     *,
     cluster_size: int | None = None,
     max_table_bytes: int,

@@ -10,17 +10,14 @@ admissible and consistent, on weighted maps too, and combines with JPS.
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.clusters import UNBOUNDED_BYTES
+from service.engine.clusters import UNBOUNDED_BYTES, TableSource
 from service.engine.errors import InvalidLandmarkCountError, TableBudgetError
 from service.engine.kernels.landmarks import landmark_tables
-
-if TYPE_CHECKING:
-    from service.engine.grid import GridMap
 
 #: Landmarks per table unless the caller asks otherwise.
 DEFAULT_LANDMARKS: Final = 8
@@ -98,7 +95,7 @@ def fitting_count(cells: int, count: int, max_table_bytes: int, *, symmetric: bo
     return max(0, min(count, max_table_bytes // landmark_bytes(cells, symmetric=symmetric)))
 
 
-def build_landmarks(grid: "GridMap", *, count: int = DEFAULT_LANDMARKS, max_table_bytes: int,
+def build_landmarks(grid: TableSource, *, count: int = DEFAULT_LANDMARKS, max_table_bytes: int,
                     max_build_bytes: int = UNBOUNDED_BYTES) -> LandmarkTables:  # fmt: skip
     """Choose landmarks and build both connectivities' tables for ``grid``.
 
@@ -146,7 +143,7 @@ def _table(padded: npt.NDArray[np.float32], width: int, count: int, eight: bool,
                          float(margin))  # fmt: skip
 
 
-def _central_cell(grid: "GridMap") -> int:
+def _central_cell(grid: TableSource) -> int:
     """The walkable padded cell nearest the map's centre (a start for the selection)."""
     ys, xs = np.nonzero(grid.costs > 0)
     if xs.size == 0:
