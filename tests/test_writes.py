@@ -111,8 +111,19 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def remount(data_dir: Path, mode: str) -> None:
-    """Remount the maps folder of a ``small_disk`` read-only (``ro``) or back (``rw``)."""
-    subprocess.run(["mount", "-o", f"remount,{mode}", str(data_dir / "maps")], check=True)
+    """Remount the maps folder of a ``small_disk`` read-only (``ro``) or back (``rw``).
+
+    The kernel refuses ``ro`` while a file there is open for writing, as it is while
+    the server writes the tables it builds after an upload: retried until it holds."""
+    command = ["mount", "-o", f"remount,{mode}", str(data_dir / "maps")]
+    attempts: list[str] = []
+
+    def remounted() -> bool:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        attempts.append(done.stderr.strip())
+        return done.returncode == 0
+
+    wait_until(remounted, seconds=20, interval=0.05, message=lambda: attempts[-1])
 
 
 def test_a_full_disk_answers_insufficient_storage_and_reads_go_on(small_disk: Path) -> None:
