@@ -34,7 +34,7 @@ from service.engine.errors import (
     UnsupportedAlgorithmError,
 )
 from service.engine.goals import CircleRegion, RectRegion, Region
-from service.engine.grid import MAX_AGENT_SIZE, GridMap, Islands
+from service.engine.grid import MAX_AGENT_SIZE, GridMap
 from service.engine.landmarks import LandmarkTable, LandmarkTables, build_landmarks
 from service.engine.options import (
     ADMISSIBLE,
@@ -52,6 +52,7 @@ from service.engine.options import (
     Status,
     Unreachable,
 )
+from service.engine.parts import Islands
 from service.engine.policy import NO_POLICY, BatchPolicy
 from service.engine.queries import DEFAULT_OPTIONS, PathQuery, SearchOptions
 from service.engine.result import (

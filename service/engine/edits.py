@@ -32,7 +32,7 @@ import numpy.typing as npt
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import Scalar, paced_copy, paced_full
 from service.engine.errors import InvalidEditError, MapTooBigError
-from service.engine.grid import MAX_AGENT_SIZE, Census, GridMap, Islands, Parts, positive_zeros
+from service.engine.grid import MAX_AGENT_SIZE, GridMap, positive_zeros
 from service.engine.kernels.clearance import update_clearance
 from service.engine.kernels.clusters import NO_CLUSTER
 from service.engine.kernels.codes import CLOSED
@@ -49,6 +49,7 @@ from service.engine.kernels.jps import jump_distances
 from service.engine.kernels.landmarks import lower_distances
 from service.engine.landmarks import LandmarkTable, LandmarkTables
 from service.engine.options import DIAGONALS, Diagonal, option_code
+from service.engine.parts import Census, Islands, Parts
 from service.engine.sizes import checked_agent_size
 from service.engine.views import ViewKey
 

@@ -2,13 +2,14 @@
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
 from service.engine.errors import InvalidMapError, UnitGridTooBigError
+from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, MAX_JUMP_TABLE_LINE, jump_table_fits
 from service.engine.handles import Handle, handle_of
 from service.engine.kernels.clearance import clearance
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
@@ -18,21 +19,13 @@ from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.landmarks import LandmarkTables
 from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
+from service.engine.parts import Census, Islands, JumpBits, Parts
 from service.engine.views import ViewKey, Views
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # the least normal float32
-JumpBits = tuple[npt.NDArray[np.uint64], ...]
-#: Bytes a cell of the JPS+ table takes (8 directions, int16).
-JUMP_TABLE_BYTES_PER_CELL = 16
-#: Default bound of one map's JPS+ table (the service passes its own setting).
-DEFAULT_JUMP_TABLE_BYTES = 256 * 1024 * 1024
-#: The longest row or column (padded cells) a JPS+ table holds: its entries count
-#: steps in int16, so a longer straight run would wrap around.
-MAX_JUMP_TABLE_LINE = int(np.iinfo(np.int16).max)
 _NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
-_WORD_BITS = 64  # cells per word of the JPS bit rows
 _NO_LANDMARK_TABLE = np.zeros((0, 0), dtype=np.float32)
 _NO_LANDMARKS = (
     (_NO_LANDMARK_TABLE, _NO_LANDMARK_TABLE),  # d(L, n) per connectivity
@@ -58,40 +51,6 @@ def positive_zeros(costs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     back as ``-0.0`` from every route that sends costs, and in the edit logs."""
     costs += np.float32(0.0)
     return costs
-
-
-def memory_estimate(width: int, height: int, *, uniform: bool, jump_table_bytes: int) -> int:
-    """Bytes a ``width`` x ``height`` :class:`GridMap` holds once its Jump Point Search
-    tables are prepared (``prepare_jumps(max_table_bytes=jump_table_bytes)``), before
-    any cluster or landmark table is attached: what a cache must find room for. Equal
-    to that grid's :attr:`GridMap.nbytes`."""
-    padded_width, padded_height = width + 2, height + 2
-    padded = padded_width * padded_height
-    total = 4 * width * height + 4 * padded + 2 * 4 * padded  # costs, padded, islands
-    if uniform:  # JPS runs only on uniform maps: bit rows and, if it fits, the JPS+ table
-        row_words = -(-padded_width // _WORD_BITS) + 1
-        column_words = -(-padded_height // _WORD_BITS) + 1
-        total += 2 * 8 * (padded_height * row_words + padded_width * column_words)
-        if jump_table_fits(padded_width, padded_height, jump_table_bytes):
-            total += JUMP_TABLE_BYTES_PER_CELL * padded
-    return total
-
-
-def jump_table_fits(padded_width: int, padded_height: int, max_table_bytes: int) -> bool:
-    """Whether a padded grid this size gets a JPS+ table under ``max_table_bytes``: its
-    16 bytes a cell fit, and no row or column is longer than ``MAX_JUMP_TABLE_LINE``
-    (past which JPS scans bit rows instead)."""
-    return (JUMP_TABLE_BYTES_PER_CELL * padded_width * padded_height <= max_table_bytes
-            and max(padded_width, padded_height) <= MAX_JUMP_TABLE_LINE)  # fmt: skip
-
-
-class Islands(NamedTuple):
-    """Island labels of a padded grid: ``labels[0]`` under 4-adjacency, ``labels[1]``
-    under 8-adjacency, each ((height + 2) * (width + 2),) int32 with 0 = blocked."""
-
-    labels: npt.NDArray[np.int32]  # shape (2, padded cells)
-    count4: int
-    count8: int
 
 
 class GridMap:
@@ -185,7 +144,7 @@ class GridMap:
         self._refresh_kernel_handle()
 
     @classmethod
-    def _assemble(cls, parts: "Parts") -> "GridMap":
+    def _assemble(cls, parts: Parts) -> "GridMap":
         """A grid from parts computed elsewhere (an edit's new revision): nothing is
         recomputed, every array is the caller's and is made read-only here."""
         grid = cls.__new__(cls)
@@ -221,11 +180,16 @@ class GridMap:
         return self._revision
 
     @property
-    def census(self) -> "Census":
+    def census(self) -> Census:
         """What an edit updates instead of recounting: counts per cost and island
         sizes (computed in O(cells) on first use, then carried from edit to edit)."""
         if self._census is None:
-            self._census = Census.of(self)
+            self._census = Census.of(
+                self._costs,
+                self.island_tables.labels,
+                min_cost=self._min_cost,
+                max_cost=self._max_cost,
+            )
         return self._census
 
     @property
@@ -640,58 +604,6 @@ class GridMap:
             f"walkable_cells={self.walkable_cells}, min_cost={self.min_cost:g}, "
             f"max_cost={self.max_cost:g})"
         )
-
-
-class Census(NamedTuple):
-    """Counts an edit keeps up to date in O(changed cells).
-
-    ``walkable``: walkable cells; ``min_cost``/``max_cost`` and how many cells have
-    each; ``fractional``: walkable cells whose cost is not a whole number;
-    ``sizes``: per connectivity (4, 8), (labels,) int64 cells per island label;
-    ``next_label``: per connectivity, the smallest label never used."""
-
-    walkable: int
-    min_cost: float
-    min_count: int
-    max_cost: float
-    max_count: int
-    fractional: int
-    sizes: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
-    next_label: tuple[int, int]
-
-    @classmethod
-    def of(cls, grid: "GridMap") -> "Census":
-        costs = grid.costs
-        walkable = costs[costs > 0]
-        labels = grid.island_tables.labels
-        sizes = (np.bincount(labels[0]).astype(np.int64), np.bincount(labels[1]).astype(np.int64))
-        sizes[0][0] = sizes[1][0] = 0  # label 0: blocked cells, not an island
-        return cls(
-            walkable=int(walkable.size),
-            min_cost=grid.min_cost,
-            min_count=int(np.count_nonzero(walkable == grid.min_cost)),
-            max_cost=grid.max_cost,
-            max_count=int(np.count_nonzero(walkable == grid.max_cost)),
-            fractional=int(np.count_nonzero(walkable != np.floor(walkable))),
-            sizes=sizes,
-            next_label=(int(sizes[0].size), int(sizes[1].size)),
-        )
-
-
-class Parts(NamedTuple):
-    """What :meth:`GridMap._assemble` puts together."""
-
-    costs: npt.NDArray[np.float32]
-    padded: npt.NDArray[np.float32]
-    islands: Islands
-    census: Census
-    revision: int
-    jump_bits: JumpBits | None
-    jump_table: npt.NDArray[np.int16] | None
-    clusters: ClusterTables | None
-    landmarks: LandmarkTables | None
-    clearance: npt.NDArray[np.uint8] | None = None
-    auto_astar: bool = False
 
 
 def _grid_handle(view: tuple[Any, ...]) -> Handle:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from service.engine import GridMap
-from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
+from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
 from service.store.backend import Store
 from service.store.store import UnknownMapError
 

@@ -50,7 +50,7 @@ from service.engine.edits import (
     repair_jump_table,
     repair_landmarks,
 )
-from service.engine.grid import jump_table_fits
+from service.engine.footprint import jump_table_fits
 from service.store.backend import RevisionTakenError, Store, StoreUnavailableError
 from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache

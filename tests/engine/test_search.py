@@ -28,7 +28,7 @@ from service.engine import runs as runs_module
 from service.engine import search as search_module
 from service.engine.clusters import build_clusters
 from service.engine.edits import build_jump_table
-from service.engine.grid import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
+from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
 from service.engine.landmarks import build_landmarks
 from service.engine.scratch import PathBuffers, Scratch
 from tests.support import (
