@@ -51,13 +51,14 @@ from service.engine.edits import (
     repair_landmarks,
 )
 from service.engine.grid import jump_table_fits
-from service.store.backend import RevisionTakenError, Store, StoreUnavailableError
+from service.store.backend import Store
 from service.store.builder import CLUSTERS, KINDS, LANDMARKS, TableBuilder
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
+from service.store.errors import RevisionTakenError, StoreUnavailableError, UnknownMapError
 from service.store.priority import BackgroundPriority, background_pool
+from service.store.records import figures_of
 from service.store.spares import JUMPS, JumpSpare, LandmarkSpare
-from service.store.store import UnknownMapError, figures_of
 
 log = logging.getLogger("gridpath.edits")
 

@@ -45,24 +45,25 @@ from redis.retry import Retry
 
 from service.engine import ClusterTables, GridMap, LandmarkTables
 from service.store import editlog
-from service.store.backend import RevisionTakenError, StoreUnavailableError
 from service.store.editlog import LogRecord
-from service.store.files import checksum, npy_bytes
-from service.store.records import MapRecord
-from service.store.store import (
-    LogState,
+from service.store.errors import (
+    RevisionTakenError,
     StoreError,
+    StoreUnavailableError,
     UnknownMapError,
+)
+from service.store.files import checksum, npy_bytes
+from service.store.records import (
+    MapRecord,
     decode_record,
     islands_of,
     new_map_id,
     new_record,
     record_figures,
-    replayed,
-    snapshot_record,
     valid_map_id,
     with_islands,
 )
+from service.store.revisions import LogState, replayed, snapshot_record
 from service.store.tables import (
     TableInfo,
     decode_landmarks,

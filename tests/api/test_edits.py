@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 import service.store.editor as editor_module
 from service.engine.edits import repair_jump_table
 from service.engine.kernels.jps import jump_distances
-from service.store.backend import StoreUnavailableError
+from service.store.errors import StoreUnavailableError
 from tests.api.conftest import ClientFactory, wait_tables
 from tests.support import wait_until
 

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.config import get_settings
-from service.store.backend import StoreUnavailableError
+from service.store.errors import StoreUnavailableError
 from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
 from tests.support import BuildGate, wait_until
 
