@@ -166,7 +166,7 @@ class TableBuilder:
         self._auto_astar: dict[str, bool] = {}
         self._measuring: set[str] = set()
         #: Called with (map id, kind, tables) when a build finishes, to attach them to
-        #: the map's current revision (``MapEditor.adopt``); by default they are
+        #: the map's current revision (``Repairs.adopt``); by default they are
         #: attached to the grid they were built on.
         self.adopt: Callable[[str, str, GridMap, ClusterTables | LandmarkTables], None] | None = (
             None
