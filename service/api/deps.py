@@ -14,7 +14,7 @@ from service.api.errors import ApiError, ErrorCode
 from service.api.runtime import Runtime
 from service.config import Settings
 from service.store import MapRecord, Store
-from service.store.store import valid_map_id
+from service.store.records import valid_map_id
 
 
 def runtime_of(request: Request) -> Runtime:

@@ -1,8 +1,9 @@
 """The one error vocabulary of the API and its one renderer.
 
-Every error response is ``{"code": str, "message": str}``. The codes form a
-closed set (:class:`ErrorCode`), each with one HTTP status; messages name the
-offending value and the limit it broke.
+Every error response is ``{"code": str, "message": str}`` (:class:`ErrorBody`, its
+schema; ``schemas`` uses it for a batch's failed slots). The codes form a closed set
+(:class:`ErrorCode`), each with one HTTP status; messages name the offending value
+and the limit it broke.
 """
 
 import logging
@@ -13,7 +14,7 @@ from typing import Any, Final, TypeVar
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match
@@ -120,6 +121,13 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "room.",
     ErrorCode.INTERNAL: "An unexpected error; it is logged, details are not returned.",
 }
+
+
+class ErrorBody(BaseModel):
+    """Every error, and a failed query's slot in a batch."""
+
+    code: ErrorCode = Field(description="One of a closed set; see the API description.")
+    message: str = Field(description="What was wrong: the offending value and the limit.")
 
 
 class ApiError(Exception):
@@ -308,8 +316,6 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def error_responses(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` for a route: each status with the codes it may carry."""
-    from service.api.schemas import ErrorBody
-
     by_status: dict[int, list[ErrorCode]] = {}
     for code in (*codes, ErrorCode.INTERNAL):
         by_status.setdefault(STATUS[code], []).append(code)

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
-from service.api.errors import ErrorCode
+from service.api.errors import ErrorBody
 from service.engine import (
     DEFAULT_ALGORITHM,
     DEFAULT_DIAGONAL,
@@ -370,13 +370,6 @@ class PathResponse(BaseModel):
     trace: SearchTrace | None = Field(
         default=None, description="Present when the query asked for a trace."
     )
-
-
-class ErrorBody(BaseModel):
-    """Every error, and a failed query's slot in a batch."""
-
-    code: ErrorCode = Field(description="One of a closed set; see the API description.")
-    message: str = Field(description="What was wrong: the offending value and the limit.")
 
 
 class BatchRequest(BaseModel):

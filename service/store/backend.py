@@ -1,39 +1,22 @@
 """``Store``: the one interface of the map stores (``GRIDPATH_STORE``).
 
-Two backends implement it: :class:`~service.store.store.MapStore` (``file``, the
+Two backends implement it: :class:`~service.store.file_store.MapStore` (``file``, the
 default: one folder per map under the data dir) and
 :class:`~service.store.redis_store.RedisStore` (a ``redis://`` URL: Redis or Valkey,
 shared by every process and replica). The cache, the table builder, the editor and the
-routes see only this interface.
+routes see only this interface, its errors (``errors``) and the values it hands
+over (``records``, ``revisions``).
 """
 
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from service.engine import ClusterTables, GridMap, LandmarkTables
 from service.store.editlog import LogRecord
 from service.store.records import MapRecord
+from service.store.revisions import LogState
 from service.store.tables import TableInfo
 from service.store.writes import WriteHealth
-
-if TYPE_CHECKING:
-    from service.store.store import LogState
-
-
-class StoreUnavailableError(RuntimeError):
-    """The store cannot be reached (a Redis server down or restarting): nothing was
-    done, and the request may be retried."""
-
-
-class RevisionTakenError(Exception):
-    """Another process sharing the store wrote this revision of the map first: the
-    edit was computed on a stale copy and nothing was written."""
-
-    def __init__(self, map_id: str, revision: int) -> None:
-        super().__init__(f"map {map_id}: revision {revision} was written by another "
-                         "service first; this one reads the map again: retry the edit")  # fmt: skip
-        self.map_id = map_id
-        self.revision = revision
 
 
 class Store(Protocol):
@@ -41,7 +24,8 @@ class Store(Protocol):
 
     Every write returns only once the backend holds it durably (as durably as the
     backend is configured to: see docs/operations.md, "Storage"). Methods raise
-    :class:`StoreUnavailableError` when the backend cannot be reached.
+    :class:`~service.store.errors.StoreUnavailableError` when the backend cannot be
+    reached.
     """
 
     #: Whether the storage takes writes now: a write it refused (a full or read-only
@@ -75,7 +59,7 @@ class Store(Protocol):
             UnknownMapError: no such map. StoreError: its grid is corrupt or missing.
         """
 
-    def log_state(self, map_id: str) -> "LogState | None":
+    def log_state(self, map_id: str) -> LogState | None:
         """The map's current revision and figures, or None if there is no such map."""
 
     def edit_lock(self, map_id: str) -> AbstractContextManager[bool]:

@@ -50,10 +50,10 @@ from service.engine import (
 from service.engine.calibration import measure_auto
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
-from service.store.backend import Store, StoreUnavailableError
+from service.store.backend import Store
 from service.store.cache import CacheBudgetError, MapCache
+from service.store.errors import StoreError, StoreUnavailableError, UnknownMapError
 from service.store.priority import BackgroundPriority, background_pool
-from service.store.store import StoreError, UnknownMapError
 from service.store.tables import TableFileError, TableInfo, landmark_info
 from service.store.writes import StoreWriteError
 
@@ -166,7 +166,7 @@ class TableBuilder:
         self._auto_astar: dict[str, bool] = {}
         self._measuring: set[str] = set()
         #: Called with (map id, kind, tables) when a build finishes, to attach them to
-        #: the map's current revision (``MapEditor.adopt``); by default they are
+        #: the map's current revision (``Repairs.adopt``); by default they are
         #: attached to the grid they were built on.
         self.adopt: Callable[[str, str, GridMap, ClusterTables | LandmarkTables], None] | None = (
             None

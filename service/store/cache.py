@@ -25,7 +25,7 @@ from typing import Protocol
 from service.engine import GridMap
 from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, memory_estimate
 from service.store.backend import Store
-from service.store.store import UnknownMapError
+from service.store.errors import UnknownMapError
 
 #: ``(width, height, uniform) -> bytes``: the most a map's tables may take.
 TableReserve = Callable[[int, int, bool], int]

@@ -14,15 +14,13 @@ must see an edit at once says so with ``min_revision`` (``Runtime.catch_up``).
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final, Protocol
 
-from service.store.backend import StoreUnavailableError
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
 from service.store.editor import MapEditor
-
-if TYPE_CHECKING:
-    from service.store.store import LogState
+from service.store.errors import StoreUnavailableError
+from service.store.revisions import LogState
 
 log = logging.getLogger("gridpath.follow")
 
@@ -44,7 +42,7 @@ class FollowedStore(Protocol):
         """Up to ``block_ms``, wait for edits of the maps in ``after`` (map id: the
         revision held); the new ones, per map."""
 
-    def log_state(self, map_id: str) -> "LogState | None":
+    def log_state(self, map_id: str) -> LogState | None:
         """The map's current revision and figures, or None if there is no such map."""
 
 

@@ -1,8 +1,28 @@
-"""``MapRecord``: the metadata file stored beside each map."""
+"""``MapRecord``: the metadata stored beside each map (``meta.json`` in the file store,
+the ``meta`` field in Redis), how a record is made for a grid and read back, and the
+map ids that name records.
+"""
 
+import io
+import logging
+import re
+import secrets
 from dataclasses import MISSING, asdict, dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
+import numpy as np
+import orjson
+
+from service.engine import GridMap, Islands
+from service.store.files import checksum
+
+log = logging.getLogger("gridpath.store")
+
+#: A map id (``new_map_id``): never a path.
+ID_PATTERN: Final = re.compile(r"^[0-9a-f]{16}$")
+#: The file a record is stored as in a map's folder (the file store).
+META_FILE: Final = "meta.json"
 #: Version of the on-disk layout of one map's folder; bump on incompatible change.
 FORMAT_VERSION: Final = 1
 
@@ -41,3 +61,86 @@ class MapRecord:
         fields = cls.__dataclass_fields__
         return cls(**{name: data[name] for name in fields if name in data or
                       fields[name].default is MISSING})  # fmt: skip
+
+
+def new_map_id() -> str:
+    """A fresh server-side id: 16 lowercase hex digits, never a path."""
+    return secrets.token_hex(8)
+
+
+def valid_map_id(map_id: str) -> bool:
+    return ID_PATTERN.fullmatch(map_id) is not None
+
+
+def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
+               islands_data: bytes) -> MapRecord:  # fmt: skip
+    """The record of a map stored now: ``grid``'s figures, the stored bytes' sizes
+    and checksums (``grid_data``, ``islands_data``: its costs and island labels)."""
+    return MapRecord(
+        id=map_id,
+        name=name,
+        width=grid.width,
+        height=grid.height,
+        walkable_cells=grid.walkable_cells,
+        islands=grid.island_count("no_corner_cutting"),
+        islands_8=grid.island_count("always"),
+        min_cost=grid.min_cost,
+        max_cost=grid.max_cost,
+        created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+        grid_bytes=len(grid_data),
+        grid_crc32=checksum(grid_data),
+        islands_bytes=len(islands_data),
+        islands_crc32=checksum(islands_data),
+    )
+
+
+def decode_record(map_id: str, meta: bytes) -> MapRecord | None:
+    """The record stored as ``meta`` (its JSON); None, logged, for one of another
+    format version.
+
+    Raises:
+        orjson.JSONDecodeError, TypeError, KeyError, ValueError: unreadable.
+    """
+    data = orjson.loads(meta)
+    if not isinstance(data, dict):
+        raise TypeError(f"{META_FILE} holds a {type(data).__name__}, not an object")
+    if data.get("format_version") != FORMAT_VERSION:
+        log.error("map %s: format version %r, this server reads %d; skipped", map_id,
+                  data.get("format_version"), FORMAT_VERSION)  # fmt: skip
+        return None
+    return MapRecord.from_json(data)
+
+
+def islands_of(record: MapRecord, data: bytes | None) -> Islands | None:
+    """The island table in ``data`` (a stored ``.npy``), or None when it is missing or
+    fails its checksum or shape: it is then rebuilt from the grid."""
+    if data is None or checksum(data) != record.islands_crc32:
+        return None
+    labels = np.load(io.BytesIO(data), allow_pickle=False)
+    if labels.shape != (2, (record.width + 2) * (record.height + 2)):
+        return None
+    return Islands(labels, record.islands, record.islands_8)
+
+
+def with_islands(record: MapRecord, data: bytes) -> MapRecord:
+    """``record`` naming ``data`` (a rebuilt island table) as its islands."""
+    return MapRecord.from_json(
+        record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
+    )
+
+
+def figures_of(grid: GridMap) -> dict[str, Any]:
+    """The figures the metadata answer shows of a grid (they change with edits)."""
+    return {
+        "walkable_cells": grid.walkable_cells,
+        "islands": grid.island_count("no_corner_cutting"),
+        "islands_8": grid.island_count("always"),
+        "min_cost": grid.min_cost,
+        "max_cost": grid.max_cost,
+    }
+
+
+def record_figures(record: MapRecord) -> dict[str, Any]:
+    return {"walkable_cells": record.walkable_cells, "islands": record.islands,
+            "islands_8": record.islands_8, "min_cost": record.min_cost,
+            "max_cost": record.max_cost}  # fmt: skip

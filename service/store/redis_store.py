@@ -45,24 +45,26 @@ from redis.retry import Retry
 
 from service.engine import ClusterTables, GridMap, LandmarkTables
 from service.store import editlog
-from service.store.backend import RevisionTakenError, StoreUnavailableError
 from service.store.editlog import LogRecord
-from service.store.files import checksum, npy_bytes
-from service.store.records import MapRecord
-from service.store.store import (
-    LogState,
+from service.store.errors import (
+    RevisionTakenError,
     StoreError,
+    StoreUnavailableError,
     UnknownMapError,
+)
+from service.store.files import checksum, npy_bytes
+from service.store.records import (
+    MapRecord,
     decode_record,
     islands_of,
     new_map_id,
     new_record,
     record_figures,
-    replayed,
-    snapshot_record,
     valid_map_id,
     with_islands,
 )
+from service.store.redis_records import RecordCache, as_text
+from service.store.revisions import LogState, replayed, snapshot_record
 from service.store.tables import (
     TableInfo,
     decode_landmarks,
@@ -78,14 +80,6 @@ log = logging.getLogger("gridpath.store")
 
 DEFAULT_PREFIX: Final = "gridpath"
 CLUSTERS: Final = "clusters"
-#: Seconds the record events listener waits for a message before it looks at its stop
-#: flag; and between attempts to subscribe again after the connection broke.
-EVENTS_POLL_S: Final = 0.25
-EVENTS_RETRY_S: Final = 0.5
-#: Seconds between the listener connection's health checks (a half-open connection
-#: is noticed), and the longest wait for the listener to stop.
-EVENTS_HEALTH_S: Final = 5
-EVENTS_CLOSE_S: Final = 5.0
 #: Tries of a compaction while other services' edits keep changing the map.
 COMPACT_ATTEMPTS: Final = 10
 #: Longest block of a follower's read, in seconds (its socket waits this much more).
@@ -196,9 +190,9 @@ class RedisStore:
         #: restarted: it may have come back from an older save, without revisions the
         #: copies of this service hold (``EditFollower.store_restarted``).
         self.on_restart: Callable[[], None] | None = None
-        self._records = _RecordCache(url, self._events, timeout=timeout,
-                                     on_change=self._forget_problem,
-                                     on_restart=self._restarted)  # fmt: skip
+        self._records = RecordCache(url, self._events, timeout=timeout,
+                                    on_change=self._forget_problem,
+                                    on_restart=self._restarted)  # fmt: skip
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -219,7 +213,7 @@ class RedisStore:
     def records(self) -> list[MapRecord]:
         """Every stored map, oldest first."""
         with _reachable():
-            ids = sorted(_text(i) for i in self._client.smembers(self._maps_key()))
+            ids = sorted(as_text(i) for i in self._client.smembers(self._maps_key()))
             pipe = self._client.pipeline(transaction=False)
             for map_id in ids:
                 pipe.hget(self._map_key(map_id), "meta")
@@ -331,8 +325,8 @@ class RedisStore:
             )
         if revision is None:
             return None
-        return LogState(int(_text(revision)), orjson.loads(_blob(figures) or b"{}"),
-                        int(_text(log_bytes)), int(_text(lowered_at)))  # fmt: skip
+        return LogState(int(as_text(revision)), orjson.loads(_blob(figures) or b"{}"),
+                        int(as_text(log_bytes)), int(as_text(lowered_at)))  # fmt: skip
 
     def edit_lock(self, map_id: str) -> AbstractContextManager[bool]:  # noqa: ARG002
         """Nothing held: edits are optimistic (``append_edit`` refuses a stale one)."""
@@ -365,7 +359,7 @@ class RedisStore:
         found: dict[str, list[LogRecord]] = {}
         streams_read: list[tuple[bytes, object]] = answer or []  # type: ignore[assignment]
         for stream, entries in streams_read:
-            map_id = _text(stream).rsplit(":", 2)[-2]
+            map_id = as_text(stream).rsplit(":", 2)[-2]
             found[map_id] = list(self._log_records(map_id, entries))
         return found
 
@@ -566,103 +560,6 @@ class RedisStore:
         return {str(k): str(v) for k, v in found.items()}
 
 
-class _RecordCache:
-    """The records this service has read, kept exact by the ``<p>:events`` channel:
-    every delete and every record change (a compaction, a rebuilt island table) is
-    published there, and a thread of this service listens. Records are kept only
-    while it listens: when the subscription breaks (Redis restarting) the copy is
-    dropped, and lookups go to Redis until it is back."""
-
-    def __init__(self, url: str, channel: str, *, timeout: float,
-                 on_change: Callable[[str], None], on_restart: Callable[[], None]
-                 ) -> None:  # fmt: skip
-        self._client = redis.Redis.from_url(url, socket_timeout=timeout,
-                                            socket_connect_timeout=timeout,
-                                            health_check_interval=EVENTS_HEALTH_S)  # fmt: skip
-        self._channel = channel
-        self._on_change = on_change
-        self._on_restart = on_restart
-        #: The server's run id when last subscribed: a new one is a restarted server.
-        self._run_id: str | None = None
-        self._lock = threading.Lock()
-        self._records: dict[str, MapRecord] = {}
-        #: Bumped by every drop: a record read before a drop is not kept after it.
-        self._generation = 0
-        self._listening = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._listen, name="gridpath-records",
-                                        daemon=True)  # fmt: skip
-        self._thread.start()
-
-    def get(self, map_id: str) -> MapRecord | None:
-        with self._lock:
-            return self._records.get(map_id)
-
-    def generation(self) -> int:
-        with self._lock:
-            return self._generation
-
-    def put(self, record: MapRecord, generation: int) -> None:
-        """Keep ``record``, read when :meth:`generation` was ``generation``, unless a
-        drop came since (it may be stale) or no one listens for changes."""
-        with self._lock:
-            if self._listening and generation == self._generation:
-                self._records[record.id] = record
-
-    def drop(self, map_id: str | None = None) -> None:
-        """Forget one record (None: all)."""
-        with self._lock:
-            self._generation += 1
-            if map_id is None:
-                self._records.clear()
-            else:
-                self._records.pop(map_id, None)
-
-    def _check_run_id(self) -> None:
-        """After each (re)subscription: call ``on_restart`` if the server is not the
-        one subscribed to before."""
-        run_id = str(self._client.info("server").get("run_id", ""))
-        if self._run_id is not None and run_id != self._run_id:
-            self._on_restart()
-        self._run_id = run_id
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=EVENTS_CLOSE_S)  # a daemon: it cannot hold the exit
-        self._client.close()
-
-    def _listen(self) -> None:
-        while not self._stop.is_set():
-            pubsub = self._client.pubsub()  # type: ignore[no-untyped-call]
-            try:
-                pubsub.subscribe(self._channel)
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=EVENTS_POLL_S)
-                    if message is None:
-                        continue
-                    if message["type"] == "subscribe":
-                        # From now on nothing is missed; what was kept before may have
-                        # missed events (redis-py resubscribes by itself after a
-                        # broken connection, and confirms again): start afresh.
-                        with self._lock:
-                            self._records.clear()
-                            self._generation += 1
-                            self._listening = True
-                        self._check_run_id()
-                    elif message["type"] == "message":
-                        _, _, map_id = _text(message["data"]).partition(" ")
-                        self.drop(map_id)
-                        self._on_change(map_id)
-            except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-                log.warning("record events: %s; looking records up in Redis meanwhile", exc)
-            finally:
-                with self._lock:
-                    self._listening = False
-                self.drop()
-                pubsub.close()
-            self._stop.wait(EVENTS_RETRY_S)
-
-
 def _refusal(exc: redis.ResponseError) -> Cause | None:
     """Why a Redis refused a write, or None for another error: out of ``maxmemory``,
     failing to persist (``MISCONF``: a full disk under its RDB or AOF), or a replica."""
@@ -701,10 +598,6 @@ def _meta_bytes(record: MapRecord) -> bytes:
 def _blob(value: object) -> bytes | None:
     """A value as read (the client answers bytes: no ``decode_responses``)."""
     return value if isinstance(value, bytes) else None
-
-
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _record(map_id: str, value: object) -> MapRecord | None:

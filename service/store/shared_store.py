@@ -41,21 +41,12 @@ from typing import Final, NamedTuple
 
 from service.engine import GridMap
 from service.store import editlog
-from service.store.backend import RevisionTakenError
 from service.store.editlog import LOG_FILE, LogRecord
+from service.store.errors import RevisionTakenError, StoreError, UnknownMapError
+from service.store.file_store import MapStore, damaged_log
 from service.store.files import fsync_dir
-from service.store.records import MapRecord
-from service.store.store import (
-    META_FILE,
-    LogState,
-    MapStore,
-    StoreError,
-    UnknownMapError,
-    base_state,
-    damaged_log,
-    folded,
-    valid_map_id,
-)
+from service.store.records import META_FILE, MapRecord, valid_map_id
+from service.store.revisions import LogState, base_state, folded
 from service.store.writes import StoreWriteError
 
 log = logging.getLogger("gridpath.store")

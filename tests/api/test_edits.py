@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-import service.store.editor as editor_module
+import service.store.repairs as repairs_module
 from service.engine.edits import repair_jump_table
 from service.engine.kernels.jps import jump_distances
-from service.store.backend import StoreUnavailableError
+from service.store.errors import StoreUnavailableError
 from tests.api.conftest import ClientFactory, wait_tables
 from tests.support import wait_until
 
@@ -234,7 +234,7 @@ def test_the_jump_table_comes_back_repaired_after_each_edit(
         assert gate.wait(30)
         return repair(*args, **kwargs)
 
-    monkeypatch.setattr(editor_module, "repair_jump_table", gated)
+    monkeypatch.setattr(repairs_module, "repair_jump_table", gated)
     rows = ["." * 24] * 6 + ["@" * 20 + "...."] + ["." * 24] * 6
     map_id = client.post("/v1/maps", json={"rows": rows}).json()["id"]
     runtime = client.app.state.runtime  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.config import get_settings
-from service.store.backend import StoreUnavailableError
+from service.store.errors import StoreUnavailableError
 from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
 from tests.support import BuildGate, wait_until
 
@@ -681,19 +681,19 @@ def test_clusters_being_repaired_are_not_ready(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The build's status ("ready") named the tables while an edit's repair held them.
-    import service.store.editor as editor_module
+    import service.store.repairs as repairs_module
 
     map_id = client.post("/v1/maps", json={"costs": [[2] * 12] * 10}).json()["id"]
     assert wait_tables(client, map_id)["status"] == "ready"
     release, started = threading.Event(), threading.Event()
-    repair = getattr(editor_module, "repair_clusters")  # noqa: B009 (not re-exported)
+    repair = getattr(repairs_module, "repair_clusters")  # noqa: B009 (not re-exported)
 
     def gated(*args: Any, **kwargs: Any) -> Any:
         started.set()
         assert release.wait(30), "test never released the repair"
         return repair(*args, **kwargs)
 
-    monkeypatch.setattr(editor_module, "repair_clusters", gated)
+    monkeypatch.setattr(repairs_module, "repair_clusters", gated)
     edit = {"edits": [{"cells": [[3, 3]], "cost": 1}]}
     lowered = client.post(f"/v1/maps/{map_id}/edits", json=edit)
     assert lowered.status_code == 200

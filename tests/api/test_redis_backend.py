@@ -90,7 +90,7 @@ def test_two_services_on_one_redis_see_each_others_uploads_and_deletes(
         # and builder's state (these were kept until it restarted).
         runtime = one.app.state.runtime  # type: ignore[attr-defined]
         wait_until(lambda: runtime.cache.current(map_id) is None and map_id not in
-                   runtime.editor._maps, seconds=10, interval=0.02,
+                   runtime.editor._repairs._maps, seconds=10, interval=0.02,
                    message="the deleted map was kept")  # fmt: skip
         assert runtime.tables.status(map_id) is None
 
@@ -315,7 +315,7 @@ def test_a_copy_behind_a_compacted_stream_loads_the_map_anew(
         answer = wait_until(lambda: answered_at(two, map_id, body, 3), seconds=10,
                             interval=0.02, message="the copy stayed behind")  # fmt: skip
         assert answer["cost"] == 8.0
-        assert runtime.editor._maps[map_id].history_from == 3
+        assert runtime.editor._repairs._maps[map_id].history_from == 3
 
 
 def test_a_service_that_never_loaded_a_map_reports_tables_built_elsewhere(

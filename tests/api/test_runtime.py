@@ -144,7 +144,7 @@ def test_builds_and_repairs_run_at_the_background_priority(make_client: ClientFa
     def nice() -> int:
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
-    for pool in (runtime.tables._pool, runtime.editor._repairs):
+    for pool in (runtime.tables._pool, runtime.editor._repairs._pool):
         assert pool.submit(nice).result(timeout=30) == LOW_NICE
     assert runtime.executor.submit(nice).result(timeout=30) < LOW_NICE  # queries: not lowered
 

@@ -13,9 +13,9 @@ from service.engine import GridMap, build_clusters, build_landmarks
 from service.engine.edits import Changes, apply_changes
 from service.store import MapStore, Store, UnknownMapError
 from service.store.editlog import LogRecord
+from service.store.records import figures_of
 from service.store.redis_store import RedisStore
 from service.store.shared_store import SharedMapStore
-from service.store.store import figures_of
 from tests.redis_server import RedisServer, require_binary
 
 BUDGET = 1 << 30

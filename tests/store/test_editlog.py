@@ -10,9 +10,9 @@ import pytest
 
 from service.engine import GridMap
 from service.engine.edits import CellsEdit, RectEdit, apply_changes, changes_of
-from service.store import editlog
+from service.store import MapStore, StoreError, editlog
 from service.store.editlog import LOG_FILE, LogRecord
-from service.store.store import MapStore, StoreError, figures_of
+from service.store.records import figures_of
 from tests.store.conftest import OpenStore
 
 

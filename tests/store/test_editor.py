@@ -164,15 +164,16 @@ def test_two_repair_loops_of_a_map_never_overlap(
     as its own, which it then lowered in place under a revision a query held
     (found in review). Loops of one map now take turns."""
     edit, cache, map_id = editor
+    repairs = edit._repairs
     rng = np.random.default_rng(10)
-    monkeypatch.setattr(edit, "_submit", lambda _job, _map_id: None)  # loops run here only
+    monkeypatch.setattr(repairs, "_submit", lambda _job, _map_id: None)  # loops run here only
     point = random_cell(cache, map_id, rng, open=True)
     edit.edit(map_id, [CellsEdit(np.array([point]), 1.0)])  # landmarks pending
     paused, gate = threading.Event(), threading.Event()
     inside: list[int] = []
     most: list[int] = []
     keep_spare = cache.keep_spare
-    repair_kind = edit._repair_kind
+    repair_kind = repairs._repair_kind
 
     def pausing(*args: Any) -> None:
         keep_spare(*args)
@@ -189,11 +190,11 @@ def test_two_repair_loops_of_a_map_never_overlap(
             inside.pop()
 
     monkeypatch.setattr(cache, "keep_spare", pausing)
-    monkeypatch.setattr(edit, "_repair_kind", counted)
-    first = threading.Thread(target=edit._repair, args=(map_id, (LANDMARKS,)), name="first")
+    monkeypatch.setattr(repairs, "_repair_kind", counted)
+    first = threading.Thread(target=repairs._repair, args=(map_id, (LANDMARKS,)), name="first")
     first.start()
     assert paused.wait(30)
-    second = threading.Thread(target=edit._repair, args=(map_id, (LANDMARKS,)))
+    second = threading.Thread(target=repairs._repair, args=(map_id, (LANDMARKS,)))
     second.start()
     second.join(0.2)
     gate.set()
@@ -224,4 +225,4 @@ def test_a_map_deleted_while_its_edit_is_logged_stays_out_of_the_cache(
     map_edits.edit(map_id, [CellsEdit([list(cell)], 0.0)])
     assert cache.current(map_id) is None
     assert map_edits.status(map_id, LANDMARKS) is None
-    assert map_id not in map_edits._maps
+    assert map_id not in map_edits._repairs._maps

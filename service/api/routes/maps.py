@@ -14,10 +14,10 @@ from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic, QueryInteger
 from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
 from service.store import MapRecord, TableStatus
-from service.store.backend import StoreUnavailableError
 from service.store.builder import BUILDING, CLUSTERS, LANDMARKS
+from service.store.errors import StoreUnavailableError
 from service.store.files import npy_bytes
-from service.store.store import LogState, base_state
+from service.store.revisions import LogState, base_state
 
 router = APIRouter(prefix="/v1/maps", tags=["maps"])
 

@@ -14,40 +14,41 @@ client (after the rename) survives a restart. Leftover ``.incoming-*`` and
 
 One server serves a data dir: the store holds an advisory lock (``flock``) on
 ``<data_dir>/.lock`` from open to :meth:`MapStore.close`, and a second store on the
-same dir is refused (:class:`DataDirInUseError`) instead of serving a map list that
+same dir is refused (``datadir.DataDirInUseError``) instead of serving a map list that
 the first one changes under it. A server's worker processes (``GRIDPATH_WORKERS``)
 share the dir through ``shared_store.SharedMapStore`` while their supervisor holds
 the lock.
 
 A map whose grid fails its checksum is *corrupt*: it stays listed, its health says
-why (:meth:`MapStore.problem`), and loading it raises :class:`StoreError` at once,
+why (:meth:`MapStore.problem`), and loading it raises ``StoreError`` at once,
 without reading the file again.
 """
 
 import contextlib
-import errno
-import fcntl
 import io
 import logging
 import os
-import re
-import secrets
 import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Final, NamedTuple, NoReturn
+from typing import BinaryIO, Final, NoReturn
 
 import numpy as np
 import orjson
 
-from service.engine import ClusterTables, GridMap, Islands, LandmarkTables
-from service.engine.edits import Changes, apply_changes
+from service.engine import ClusterTables, GridMap, LandmarkTables
 from service.store import editlog
-from service.store.backend import RevisionTakenError
+from service.store.datadir import DataDirLock
 from service.store.editlog import LOG_FILE, LogRecord
+from service.store.errors import (
+    LogGapError,
+    MovedError,
+    RevisionTakenError,
+    StoreError,
+    UnknownMapError,
+)
 from service.store.files import (
     atomic_write,
     atomic_write_with,
@@ -56,7 +57,18 @@ from service.store.files import (
     npy_bytes,
     write_durably,
 )
-from service.store.records import FORMAT_VERSION, MapRecord
+from service.store.records import (
+    META_FILE,
+    MapRecord,
+    decode_record,
+    islands_of,
+    new_map_id,
+    new_record,
+    record_figures,
+    valid_map_id,
+    with_islands,
+)
+from service.store.revisions import LogState, base_state, folded, replayed, snapshot_record
 from service.store.tables import (
     LANDMARKS_FILE,
     TABLES_FILE,
@@ -72,26 +84,10 @@ from service.store.writes import WriteHealth
 
 log = logging.getLogger("gridpath.store")
 
-ID_PATTERN: Final = re.compile(r"^[0-9a-f]{16}$")
 GRID_FILE: Final = "grid.npy"
 ISLANDS_FILE: Final = "islands.npy"
-META_FILE: Final = "meta.json"
 _INCOMING: Final = ".incoming-"
 _DELETING: Final = ".deleting-"
-
-
-class StoreError(RuntimeError):
-    """A stored map could not be read back: its grid is corrupt or missing."""
-
-
-class LogGapError(StoreError):
-    """A map's edit log does not follow its snapshot: a record is missing between them
-    (read while a compaction moved the snapshot, when the store is shared)."""
-
-
-class MovedError(Exception):
-    """A compaction moved a map's snapshot while it was read: read it again."""
-
 
 #: Reads of a snapshot and its log, when compactions keep moving it meanwhile.
 LOAD_ATTEMPTS: Final = 5
@@ -100,33 +96,10 @@ LOAD_ATTEMPTS: Final = 5
 PROBE_BYTES: Final = 4096
 
 
-class UnknownMapError(KeyError):
-    """No map has this id: never stored, or deleted (perhaps while it was being read)."""
-
-    def __str__(self) -> str:
-        return f"no map with id {self.args[0]!r}"
-
-
-class DataDirInUseError(RuntimeError):
-    """Another process (or another open store) holds the data dir's lock."""
-
-
-LOCK_FILE: Final = ".lock"
-
-
-def new_map_id() -> str:
-    """A fresh server-side id: 16 lowercase hex digits, never a path."""
-    return secrets.token_hex(8)
-
-
-def valid_map_id(map_id: str) -> bool:
-    return ID_PATTERN.fullmatch(map_id) is not None
-
-
 class MapStore:
     """Maps persisted under ``data_dir``; records are kept in memory, grids are not."""
 
-    def __init__(self, data_dir: Path, *, lock: "DataDirLock | None" = None,
+    def __init__(self, data_dir: Path, *, lock: DataDirLock | None = None,
                  min_free_bytes: int = 0) -> None:  # fmt: skip
         """Open (creating if needed) the store under ``data_dir``, holding its lock:
         ``lock`` if the caller took it already (to fail before a slow start), else
@@ -150,7 +123,7 @@ class MapStore:
             self.close()
             raise
 
-    def _setup(self, data_dir: Path, lock: "DataDirLock", min_free_bytes: int) -> None:
+    def _setup(self, data_dir: Path, lock: DataDirLock, min_free_bytes: int) -> None:
         self.root = data_dir / "maps"
         self._min_free = min_free_bytes
         self._lock_held = lock
@@ -235,7 +208,7 @@ class MapStore:
 
     # -- edits ----------------------------------------------------------------------
 
-    def log_state(self, map_id: str) -> "LogState | None":
+    def log_state(self, map_id: str) -> LogState | None:
         """The map's current revision and figures, from its snapshot and edit log."""
         with self._lock:
             return self._logs.get(map_id)
@@ -404,7 +377,7 @@ class MapStore:
                 lock = self._log_locks[map_id] = threading.Lock()
             return lock
 
-    def _open_log(self, folder: Path, record: MapRecord) -> "LogState":
+    def _open_log(self, folder: Path, record: MapRecord) -> LogState:
         """Read a map's log at open: drop a torn tail and the records the snapshot
         holds already; remove snapshot files the record does not name."""
         # (A crash between a compaction's commit and its removals leaves the files of
@@ -722,172 +695,3 @@ def _holding(lock: AbstractContextManager[object]) -> Iterator[bool]:
     """``lock`` held, as a context that says it is (True)."""
     with lock:
         yield True
-
-
-def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
-               islands_data: bytes) -> MapRecord:  # fmt: skip
-    """The record of a map stored now: ``grid``'s figures, the stored bytes' sizes
-    and checksums (``grid_data``, ``islands_data``: its costs and island labels)."""
-    return MapRecord(
-        id=map_id,
-        name=name,
-        width=grid.width,
-        height=grid.height,
-        walkable_cells=grid.walkable_cells,
-        islands=grid.island_count("no_corner_cutting"),
-        islands_8=grid.island_count("always"),
-        min_cost=grid.min_cost,
-        max_cost=grid.max_cost,
-        created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
-        grid_bytes=len(grid_data),
-        grid_crc32=checksum(grid_data),
-        islands_bytes=len(islands_data),
-        islands_crc32=checksum(islands_data),
-    )
-
-
-def decode_record(map_id: str, meta: bytes) -> MapRecord | None:
-    """The record stored as ``meta`` (its JSON); None, logged, for one of another
-    format version.
-
-    Raises:
-        orjson.JSONDecodeError, TypeError, KeyError, ValueError: unreadable.
-    """
-    data = orjson.loads(meta)
-    if not isinstance(data, dict):
-        raise TypeError(f"{META_FILE} holds a {type(data).__name__}, not an object")
-    if data.get("format_version") != FORMAT_VERSION:
-        log.error("map %s: format version %r, this server reads %d; skipped", map_id,
-                  data.get("format_version"), FORMAT_VERSION)  # fmt: skip
-        return None
-    return MapRecord.from_json(data)
-
-
-def islands_of(record: MapRecord, data: bytes | None) -> Islands | None:
-    """The island table in ``data`` (a stored ``.npy``), or None when it is missing or
-    fails its checksum or shape: it is then rebuilt from the grid."""
-    if data is None or checksum(data) != record.islands_crc32:
-        return None
-    labels = np.load(io.BytesIO(data), allow_pickle=False)
-    if labels.shape != (2, (record.width + 2) * (record.height + 2)):
-        return None
-    return Islands(labels, record.islands, record.islands_8)
-
-
-def with_islands(record: MapRecord, data: bytes) -> MapRecord:
-    """``record`` naming ``data`` (a rebuilt island table) as its islands."""
-    return MapRecord.from_json(
-        record.to_json() | {"islands_bytes": len(data), "islands_crc32": checksum(data)}
-    )
-
-
-def replayed(grid: GridMap, records: list[LogRecord]) -> GridMap:
-    """``grid`` (a snapshot) with the logged edits after its revision applied.
-
-    Raises:
-        LogGapError: the records skip a revision after the snapshot's.
-    """
-    for entry in records:
-        if entry.revision <= grid.revision:
-            continue
-        if entry.revision != grid.revision + 1:
-            raise LogGapError(f"the edit log jumps from revision {grid.revision} to "
-                              f"{entry.revision}")  # fmt: skip
-        grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
-    return grid
-
-
-def snapshot_record(current: MapRecord, grid: GridMap, grid_data: bytes, islands_data: bytes,
-                    records: list[LogRecord], **files: str) -> MapRecord:  # fmt: skip
-    """``current`` moved to the snapshot ``grid`` (stored as ``grid_data`` and
-    ``islands_data``, in ``files`` for the file store); ``records``: the log it had."""
-    lowered_at = max([current.lowered_at] + [r.revision for r in records
-                      if r.lowers and r.revision <= grid.revision])  # fmt: skip
-    return MapRecord.from_json(current.to_json() | files | {
-        "revision": grid.revision, "grid_bytes": len(grid_data),
-        "grid_crc32": checksum(grid_data), "islands_bytes": len(islands_data),
-        "islands_crc32": checksum(islands_data), "lowered_at": lowered_at,
-        **figures_of(grid),
-    })  # fmt: skip
-
-
-class LogState(NamedTuple):
-    """A map's current revision and figures (``_figures_of``), the size of its log,
-    and the last revision whose edit lowered a cost."""
-
-    revision: int
-    figures: dict[str, Any]
-    log_bytes: int
-    lowered_at: int
-
-
-def base_state(record: MapRecord) -> LogState:
-    """The state of a map whose log holds nothing after its snapshot."""
-    return LogState(record.revision, record_figures(record), 0, record.lowered_at)
-
-
-def folded(state: LogState, records: list[LogRecord], log_bytes: int) -> LogState:
-    """``state`` after the logged ``records`` (those it holds already skipped), with
-    a log of ``log_bytes``."""
-    for entry in records:
-        if entry.revision > state.revision:
-            state = LogState(entry.revision, entry.figures, log_bytes,
-                             entry.revision if entry.lowers else state.lowered_at)  # fmt: skip
-    return state._replace(log_bytes=log_bytes)
-
-
-def figures_of(grid: GridMap) -> dict[str, Any]:
-    """The figures the metadata answer shows of a grid (they change with edits)."""
-    return {
-        "walkable_cells": grid.walkable_cells,
-        "islands": grid.island_count("no_corner_cutting"),
-        "islands_8": grid.island_count("always"),
-        "min_cost": grid.min_cost,
-        "max_cost": grid.max_cost,
-    }
-
-
-def record_figures(record: MapRecord) -> dict[str, Any]:
-    return {"walkable_cells": record.walkable_cells, "islands": record.islands,
-            "islands_8": record.islands_8, "min_cost": record.min_cost,
-            "max_cost": record.max_cost}  # fmt: skip
-
-
-class DataDirLock:
-    """The advisory lock (``flock``) on ``<data_dir>/.lock``, from construction to
-    :meth:`release`. The lock file names the holder's process id, for the message a
-    second process gets; the kernel drops the lock when the holder exits, however it
-    exits.
-
-    Raises:
-        DataDirInUseError: another holder has it.
-    """
-
-    def __init__(self, data_dir: Path) -> None:
-        self._fd: int | None = _lock_data_dir(data_dir / LOCK_FILE)
-
-    def release(self) -> None:
-        """Release the lock (idempotent)."""
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor releases the flock
-            self._fd = None
-
-
-def _lock_data_dir(path: Path) -> int:
-    """Take the data dir's advisory lock; return the descriptor that holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-        os.close(fd)
-        if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES):
-            raise
-        raise DataDirInUseError(
-            f"data dir {path.parent} is in use by another gridpath process (pid {holder}); "
-            "a data dir is served by one process at a time"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-    return fd

@@ -27,18 +27,12 @@ from service.store import (
     StoreError,
     editlog,
 )
-from service.store import store as store_module
+from service.store import file_store as store_module
 from service.store.editlog import LOG_FILE, LogRecord
+from service.store.errors import LogGapError, UnknownMapError
 from service.store.files import checksum, npy_bytes
-from service.store.store import (
-    META_FILE,
-    LogGapError,
-    UnknownMapError,
-    figures_of,
-    new_map_id,
-    replayed,
-    valid_map_id,
-)
+from service.store.records import META_FILE, figures_of, new_map_id, valid_map_id
+from service.store.revisions import replayed
 from tests.store.conftest import OpenStore
 from tests.store.test_backends import edited
 
@@ -98,13 +92,13 @@ def use_clock(monkeypatch: pytest.MonkeyPatch, *stamps: datetime) -> None:
         def now(tz: tzinfo | None = None) -> datetime:
             return next(ticks)
 
-    monkeypatch.setattr("service.store.store.datetime", Clock)
+    monkeypatch.setattr("service.store.records.datetime", Clock)
 
 
 def use_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
     """Make ``create`` hand out ``ids``, one per call."""
     issued: Iterator[str] = iter(ids)
-    monkeypatch.setattr("service.store.store.new_map_id", lambda: next(issued))
+    monkeypatch.setattr("service.store.file_store.new_map_id", lambda: next(issued))
 
 
 # -- ids -----------------------------------------------------------------------------
