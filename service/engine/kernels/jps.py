@@ -41,6 +41,14 @@ heap.
 
 Costs: ``c`` per straight step and ``sqrt(2) c`` per diagonal, ``c`` the map's
 single cost. ``parent`` links jump points; ``paths`` expands them into cells.
+
+Inlining: numba's ``inline="always"`` copies a helper's IR into every call site and
+types each copy again, which made ``jps`` by far the slowest kernel to compile. Only
+the helpers of the table path, run once a jump (``table_jump`` with ``sign`` and
+``straight_index``, ``relax``, ``estimate``, ``walk_diagonal``,
+``successor_directions``), are inlined so. The bit-row scans and the table builders
+are plain calls, which LLVM inlines where it pays; the bit-row search runs faster so
+(a smaller ``jps`` keeps more in registers; docs/benchmarks.md, "Cold start").
 """
 
 from typing import Any, NamedTuple
@@ -94,7 +102,7 @@ def jump_bits(cost, width):
     return east, west, south, north
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def window(lines, line, p):
     """64 bits of ``line`` from position ``p`` on (bit 0 = position ``p``)."""
     i = p >> 6
@@ -105,7 +113,7 @@ def window(lines, line, p):
     return low
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def lowest_bit(bits):
     """Index of the lowest set bit of a non-zero uint64."""
     isolated = bits & (~bits + np.uint64(1))
@@ -136,7 +144,7 @@ def scan(lines, line, p, goal_p):
         p += WORD
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def open_cell(cost, n):
     return cost[n] > 0.0
 
@@ -216,7 +224,7 @@ def jump_distances(cost, width):
     return table
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def fill_vertical(cost, width, table, row, k):
     """A row's entries towards the straight direction ``k`` (north or south) and the
     two diagonals on that side, from the row on that side (filled before)."""
@@ -231,13 +239,13 @@ def fill_vertical(cost, width, table, row, k):
                                                               diagonal_index(-1, dy))  # fmt: skip
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def extend(distance):
     """One step further than a neighbour's entry: towards its jump point or wall."""
     return distance + 1 if distance > 0 else distance - 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def straight_entry(cost, width, table, n, k):
     step = DY[k] * width + DX[k]
     m = n + step
@@ -251,7 +259,7 @@ def straight_entry(cost, width, table, n, k):
     return extend(table[m, k])
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def diagonal_entry(cost, width, table, n, k):
     dx = DX[k]
     dy = DY[k]
@@ -299,7 +307,7 @@ def table_jump(table, width, n, x, y, k, gx, gy):
     return NOT_FOUND, 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def table_reaches(table, n, k, step, steps):
     """Whether ``steps`` moves from ``n`` in direction ``k`` (``step`` cells each) are
     all legal, by the JPS+ table: an entry of 0 or less is the number of legal moves
@@ -399,7 +407,7 @@ def successor_directions(cost, table, width, n, px, py, x, y):
     return found
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def direction_bit(cost, width, n, k, lookup):
     """Bit ``k`` when the first step from ``n`` in direction ``k`` is legal (or
     ``lookup``: the table says), else 0."""
@@ -408,13 +416,13 @@ def direction_bit(cost, width, n, k, lookup):
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def diagonal_index(dx, dy):
     """Index in ``DX``/``DY`` of a diagonal direction."""
     return 4 + 2 * (dx < 0) + (dy < 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def direction_open(cost, width, n, k):
     """Whether the first step from ``n`` in direction ``k`` is legal."""
     m = n + DY[k] * width + DX[k]
