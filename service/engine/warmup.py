@@ -67,9 +67,12 @@ def warmup() -> None:
 
 
 def warm_searches() -> None:
-    """The search kernels: single queries and batches, every queue, goal sets and the
-    nearest reachable cell, unit sizes, string pulling."""
+    """The search kernels: single queries and batches, every queue, unit sizes,
+    string pulling."""
     grid = GridMap.from_rows(_WARMUP_ROWS)  # islands
+    # No JPS+ table: its builder compiles in the tables part, and the search kernels
+    # take the table's placeholder as they take a table (the same types).
+    grid.prepare_jumps(max_table_bytes=0)
     weighted = GridMap.from_costs([[1, 2, 1], [1, 0, 1], [1, 1, 3]])
     find_path(grid, (0, 0), (3, 1)).smoothed()  # straight line, string pulling
     for _ in range(2):  # the same options again: the lean single query, and batch
@@ -78,31 +81,31 @@ def warm_searches() -> None:
     find_path(weighted, (0, 0), (2, 2), max_expansions=1)  # A*, reconstruction
     find_path(weighted, (0, 0), (2, 2)).smoothed()  # waypoints, weighted string pulling
     find_path(weighted, (0, 0), (2, 2), diagonal="never", heuristic="manhattan")  # dial
-    _warm_goals(grid)
+    open_ground = GridMap.from_rows(["...", "...", "..."])
+    find_path(open_ground, (0, 0), (1, 1), agent_size=2)  # clearance, a unit's view
 
 
 def warm_tables() -> None:
-    """The kernels of the derived tables (clusters, landmarks, JPS+), of edits and of
-    fields (nothing here compiles a search kernel: ``warm_searches`` does, in a
-    process of its own)."""
+    """The kernels of the derived tables (clusters, landmarks, JPS+), of goal sets,
+    of edits and of fields: none of them compiles the search kernels that
+    ``warm_searches`` compiles in a process of its own."""
     grid = GridMap.from_rows(_WARMUP_ROWS)
     # Cluster tables (built in the background for served maps) and their heuristic.
     tables = build_clusters(grid, cluster_size=4, max_table_bytes=_WARMUP_TABLE_BYTES)
     grid.attach_clusters(tables)
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
     _ = grid.clearance  # computed now: the edits in _warm_edits update it
+    _warm_goals(grid)
     _warm_edits(grid)
     _warm_fields(grid)
 
 
 def _warm_goals(grid: GridMap) -> None:
-    """Goal sets, regions, the nearest reachable cell, unit sizes (clearance)."""
+    """Goal sets, regions, the nearest reachable cell: their own search kernel."""
     find_path(grid, (0, 0), goals=[(3, 2), (0, 2)])
     find_path(grid, (0, 0), goal_region=RectRegion(2, 2, 2, 1))
     find_path(grid, (0, 0), goal_region=CircleRegion((3, 2), 1.0), unreachable="nearest")
     find_path(grid, (0, 0), (4, 0), unreachable="nearest")  # a blocked goal
-    open_ground = GridMap.from_rows(["...", "...", "..."])
-    find_path(open_ground, (0, 0), (1, 1), agent_size=2)
 
 
 def _warm_fields(grid: GridMap) -> None:
