@@ -16,8 +16,8 @@ from tests.support import wait_until
 
 STARTUP_SECONDS = 120.0
 #: A server on an empty kernel cache compiles every kernel before it is ready, which
-#: takes minutes on a small machine shared with other work (docs/benchmarks.md,
-#: "Engine"). The test of that start checks what is answered meanwhile, not the
+#: takes up to minutes on a small machine shared with other work (docs/benchmarks.md,
+#: "Cold start"). The test of that start checks what is answered meanwhile, not the
 #: compiler's speed, so its bound leaves room for a slow, busy machine.
 COLD_START_SECONDS = 600.0
 
