@@ -15,6 +15,7 @@ The kernels are compiled once, before the workers start.
 """
 
 import argparse
+import contextlib
 import ctypes
 import logging
 import os
@@ -116,6 +117,25 @@ def die_with_supervisor() -> None:
         os.kill(os.getpid(), signal.SIGTERM)  # it died before the prctl
 
 
+def compile_kernels(timeout: float) -> None:
+    """Compile the kernels into numba's cache in a child process, within ``timeout``
+    seconds (the workers compile what is left). The child compiles in processes of its
+    own: its process group is killed with it."""
+    child = subprocess.Popen([sys.executable, "-m", "service.engine"], start_new_session=True)
+    try:
+        child.wait(timeout)
+        return
+    except subprocess.TimeoutExpired:
+        logging.getLogger("gridpath").warning(
+            "compiling the kernels took over %g s (GRIDPATH_COMPILE_TIMEOUT_SECONDS); "
+            "the workers compile them", timeout)  # fmt: skip
+    finally:
+        if child.returncode is None:  # timed out or interrupted: the whole group goes
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
 def serve_workers(settings: Settings, sock: socket.socket) -> None:
     """Run ``settings.workers`` worker processes on ``sock`` until a signal stops them.
 
@@ -135,8 +155,7 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
                    SUPERVISOR_PID: str(os.getpid())}  # fmt: skip
     if not kernels_warm():  # once here, not once per worker at the same time
         logging.getLogger("gridpath").info("compiling the kernels before the workers start")
-        subprocess.run([sys.executable, "-m", "service.engine"], check=False,
-                       timeout=settings.compile_timeout_seconds)  # fmt: skip
+        compile_kernels(settings.compile_timeout_seconds)
     config = uvicorn.Config(
         "service.__main__:worker_app",
         factory=True,

@@ -255,7 +255,8 @@ class Settings(BaseSettings):
             "New container objects between two runs of Python's cycle collector on its "
             "youngest generation (the interpreter's default is 700; 0 keeps it). A batch "
             "answer makes a few dozen objects a query: at 700 the collector ran every few "
-            "queries, and batches of short queries over HTTP served 25% to 40% fewer."
+            "queries, and batches of short queries over HTTP served far fewer "
+            "(docs/benchmarks.md, HTTP)."
         ),
     )
     inline_expansions: int = Field(
@@ -276,8 +277,9 @@ class Settings(BaseSettings):
         default=1 << 20,
         ge=1,
         description="Most path cells one request's answers may hold together (a path in a "
-        "maze can hold millions, 8 bytes each in memory and more as JSON); past it the "
-        "request is TooBig.",
+        "maze can hold millions, 8 bytes each in memory and more as JSON); past it a "
+        "single query is TooBig, and in a batch the query whose path would pass it and "
+        "each after it answer TooBig in their slots.",
     )
     inline_batch_bytes: int = Field(
         default=16 * 1024,
@@ -374,8 +376,8 @@ class Settings(BaseSettings):
         ),
     )
 
-    # 36 MiB: with the cell labels counted too, this keeps the sector sizes that a
-    # 32 MiB bound on the pair tables alone chose on the Moving AI maps (docs/engine.md).
+    # 36 MiB: room for the pair tables at the sector sizes that suit the Moving AI
+    # maps, with the cell labels counted too (docs/engine.md).
     max_table_bytes: int = Field(
         default=36 * MIB,
         ge=0,

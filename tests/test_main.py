@@ -16,7 +16,7 @@ import httpx
 import numpy as np
 import pytest
 
-from service.__main__ import parse_args
+from service.__main__ import compile_kernels, parse_args
 from service.config import get_settings
 from service.engine.movingai import parse_scenarios
 from tests.redis_server import RedisServer, require_binary
@@ -36,6 +36,34 @@ def test_command_line_defaults_come_from_settings() -> None:
     args = parse_args(["--port", "9999"])
     assert args.port == 9999
     assert args.host == get_settings().host
+
+
+def processes_with(variable: str) -> list[int]:
+    """The processes whose environment holds ``variable`` (``NAME=value``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if variable.encode() in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:  # gone meanwhile, or another user's
+                pass
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+def test_a_compile_past_its_timeout_leaves_no_process_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its timeout only the compile's first process was killed: the ones it had
+    started, one per part, compiled on."""
+    variable = f"NUMBA_CACHE_DIR={tmp_path}"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # a cold cache: parts start
+    began = time.monotonic()
+    compile_kernels(timeout=6.0)
+    assert time.monotonic() - began < 30
+    wait_until(lambda: not processes_with(variable), seconds=10,
+               message="compile processes outlived the timeout")  # fmt: skip
 
 
 def test_restart_serves_the_same_answer(tmp_path: Path) -> None:

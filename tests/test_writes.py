@@ -2,6 +2,7 @@
 processes, a full or read-only data dir, edits contending on a shared Redis store."""
 
 import io
+import logging
 import subprocess
 import threading
 from collections import Counter
@@ -12,6 +13,9 @@ import httpx
 import numpy as np
 import pytest
 
+from service.engine import GridMap
+from service.store import MapStore
+from service.store.shared_store import SharedMapStore
 from tests.redis_server import RedisServer, require_binary
 from tests.server import start_server, wait_until_ready
 from tests.support import wait_until
@@ -211,6 +215,35 @@ def test_a_read_only_data_dir_refuses_writes_with_the_cause_and_serves_reads(
     finally:
         process.terminate()
         process.wait(timeout=60)
+
+
+@pytest.mark.parametrize("backend", [MapStore, SharedMapStore])
+def test_a_damaged_island_table_on_a_read_only_disk_is_rebuilt_and_served(
+    small_disk: Path,
+    backend: type[MapStore] | type[SharedMapStore],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The load that rebuilt a damaged island table wrote it back under the write
+    guard: on a read-only disk the map could not be loaded (507 to every read)."""
+    store = backend(small_disk)
+    try:
+        grid = GridMap.from_costs([[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
+        record = store.create(grid, None)
+        islands = small_disk / "maps" / record.id / record.islands_file
+        whole = islands.read_bytes()
+        islands.write_bytes(whole[:-1] + bytes([whole[-1] ^ 0xFF]))
+        remount(small_disk, "ro")
+        with caplog.at_level(logging.WARNING, logger="gridpath.store"):
+            loaded = store.load(record.id)
+        np.testing.assert_array_equal(loaded.island_tables.labels, grid.island_tables.labels)
+        assert f"map {record.id}: island table not rewritten" in caplog.text
+        assert "Read-only file system" in caplog.text
+        remount(small_disk, "rw")
+        store.load(record.id)
+        assert islands.read_bytes() == whole  # rewritten once the disk takes writes
+    finally:
+        remount(small_disk, "rw")
+        store.close()
 
 
 def npy_map(height: int, width: int) -> bytes:

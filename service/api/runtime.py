@@ -1,9 +1,11 @@
 """``Runtime``: what one running service owns (settings, store, cache, search threads)."""
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -334,6 +336,13 @@ def _without_password(url: str) -> str:
     return f"{scheme}{sep}{'***@' if at else ''}{host}"
 
 
+def kill_group(pid: int) -> None:
+    """Kill the process group led by ``pid`` (a child started in a session of its
+    own, and every process it started), if any is left."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 async def _compile_in_child(timeout: float) -> None:
     """Run the warm-up in a child process, filling numba's on-disk cache; on failure
     the caller's own warm-up compiles instead (and the loop stalls for it).
@@ -345,16 +354,18 @@ async def _compile_in_child(timeout: float) -> None:
     root = str(Path(__file__).resolve().parents[2])  # where ``service`` is importable
     path = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
     log.info("compiling the kernels in a child process (cold cache)")
+    # In a process group of its own: the compile runs in processes of its own too,
+    # which must die with it (else they compile on, holding its stderr open).
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "service.engine",
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        env=os.environ | {"PYTHONPATH": path},
+        env=os.environ | {"PYTHONPATH": path}, start_new_session=True,
     )  # fmt: skip
     try:
         async with asyncio.timeout(timeout):
             _, errors = await child.communicate()
     except (asyncio.CancelledError, TimeoutError):  # shutting down, or stuck: no orphan
-        child.kill()
+        kill_group(child.pid)
         await child.communicate()  # reaps it and closes its pipe
         raise
     if child.returncode != 0:

@@ -30,8 +30,8 @@ SAMPLE_PAIRS: Final = 12
 SAMPLE_REACH: Final = 256
 #: Fewer samples than this (a map of tiny islands): not measured, JPS stays.
 MIN_SAMPLES: Final = 4
-#: A* is chosen when JPS takes this many times as long (issue 13: auto within 1.05x
-#: the faster of the two; where they are closer, either will do).
+#: A* is chosen when JPS takes this many times as long (``auto`` is to stay within
+#: 1.05x the faster of the two; where they are closer, either will do).
 ASTAR_MARGIN: Final = 1.05
 
 

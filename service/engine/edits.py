@@ -318,7 +318,10 @@ def carried_views(grid: GridMap, new: GridMap, changes: Changes) -> dict[ViewKey
         before = view.padded[cells]
         moved = now != before
         if moved.any():
-            carried[key] = apply_changes(view, Changes(cells[moved], before[moved], now[moved]))
+            edited = apply_changes(view, Changes(cells[moved], before[moved], now[moved]))
+            if edited.uniform and edited.jump_bits is None:  # (as a view is built)
+                edited.prepare_jumps(max_table_bytes=0)
+            carried[key] = edited
         else:
             carried[key] = _relabeled(view, new.revision)
     return carried

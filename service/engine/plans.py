@@ -71,7 +71,7 @@ class LeanPlan(NamedTuple):
     kernel_plan: tuple[npt.NDArray[np.int64], float]  # ``search_one``'s: (row, weight)
     records: bool  # whether it may run ``dial`` (which needs the scratch's records)
     clusters: int  # the most clusters of a table it reads
-    alone: BatchPlans  # a batch's plans when this is its only one, made once (2-3 us)
+    alone: BatchPlans  # a batch's plans when this is its only one, made once, not per call
 
 
 def option_row(plan: Plan) -> npt.NDArray[np.int64]:

@@ -16,7 +16,12 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.checks import check_query
-from service.engine.errors import EngineError, InvalidQueryError, on_blocked_cell
+from service.engine.errors import (
+    EngineError,
+    InvalidQueryError,
+    PathTooLongError,
+    on_blocked_cell,
+)
 from service.engine.goals import Region
 from service.engine.grid import GridMap
 from service.engine.kernels.batch import OPTION_BUDGET
@@ -124,22 +129,38 @@ def find_path(
         UnsupportedAlgorithmError, InvalidQueryError (``options`` and option keywords
         both given, among others).
     """
+    # The common query, one cell to one cell, finds its plan under its options in a
+    # memo of the grid and runs without a batch around it.
+    single = goal is not None and goals is None and goal_region is None and trace == 0
     if options is None:
+        if (single and unreachable == "no_path" and type(agent_size) is int
+                and agent_size == 1
+                and (max_expansions is None or type(max_expansions) is int)):  # fmt: skip
+            # These keywords' options as a plain tuple, which equals the SearchOptions
+            # and hashes the same: the plan is found without making the options, a
+            # tenth of a trivial query's cost. (The types that equality would blur are
+            # checked first: a budget of 2.0 is invalid where 2 is not.)
+            try:
+                known = grid.plans.get((heuristic, diagonal, weight, max_expansions,
+                                        tie_break, algorithm, "no_path", 1))  # fmt: skip
+            except TypeError:  # an unhashable option: invalid, and found so below
+                known = None
+            if isinstance(known, LeanPlan):
+                answer = find_one(grid, known, start, goal, scratch)  # type: ignore[arg-type]
+                if answer is not None:
+                    return answer
         options = options_of(heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
                              unreachable, agent_size)  # fmt: skip
     elif (heuristic, diagonal, weight, max_expansions, tie_break, algorithm, unreachable,
           agent_size) != _DEFAULT_KEYWORDS:  # fmt: skip
         raise InvalidQueryError("give the search options as options= or as keywords, not both")
-    # The common query, one cell to one cell, finds its plan under its options in a
-    # memo of the grid and runs without a batch around it.
-    lean = (goal is not None and goals is None and goal_region is None and trace == 0
-            and options.unreachable == "no_path" and options.agent_size == 1)  # fmt: skip
-    if lean:
-        known = grid.plans.get(options)
+    else:
+        known = grid.plans.get(options) if single else None
         if isinstance(known, LeanPlan):
             answer = find_one(grid, known, start, goal, scratch)  # type: ignore[arg-type]
             if answer is not None:
                 return answer
+    lean = single and options.unreachable == "no_path" and options.agent_size == 1
     plans = grid.plans
     checked = check_query(grid, PathQuery(start, goal, options, goals, goal_region), max_goals)
     if trace > 0:
@@ -256,8 +277,7 @@ def _find_paths_within(grid: GridMap, queries: Sequence[PathQuery], policy: Batc
         options[capped, OPTION_BUDGET] = max(bound, 0)
         plans = plans._replace(options=options)
     found = search_rows(grid, plans, rows, scratch, queries.__getitem__)
-    cut = (found.status == STATUS_PARTIAL) & capped[rows[:, 0]]
-    if cut.any():
+    if (cut_short(found) & capped[rows[:, 0]]).any():
         return None  # a query wanted more than ``bound``
     return found
 
@@ -365,6 +385,17 @@ def _between_lean(grid: GridMap, rows: npt.NDArray[np.int64], options: SearchOpt
     bounded = expansions is not None  # (then no groups: above)
     found = search_rows(grid, plans, rows, scratch, row_queries(rows[:, 1:], options),
                         None if bounded else sharing)  # fmt: skip
-    if capped and bool(np.any(found.status == STATUS_PARTIAL)):
+    if capped and bool(cut_short(found).any()):
         return None  # a row wanted more than ``expansions``
     return found
+
+
+def cut_short(found: PathBatch) -> npt.NDArray[np.bool_]:
+    """(rows,): the rows a bounded run may have answered otherwise than a full one:
+    partial, or refused for the path cell limit (a partial path that did not fit,
+    where the full search's path might have)."""
+    cut: npt.NDArray[np.bool_] = found.status == STATUS_PARTIAL
+    for row, error in found.errors.items():
+        if isinstance(error, PathTooLongError):
+            cut[row] = True
+    return cut

@@ -148,8 +148,13 @@ def compile_all(processes: int | None = None) -> None:
     if processes >= 2 and not kernels_warm():
         children = [subprocess.Popen([sys.executable, "-m", "service.engine", "--part", part])
                     for part in PARTS]  # fmt: skip
-        for child in children:
-            child.wait()
+        try:
+            for child in children:
+                child.wait()
+        finally:  # interrupted: the parts stop with this process
+            for child in children:
+                child.kill()
+                child.wait()
     warmup()
 
 

@@ -6,11 +6,10 @@ Layout of ``maps/<id>/``: ``grid.npy`` (the (height, width) float32 costs),
 built, ``clusters.npz`` and ``landmarks.npz`` (the cluster and landmark tables,
 see ``tables``).
 
-A map is written into ``maps/.incoming-<id>``, every file fsynced, then the folder
-is renamed to ``maps/<id>`` and ``maps/`` fsynced: the rename is atomic, so after
-a crash a map either exists whole or not at all, and every map acknowledged to a
-client (after the rename) survives a restart. Leftover ``.incoming-*`` and
-``.deleting-*`` folders are removed on open.
+A map is written into ``maps/.incoming-<id>``, every file fsynced, then the folder is
+renamed to ``maps/<id>`` and ``maps/`` fsynced: the rename is atomic, so after a crash a
+map exists whole or not at all, and every map acknowledged to a client (after the
+rename) survives a restart. ``.incoming-*`` and ``.deleting-*`` are removed on open.
 
 One server serves a data dir: the store holds an advisory lock (``flock``) on
 ``<data_dir>/.lock`` from open to :meth:`MapStore.close`, and a second store on the
@@ -80,7 +79,7 @@ from service.store.tables import (
     write_landmarks,
     write_tables,
 )
-from service.store.writes import WriteHealth
+from service.store.writes import StoreWriteError, WriteHealth
 
 log = logging.getLogger("gridpath.store")
 
@@ -664,13 +663,16 @@ class MapStore:
         and its ``meta.json`` must not go back to ``record``'s."""
         data = npy_bytes(grid.island_tables.labels)
         fixed = with_islands(record, data)
-        with self._repairing(record.id) as free:
-            if not free or self.record(record.id) != record:
-                return
-            with self.writes.guarded(f"rewriting map {record.id}'s island table"):
-                atomic_write(folder / record.islands_file, data)
-                atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
-            self._rewrote(record.id, fixed)
+        try:
+            with self._repairing(record.id) as free:
+                if not free or self.record(record.id) != record:
+                    return
+                with self.writes.guarded(f"rewriting map {record.id}'s island table"):
+                    atomic_write(folder / record.islands_file, data)
+                    atomic_write(folder / META_FILE, orjson.dumps(fixed.to_json()))
+                self._rewrote(record.id, fixed)
+        except StoreWriteError as exc:  # a full or read-only disk: the load serves anyway
+            log.warning("map %s: island table not rewritten: %s", record.id, exc)
 
     def _repairing(self, map_id: str) -> AbstractContextManager[bool]:
         """Held while a map's damaged derived file is rewritten: whether it may be now

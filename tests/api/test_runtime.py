@@ -106,21 +106,45 @@ def test_a_cold_kernel_cache_is_compiled_in_a_child_process(
 def test_a_shutdown_during_the_child_compile_leaves_no_orphan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The compile's own processes (one per part) compiled on after a shutdown, holding
+    its stderr, and the shutdown waited for them."""
     monkeypatch.setattr(runtime_module, "kernels_warm", lambda: False)
     started: list[int] = []
+    grandchild = tmp_path / "grandchild.pid"
     real_exec = asyncio.create_subprocess_exec
+    # A stand-in for the compile: a process that starts one of its own, as the
+    # compile does per part, and both sleep.
+    program = (
+        "import pathlib, subprocess, sys, time; "
+        "part = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"pathlib.Path({str(grandchild)!r}).write_text(str(part.pid)); time.sleep(60)"
+    )
 
     async def sleeper(*_args: object, **kwargs: Any) -> asyncio.subprocess.Process:
-        child = await real_exec(sys.executable, "-c", "import time; time.sleep(60)", **kwargs)
+        child = await real_exec(sys.executable, "-c", program, **kwargs)
         started.append(child.pid)
         return child
 
     monkeypatch.setattr(asyncio, "create_subprocess_exec", sleeper)
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
-        wait_until(lambda: started, seconds=30, interval=0.02)
+        wait_until(lambda: started and grandchild.exists() and grandchild.read_text(),
+                   seconds=30, interval=0.02)  # fmt: skip
         assert client.get("/readyz").status_code == 503
+        stopping = time.monotonic()
+    assert time.monotonic() - stopping < 20  # not the grandchild's 60 s
     with pytest.raises(ProcessLookupError):  # killed and reaped at shutdown
         os.kill(started[0], 0)
+    part = int(grandchild.read_text())
+    wait_until(lambda: not alive(part), seconds=10, message=f"process {part} outlived the compile")
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed and waiting for its parent, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
 
 
 def test_a_compile_child_that_cannot_start_falls_back_to_compiling_here(

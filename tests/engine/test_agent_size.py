@@ -304,3 +304,20 @@ def test_an_edit_carries_every_view_to_its_revision_as_a_fresh_build_would_make_
                     assert fresh.jump_bits is not None
                     for a, b in zip(view.jump_bits, fresh.jump_bits, strict=True):
                         assert np.array_equal(a, b)
+
+
+def test_a_view_made_uniform_by_an_edit_gets_bit_rows_and_no_jump_table() -> None:
+    """A view carried to a uniform revision had no bit rows: its next JPS query built
+    them and a JPS+ table (16 bytes a cell, outside the unit grids' bound)."""
+    costs = np.ones((20, 30), np.float32)
+    costs[5, 5] = 4.0
+    grid = GridMap.from_costs(costs)
+    before = grid.view(ViewKey(2))
+    assert before.jump_bits is None  # weighted: no JPS
+    grid = apply_changes(grid, changes_of(grid, [RectEdit(5, 5, 1, 1, cost=1.0)], max_cells=4))
+    view = grid.views()[ViewKey(2)]
+    assert view.uniform
+    assert view.jump_bits is not None
+    found = find_path(grid, (0, 0), (27, 17), agent_size=2, algorithm="jps")
+    assert found.status == "found"
+    assert grid.views()[ViewKey(2)].jump_table is None

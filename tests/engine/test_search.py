@@ -534,6 +534,25 @@ def test_a_second_query_under_the_same_options_runs_lean_by_keyword_or_by_value(
     assert isinstance(grid.plans[options], plans_module.LeanPlan)
 
 
+@pytest.mark.parametrize("bad", [{"max_expansions": 5.0}, {"agent_size": 1.0},
+                                 {"max_expansions": 5, "weight": float("nan")}])  # fmt: skip
+def test_keywords_equal_to_remembered_options_but_invalid_still_raise(
+    bad: dict[str, object],
+) -> None:
+    """The plan memo is found by the keywords' values, and 5.0 == 5: a float budget
+    or size would have run under the plan of the int one."""
+    grid = GridMap.from_rows(["....", "...."])
+    grid.prepare_jumps()
+    for _ in range(2):
+        find_path(grid, (0, 0), (3, 1), max_expansions=5)
+        find_path(grid, (0, 0), (3, 1))
+    with pytest.raises(EngineError) as lean:
+        find_path(grid, (0, 0), (3, 1), **bad)  # type: ignore[arg-type]
+    with pytest.raises(EngineError) as full:
+        find_path(GridMap.from_rows(["....", "...."]), (0, 0), (3, 1), **bad)  # type: ignore[arg-type]
+    assert (type(lean.value), str(lean.value)) == (type(full.value), str(full.value))
+
+
 def test_options_as_keywords_and_as_a_value_are_not_both_taken() -> None:
     grid = GridMap.from_rows(["....", "...."])
     with pytest.raises(InvalidQueryError, match="options= or as keywords, not both"):

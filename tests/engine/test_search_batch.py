@@ -30,7 +30,12 @@ from service.engine import (
     find_paths_between,
 )
 from service.engine import plans as plans_module
-from service.engine.scratch import INITIAL_PATH_CELLS, PathBuffers
+from service.engine.scratch import (
+    INITIAL_PATH_CELLS,
+    PathBuffers,
+    path_cell_scope,
+    set_path_cell_limit,
+)
 from tests.support import art, oracle_graph, random_grid, serpentine, walk_cost, walkable_cells
 
 
@@ -717,6 +722,23 @@ def test_within_answers_none_when_a_query_needs_more_than_the_bound() -> None:
     assert within is not None
     assert [_outcome(a) for a in within.results()] == [_outcome(a) for a in whole]
     assert find_paths(grid, queries, bound=most - 1) is None
+
+
+def test_within_answers_none_when_a_cut_search_has_no_room_for_its_path() -> None:
+    """A search the bound cut short whose partial path did not fit the path cell
+    limit answered TooBig, where the full search may have found a path that fits."""
+    grid, goal, _ = serpentine(21)
+    queries = [PathQuery((0, 0), goal)]
+    for _ in range(2):
+        find_paths(grid, queries)
+    limit = set_path_cell_limit(1000)
+    try:
+        with path_cell_scope(earlier=999):  # room for one cell: no path of two fits
+            assert find_paths(grid, queries, bound=5) is None
+            cells = np.array([[0, 0, *goal]], np.int64)
+            assert find_paths_between(grid, cells, bound=5) is None
+    finally:
+        set_path_cell_limit(limit)
 
 
 def test_within_keeps_a_querys_own_smaller_budget() -> None:

@@ -260,9 +260,9 @@ _PNG_ANSWER: Final[dict[int | str, dict[str, Any]]] = {
     "(light) to the last (deep orange; with JPS the jump points), the returned path (its "
     "`format`: cells, waypoints or smoothed) in blue, the start green and the goal, goals "
     "or region red. Headers sum up the answer: `X-Path-Status`, `X-Path-Cost` (empty for "
-    "no_path), `X-Path-Expanded`; the ETag is the revision. Checks: the body as for /path, "
-    "then `scale` (InvalidValue) and the picture's size (TooBig), then the query against "
-    "the map (points inside it and walkable, as for /path).",
+    "no_path), `X-Path-Expanded`; the ETag is the revision. Checks: the body and its option "
+    "values as for /path, then `scale` (InvalidValue) and the picture's size (TooBig), then "
+    "the query against the map (points inside it and walkable, as for /path).",
     response_class=Response,
     openapi_extra=request_body({"application/json": {"schema": ref(PathRequest)}}),
     dependencies=[Depends(require_reader)],
