@@ -23,10 +23,39 @@ MIB: Final = 1024 * 1024
 STORE_SCHEMES: Final = ("redis://", "rediss://", "unix://")
 
 
+#: The scopes of an API key: ``read`` opens the queries, fields, pictures, listing and
+#: grid; ``write`` opens everything.
+KEY_SCOPES: Final = ("read", "write")
+
+
+def parse_api_keys(text: str) -> tuple[tuple[str, str], ...]:
+    """``GRIDPATH_API_KEYS``, ``"read:abc,write:xyz"``, as (scope, key) pairs; blanks
+    around entries are dropped, a key holds neither ``,`` nor surrounding blanks.
+
+    Raises:
+        ValueError: an entry without a known scope or with an empty key; the message
+            numbers the entry and never quotes a key.
+    """
+    pairs = []
+    for number, entry in enumerate(text.split(","), start=1):
+        if not entry.strip():
+            continue
+        scope, colon, key = (part.strip() for part in entry.partition(":"))
+        if not colon or scope.lower() not in KEY_SCOPES:
+            raise ValueError(f"entry {number} of GRIDPATH_API_KEYS must be 'read:<key>' or "
+                             "'write:<key>'")  # fmt: skip
+        if not key:
+            raise ValueError(f"entry {number} of GRIDPATH_API_KEYS has an empty key")
+        pairs.append((scope.lower(), key))
+    return tuple(pairs)
+
+
 class Settings(BaseSettings):
     """Settings read from ``GRIDPATH_*`` environment variables."""
 
-    model_config = SettingsConfigDict(env_prefix="GRIDPATH_", extra="ignore")
+    # An invalid setting's value is left out of the error: it may be a key.
+    model_config = SettingsConfigDict(env_prefix="GRIDPATH_", extra="ignore",
+                                      hide_input_in_errors=True)  # fmt: skip
 
     host: str = Field(default="127.0.0.1", description="Address to listen on.")
     port: int = Field(default=8000, ge=0, le=65535, description="TCP port to listen on.")
@@ -430,11 +459,24 @@ class Settings(BaseSettings):
         "tables would not fit max_table_bytes.",
     )
 
+    api_keys: SecretStr | None = Field(
+        default=None,
+        description="API keys with their scopes, 'read:<key>,write:<key>,...': when any key "
+        "is set, every /v1 route needs 'Authorization: Bearer <key>' of its scope (read: "
+        "queries, fields, pictures, listing, grid; write: everything).",
+    )
     api_key: SecretStr | None = Field(
         default=None,
-        description="When set, uploads, edits and deletes need 'Authorization: Bearer'.",
+        description="One more key, of the 'write' scope (the single key of older setups).",
     )
-    api_key_reads: bool = Field(default=False, description="Require the key for reads too.")
+    api_key_reads: bool = Field(
+        default=True,
+        description="Whether reads need a key when keys are set; false opens them to all.",
+    )
+    metrics_key: SecretStr | None = Field(
+        default=None,
+        description="When set, /metrics needs 'Authorization: Bearer <this key>'.",
+    )
 
     @field_validator("store")
     @classmethod
@@ -444,11 +486,18 @@ class Settings(BaseSettings):
                              f"{', '.join(STORE_SCHEMES)}")  # fmt: skip
         return value
 
-    @field_validator("api_key", "cluster_size", mode="before")
+    @field_validator("api_key", "api_keys", "metrics_key", "cluster_size", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         """``GRIDPATH_API_KEY=`` (as compose passes an unset variable) means unset."""
         return None if value in ("", None) else value
+
+    @field_validator("api_keys")
+    @classmethod
+    def _scoped_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            parse_api_keys(value.get_secret_value())  # (raises on a malformed entry)
+        return value
 
     bench_data: Path = Field(
         default=REPO_ROOT.parent / "shared" / "benchmarks" / "movingai",

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from service.config import REPO_ROOT, Settings
+from service.config import REPO_ROOT, Settings, parse_api_keys
 
 #: Settings that compose does not pass: the command line sets them in the image, the
 #: thread count defaults to the container's cores, benchmark data is not deployed.
@@ -33,6 +33,37 @@ def test_an_empty_api_key_means_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     # and every upload was refused as Unauthorized.
     monkeypatch.setenv("GRIDPATH_API_KEY", "")
     assert Settings().api_key is None
+
+
+def test_an_empty_key_list_and_metrics_key_mean_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRIDPATH_API_KEYS", "")
+    monkeypatch.setenv("GRIDPATH_METRICS_KEY", "")
+    settings = Settings()
+    assert (settings.api_keys, settings.metrics_key) == (None, None)
+
+
+def test_scoped_keys_parse_and_never_print(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRIDPATH_API_KEYS", " read:game-key , WRITE:pipeline-key,")
+    settings = Settings()
+    assert settings.api_keys is not None
+    assert parse_api_keys(settings.api_keys.get_secret_value()) == (
+        ("read", "game-key"), ("write", "pipeline-key"))  # fmt: skip
+    assert "game-key" not in repr(settings)
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [("read:ok,admin:hidden-key", "entry 2 of GRIDPATH_API_KEYS must be 'read:<key>'"),
+     ("hidden-key", "entry 1 of GRIDPATH_API_KEYS must be"),
+     ("write:  ", "entry 1 of GRIDPATH_API_KEYS has an empty key")],
+)  # fmt: skip
+def test_a_malformed_key_list_is_refused_without_quoting_a_key(
+    monkeypatch: pytest.MonkeyPatch, keys: str, message: str
+) -> None:
+    monkeypatch.setenv("GRIDPATH_API_KEYS", keys)
+    with pytest.raises(ValueError, match=re.escape(message)) as refused:
+        Settings()
+    assert "hidden" not in str(refused.value)
 
 
 def test_cluster_settings_and_an_empty_cluster_size(monkeypatch: pytest.MonkeyPatch) -> None:

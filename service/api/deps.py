@@ -5,14 +5,13 @@ plain ``def`` dependency on its thread pool (a thread hop per dependency per
 request), and every level of nesting costs a dependency solve on the hot path.
 """
 
-import secrets
 from typing import Annotated, Final
 
 from fastapi import Depends, Path, Request
 
+from service.api.auth import Scope
 from service.api.errors import ApiError, ErrorCode
 from service.api.runtime import Runtime
-from service.config import Settings
 from service.store import MapRecord, Store
 from service.store.records import valid_map_id
 
@@ -69,45 +68,24 @@ async def get_map(
 MapDep = Annotated[MapRecord, Depends(get_map)]
 
 
-#: The message of a request without the key it needs.
-NO_KEY: Final = "missing or wrong API key: send 'Authorization: Bearer <key>' (GRIDPATH_API_KEY)"
-
-
-def _check_key(request: Request, settings: Settings) -> None:
-    if not has_key(request.headers.get("authorization", ""), settings):
-        raise ApiError(ErrorCode.UNAUTHORIZED, NO_KEY)
-
-
-def has_key(authorization: str, settings: Settings) -> bool:
-    """Whether an ``Authorization`` header carries the API key (True when none is
-    configured)."""
-    if settings.api_key is None:
-        return True
-    scheme, _, token = authorization.partition(" ")
-    expected = settings.api_key.get_secret_value()
-    # Compared as bytes: ``compare_digest`` refuses str holding non-ASCII characters
-    # (a header is latin-1 text), which answered 500 instead of 401.
-    given = token.strip().encode("latin-1", "replace")
-    return scheme.lower() == "bearer" and secrets.compare_digest(given, expected.encode())
-
-
 async def readable_map(request: Request, map_id: str) -> tuple[Runtime, MapRecord]:
     """Access check and map lookup for the hot path routes, without dependency solving."""
     runtime = runtime_of(request)
-    check_reader(request, runtime.settings)
+    runtime.keys.check(request.headers.get("authorization", ""), Scope.READ)
     return runtime, await lookup_map(runtime, map_id)
 
 
 async def require_writer(request: Request) -> None:
-    """Uploads and deletes need the key whenever one is configured."""
-    _check_key(request, runtime_of(request).settings)
-
-
-def check_reader(request: Request, settings: Settings) -> None:
-    """Reads need the key only with ``GRIDPATH_API_KEY_READS=true``."""
-    if settings.api_key_reads:
-        _check_key(request, settings)
+    """Uploads, edits and deletes need a write key whenever keys are configured."""
+    runtime_of(request).keys.check(request.headers.get("authorization", ""), Scope.WRITE)
 
 
 async def require_reader(request: Request) -> None:
-    check_reader(request, runtime_of(request).settings)
+    """Reads need a key of either scope when keys are configured, unless
+    ``GRIDPATH_API_KEY_READS=false`` opened them."""
+    runtime_of(request).keys.check(request.headers.get("authorization", ""), Scope.READ)
+
+
+async def require_scraper(request: Request) -> None:
+    """``/metrics`` needs ``GRIDPATH_METRICS_KEY`` when that is set."""
+    runtime_of(request).keys.check_metrics(request.headers.get("authorization", ""))

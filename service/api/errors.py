@@ -53,6 +53,7 @@ class ErrorCode(StrEnum):
     MAP_NOT_FOUND = "MapNotFound"
     TOO_BIG = "TooBig"
     UNAUTHORIZED = "Unauthorized"
+    FORBIDDEN = "Forbidden"
     UNSUPPORTED_MEDIA_TYPE = "UnsupportedMediaType"
     NOT_FOUND = "NotFound"
     METHOD_NOT_ALLOWED = "MethodNotAllowed"
@@ -72,6 +73,7 @@ STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.MAP_NOT_FOUND: 404,
     ErrorCode.TOO_BIG: 413,
     ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.FORBIDDEN: 403,
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: 415,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
@@ -96,6 +98,8 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "GRIDPATH_MAX_PATH_CELLS cells (in a batch: in the slot of the query that would take the "
     "batch's paths past it, and of each query after it, not searched).",
     ErrorCode.UNAUTHORIZED: "A valid 'Authorization: Bearer <key>' header is required.",
+    ErrorCode.FORBIDDEN: "The key is valid but its scope does not open this route: a 'read' "
+    "key on an upload, edit or delete.",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",
     ErrorCode.NOT_FOUND: "No such route.",
     ErrorCode.METHOD_NOT_ALLOWED: "The route does not accept this method.",

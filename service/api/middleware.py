@@ -19,8 +19,10 @@ import orjson
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api.deps import BODY_KEY, NO_KEY, has_key
-from service.api.errors import ErrorCode, render, takes
+from service.api.auth import KeyRing
+from service.api.auth import Scope as KeyScope
+from service.api.deps import BODY_KEY
+from service.api.errors import ApiError, ErrorCode, render, takes
 from service.api.metrics import Metrics
 from service.config import Settings
 
@@ -89,7 +91,9 @@ class RequestBody:
         self.app = app
         self.limits = limits
         self.timeout = timeout
-        self.settings = settings  # (its API key: an upload without it is not read)
+        self.settings = settings
+        # (an upload without a write key is refused before its body is read)
+        self.keys = None if settings is None else KeyRing.of(settings)
         self._deadlines: dict[asyncio.Task[Any], float] = {}  # reads under way
         self._expired: set[asyncio.Task[Any]] = set()  # cancelled by the sweep
         self._sweep_every = min(1.0, timeout / 4)
@@ -106,10 +110,11 @@ class RequestBody:
             await self.app(scope, receive, send)  # nothing to read
             return
         limit, setting = self.limits.for_request(scope["method"], scope["path"], content_type)
-        if self._keyless_upload(scope):
-            # Its 401 comes before its body (up to GRIDPATH_MAX_BODY_BYTES, which
+        refused = self._refused_upload(scope)
+        if refused is not None:
+            # Its 401 or 403 comes before its body (up to GRIDPATH_MAX_BODY_BYTES, which
             # anyone who can connect could make the service hold until it was sent).
-            await _close_with(ErrorCode.UNAUTHORIZED, NO_KEY, scope, receive, send)
+            await _close_with(refused.code, refused.message, scope, receive, send)
             return
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await self._too_big(int(declared), limit, setting, scope, receive, send)
@@ -164,14 +169,14 @@ class RequestBody:
 
         await self.app(scope, replay, send)
 
-    def _keyless_upload(self, scope: Scope) -> bool:
-        """Whether ``scope`` is an upload (the one body past the batch limit) without
-        the API key every upload needs when one is configured."""
-        if self.settings is None or not is_upload(scope["method"], scope["path"]):
-            return False
+    def _refused_upload(self, scope: Scope) -> ApiError | None:
+        """Why ``scope``, an upload (the one body past the batch limit), may not be
+        read: it lacks the write key every upload needs when keys are configured."""
+        if self.keys is None or not is_upload(scope["method"], scope["path"]):
+            return None
         authorization = next((value.decode("latin-1") for key, value in scope["headers"]
                               if key == b"authorization"), "")  # fmt: skip
-        return not has_key(authorization, self.settings)
+        return self.keys.refusal(authorization, KeyScope.WRITE)
 
     async def _read_in_time(self, limit: int, receive: Receive) -> bytes | int | None:
         """:meth:`_read` within the deadline.

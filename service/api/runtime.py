@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
+from service.api.auth import KeyRing
 from service.api.errors import ApiError, ErrorCode
 from service.api.heap import HeapTrimmer
 from service.api.metrics import Metrics
@@ -73,6 +74,7 @@ class Runtime:
                  ) -> None:  # fmt: skip
         """``lock``: the data dir's lock, if the caller took it already."""
         self.settings = settings
+        self.keys = KeyRing.of(settings)
         #: How every batch is answered (sharing thresholds, goal limit): the settings'.
         self.batch_policy = BatchPolicy(settings.shared_goal_queries,
                                         settings.shared_goal_jps_queries,

@@ -20,6 +20,7 @@ SERVER_ENV: Final = {
     "GRIDPATH_MAX_JSON_FIELD_CELLS": str(MAX_JSON_FIELD_CELLS),
 }
 API_KEY: Final = "s3cret-key"
+READ_KEY: Final = "game-server-key"
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +33,10 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def keyed_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real service that wants the key for reads and writes."""
+    """A real service that wants a key for reads and writes: ``API_KEY`` writes,
+    ``READ_KEY`` reads."""
     data_dir = tmp_path_factory.mktemp("client-keyed-server") / "data"
-    env = {"GRIDPATH_API_KEY": API_KEY, "GRIDPATH_API_KEY_READS": "true"}
+    env = {"GRIDPATH_API_KEY": API_KEY, "GRIDPATH_API_KEYS": f"read:{READ_KEY}"}
     with running_server(data_dir, env=env) as http:
         yield str(http.base_url).rstrip("/")
 

@@ -1,11 +1,11 @@
-"""The bearer key, against a service started with ``GRIDPATH_API_KEY`` (reads too)."""
+"""The bearer key, against a service started with a write key and a read key."""
 
 import asyncio
 
 import pytest
-from gridpath_client import AsyncClient, Client, Unauthorized
+from gridpath_client import AsyncClient, Client, Forbidden, Unauthorized
 
-from tests.client.conftest import API_KEY
+from tests.client.conftest import API_KEY, READ_KEY
 
 
 def test_without_a_key_everything_is_refused(keyed_server_url: str) -> None:
@@ -28,6 +28,19 @@ def test_the_key_opens_reads_and_writes(keyed_server_url: str) -> None:
         info = keyed.upload_map(["...", "..."])
         assert keyed.path(info.id, (0, 0), (2, 1)).found
         keyed.delete_map(info.id)
+
+
+def test_a_read_key_reads_and_its_writes_raise_forbidden(keyed_server_url: str) -> None:
+    with Client(keyed_server_url, api_key=API_KEY) as writer:
+        info = writer.upload_map(["...", "..."])
+    with Client(keyed_server_url, api_key=READ_KEY) as reader:
+        assert reader.path(info.id, (0, 0), (2, 1)).found
+        with pytest.raises(Forbidden) as caught:
+            reader.delete_map(info.id)
+        assert (caught.value.code, caught.value.status) == ("Forbidden", 403)
+        with pytest.raises(Forbidden):
+            reader.upload_map(["..", ".."])
+        assert reader.get_map(info.id).id == info.id
 
 
 def test_the_async_client_sends_the_key_too(keyed_server_url: str) -> None:

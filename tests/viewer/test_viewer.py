@@ -417,7 +417,7 @@ def test_a_big_map_is_drawn_from_the_servers_picture(
 def test_with_an_api_key_the_page_asks_for_it_and_keeps_it(
     browser: webdriver.Chrome, tmp_path: Path
 ) -> None:
-    env = {"GRIDPATH_API_KEY": "viewer-secret", "GRIDPATH_API_KEY_READS": "true"}
+    env = {"GRIDPATH_API_KEY": "viewer-secret"}
     with running_server(tmp_path / "data", env=env) as server:
         server.headers["Authorization"] = "Bearer viewer-secret"
         page = Page(browser, server)

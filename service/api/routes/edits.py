@@ -72,6 +72,7 @@ def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
         ErrorCode.MAP_NOT_FOUND,
         ErrorCode.TOO_BIG,
         ErrorCode.UNAUTHORIZED,
+        ErrorCode.FORBIDDEN,
         ErrorCode.REVISION_CONFLICT,
         ErrorCode.WOULD_DISCONNECT,
         ErrorCode.REQUEST_TIMEOUT,

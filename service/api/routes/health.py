@@ -3,10 +3,10 @@
 import asyncio
 
 import orjson
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
-from service.api.deps import RuntimeDep
+from service.api.deps import RuntimeDep, require_scraper
 from service.api.errors import ErrorCode, error_responses, render
 from service.api.runtime import Runtime
 from service.api.schemas import Health
@@ -54,12 +54,15 @@ async def _write_problem(runtime: Runtime) -> str | None:
 @router.get(
     "/metrics",
     summary="Prometheus metrics",
+    description="Needs 'Authorization: Bearer <GRIDPATH_METRICS_KEY>' when that is set.",
     response_class=Response,
+    dependencies=[Depends(require_scraper)],
     responses={
         200: {
             "description": "Prometheus text exposition format, version 0.0.4.",
             "content": {"text/plain": {"schema": {"type": "string"}}},
-        }
+        },
+        **error_responses(ErrorCode.UNAUTHORIZED),
     },
 )
 async def metrics(runtime: RuntimeDep) -> Response:

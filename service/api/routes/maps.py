@@ -165,6 +165,7 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
         ErrorCode.INVALID_VALUE,
         ErrorCode.TOO_BIG,
         ErrorCode.UNAUTHORIZED,
+        ErrorCode.FORBIDDEN,
         ErrorCode.UNSUPPORTED_MEDIA_TYPE,
         ErrorCode.REQUEST_TIMEOUT,
         ErrorCode.NOT_READY,
@@ -237,7 +238,10 @@ def _delete(runtime: Runtime, map_id: str) -> None:
     description="Queries already running on the map finish on it.",
     dependencies=[Depends(require_writer)],
     responses=error_responses(
-        ErrorCode.MAP_NOT_FOUND, ErrorCode.UNAUTHORIZED, ErrorCode.INSUFFICIENT_STORAGE
+        ErrorCode.MAP_NOT_FOUND,
+        ErrorCode.UNAUTHORIZED,
+        ErrorCode.FORBIDDEN,
+        ErrorCode.INSUFFICIENT_STORAGE,
     ),
 )
 async def delete_map(record: MapDep, runtime: RuntimeDep) -> Response:

@@ -20,6 +20,7 @@ from gridpath_client.edits import CellsEdit, Edit, PatchEdit, RectEdit
 from gridpath_client.errors import (
     ERROR_CLASSES,
     ConnectionFailed,
+    Forbidden,
     GridpathError,
     InsufficientStorage,
     Internal,
@@ -82,6 +83,7 @@ __all__ = [
     "Edit",
     "EditResult",
     "FlowField",
+    "Forbidden",
     "GoalRegion",
     "GridpathError",
     "Heuristic",

@@ -80,10 +80,18 @@ class TooBig(GridpathError):
 
 
 class Unauthorized(GridpathError):
-    """The service has an API key and the request's bearer key is missing or wrong."""
+    """The service has API keys and the request's bearer key is missing or wrong."""
 
     CODE = "Unauthorized"
     STATUS = 401
+
+
+class Forbidden(GridpathError):
+    """The key is valid but its scope does not open the route: a read key on an
+    upload, edit or delete."""
+
+    CODE = "Forbidden"
+    STATUS = 403
 
 
 class UnsupportedMediaType(GridpathError):
@@ -169,6 +177,7 @@ ERROR_CLASSES: Final[dict[str, type[GridpathError]]] = {
         MapNotFound,
         TooBig,
         Unauthorized,
+        Forbidden,
         UnsupportedMediaType,
         NotFound,
         MethodNotAllowed,
