@@ -20,10 +20,12 @@ import ctypes
 import logging
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Final, NoReturn
 
@@ -33,6 +35,7 @@ from uvicorn.supervisors import Multiprocess
 
 from service.api import create_app
 from service.api.connections import HeaderDeadlineProtocol
+from service.api.metrics import MULTIPROC_DIR
 from service.config import Settings
 from service.engine import kernels_warm
 from service.store import DataDirInUseError, DataDirLock, MapStore
@@ -167,7 +170,13 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
         server_header=False,
         http=HeaderDeadlineProtocol,
     )
-    Multiprocess(config, sockets=[sock]).run()
+    # The workers' metrics meet in a folder of this run's (``api.metrics``).
+    metrics = tempfile.mkdtemp(prefix="gridpath-metrics-")
+    os.environ[MULTIPROC_DIR] = metrics
+    try:
+        Multiprocess(config, sockets=[sock]).run()
+    finally:
+        shutil.rmtree(metrics, ignore_errors=True)
 
 
 #: The most open files the service asks for when the system allows more than it has:

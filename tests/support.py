@@ -14,6 +14,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
@@ -218,3 +219,13 @@ class BuildGate(Gate):
         import service.store.builder as builder
 
         super().__init__(monkeypatch, builder, "build_clusters")
+
+
+def metric(text: str, name: str, **labels: str) -> float | None:
+    """The value of the sample ``name`` with ``labels`` (a subset of its labels) in a
+    ``/metrics`` text, parsed as Prometheus parses it; None when there is none. Several
+    matching samples are summed."""
+    found = [sample.value for family in text_string_to_metric_families(text)
+             for sample in family.samples
+             if sample.name == name and labels.items() <= sample.labels.items()]  # fmt: skip
+    return sum(found) if found else None

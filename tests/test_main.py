@@ -29,7 +29,7 @@ from tests.server import (
     start_server,
     wait_until_ready,
 )
-from tests.support import serpentine, wait_until
+from tests.support import metric, serpentine, wait_until
 
 
 def test_command_line_defaults_come_from_settings() -> None:
@@ -224,12 +224,14 @@ def test_a_client_disconnect_mid_body_is_counted_499_and_not_logged(tmp_path: Pa
 
         def counted() -> str | None:
             metrics = client.get("/metrics").text
-            return metrics if 'status="499"} 3' in metrics else None
+            return (
+                metrics if metric(metrics, "gridpath_requests_total", status="499") == 3 else None
+            )
 
         metrics = wait_until(counted, seconds=10, interval=0.05,
                              message=lambda: client.get("/metrics").text)  # fmt: skip
         log = server_log(client, data_dir)
-    assert 'status="500"' not in metrics
+    assert metric(metrics, "gridpath_requests_total", status="500") is None
     assert "ERROR" not in log
     assert "Traceback" not in log
 
@@ -404,6 +406,42 @@ def test_workers_share_the_port_and_the_maps_and_a_dead_one_is_replaced(
         process.wait(timeout=60)
         if redis is not None:
             redis.stop()
+
+
+def test_metrics_through_two_workers_add_up_and_survive_a_worker_restart(tmp_path: Path) -> None:
+    """Each scrape read one worker's counters: twenty requests read 15, 15, 5, 15."""
+    process, port, log = start_server(tmp_path / "data", env={"GRIDPATH_WORKERS": "2"})
+    base = f"http://127.0.0.1:{port}"
+
+    def requests_to_healthz() -> float | None:
+        with httpx.Client(base_url=base, timeout=30) as fresh:  # either worker
+            return metric(fresh.get("/metrics").text, "gridpath_requests_total", route="/healthz")
+
+    def ask_healthz(times: int) -> None:
+        for _ in range(times):
+            with httpx.Client(base_url=base, timeout=30) as fresh:
+                assert fresh.get("/healthz").status_code == 200
+
+    try:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            wait_until_ready(client, process, log)
+            workers = children(process.pid)
+            ask_healthz(20)
+            # (A worker counts a request once it has answered it: a moment later.)
+            wait_until(lambda: requests_to_healthz() == 20, seconds=10, interval=0.05,
+                       message=lambda: f"read {requests_to_healthz()}")  # fmt: skip
+            assert [requests_to_healthz() for _ in range(8)] == [20] * 8
+            os.kill(min(workers), signal.SIGKILL)
+            wait_until(lambda: len(now := children(process.pid)) == 2 and now != workers,
+                       seconds=STARTUP_SECONDS, interval=0.1, message=log.read_text)  # fmt: skip
+            wait_until_ready(client, process, log)
+            ask_healthz(5)
+            wait_until(lambda: requests_to_healthz() == 25, seconds=10, interval=0.05,
+                       message=lambda: f"read {requests_to_healthz()}")  # fmt: skip
+            assert [requests_to_healthz() for _ in range(8)] == [25] * 8  # the dead one's kept
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
 
 
 def running(pid: int) -> bool:

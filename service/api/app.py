@@ -6,13 +6,14 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Final
 
 from fastapi import FastAPI
 
 from service import __version__
 from service.api.docs import install_docs
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
-from service.api.metrics import Metrics
+from service.api.metrics import Metrics, multiprocess_dir
 from service.api.middleware import AccessLog, BodyLimits, HeadAsGet, RequestBody
 from service.api.routes import edits, fields, health, maps, paths, pictures, viewer
 from service.api.runtime import Runtime
@@ -33,6 +34,16 @@ def _description() -> str:
     )
 
 
+#: Seconds between two copies of a worker's counts into the shared metrics.
+METRICS_SYNC_SECONDS: Final = 1.0
+
+
+async def _sync_metrics(runtime: Runtime) -> None:
+    while True:
+        await asyncio.sleep(METRICS_SYNC_SECONDS)
+        runtime.metrics.sync(runtime.cache.stats(), None, runtime.store.writes)
+
+
 def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = None) -> FastAPI:
     """Build the app; the store opens and the kernels warm up in its lifespan.
 
@@ -50,6 +61,9 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
             raise
         app.state.runtime = runtime
         warming = asyncio.create_task(runtime.warm_up())
+        # Under workers, each copies its cache's and store's counts into the shared
+        # metrics every second, so that a scrape through another worker sees them.
+        syncing = asyncio.create_task(_sync_metrics(runtime)) if multiprocess_dir() else None
         collector = gc.get_threshold()
         if settings.gc_threshold > 0:
             gc.set_threshold(settings.gc_threshold, *collector[1:])
@@ -57,6 +71,8 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
             yield
         finally:
             gc.set_threshold(*collector)
+            if syncing is not None:
+                syncing.cancel()
             warming.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await warming  # lets it stop a compiling child process first

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from service.config import get_settings
 from service.store.errors import StoreUnavailableError
 from tests.api.conftest import ARENA_LIKE, ClientFactory, wait_tables
-from tests.support import BuildGate, wait_until
+from tests.support import BuildGate, metric, wait_until
 
 TEXT = {"content-type": "text/plain"}
 NPY = {"content-type": "application/x-npy"}
@@ -663,7 +663,7 @@ def test_a_failed_table_build_is_not_retried_on_every_load(
                 answer = client.post(f"/v1/maps/{map_id}/path",
                                      json={"start": [0, 0], "goal": [149, 149]})  # fmt: skip
                 assert answer.status_code == 200
-    assert client.get("/metrics").text.count("gridpath_cache_misses_total 0") == 0
+    assert (metric(client.get("/metrics").text, "gridpath_cache_misses_total") or 0) > 0
     assert attempts == ["clusters", "clusters"]  # one per map, not one per load
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 

@@ -1,30 +1,65 @@
-"""``api.metrics``: counters and histograms in Prometheus text."""
+"""``api.metrics``: the service's metrics through ``prometheus_client``."""
 
 from collections import Counter
 
-from service.api.metrics import EXPANSION_BUCKETS, Histogram, Metrics
+import numpy as np
+from prometheus_client.parser import text_string_to_metric_families
+
+from service.api.metrics import EXPANSION_BUCKETS, Metrics
 from service.store import CacheStats
+from service.store.writes import WriteHealth
+from tests.support import metric
 
 
-def test_observing_all_at_once_counts_as_one_by_one() -> None:
-    values = [0, 1, 10, 11, 99, 100, 5_000, 10**9, 3]
-    one_by_one, at_once = Histogram(EXPANSION_BUCKETS), Histogram(EXPANSION_BUCKETS)
+def test_a_batch_of_expansions_counts_as_observing_them_one_by_one() -> None:
+    """The bulk observe writes the histogram's buckets directly: it must agree with
+    the library's own observe, bucket edges included."""
+    values = [0, 1, 10, 11, 99, 100, 5_000, 10**9, 3, *np.random.default_rng(1).integers(
+        0, 10**7, 200).tolist()]  # fmt: skip
+    one_by_one, at_once = Metrics(), Metrics()
     for value in values:
-        one_by_one.observe(value)
-    at_once.observe_all(values)
-    assert at_once.lines("h", "") == one_by_one.lines("h", "")
-    assert (at_once.count, at_once.total) == (len(values), sum(values))
+        one_by_one.searches({}, [value])
+    at_once.searches({}, values)
+    first, second = one_by_one.render().decode(), at_once.render().decode()
+    assert len(buckets(second)) == len(EXPANSION_BUCKETS) + 1
+    assert buckets(second) == buckets(first)
+    assert metric(second, "gridpath_expansions_count") == len(values)
+    assert metric(second, "gridpath_expansions_sum") == sum(values)
+
+
+def buckets(text: str) -> dict[str, float]:
+    """The expansions histogram's cumulative counts, by upper bound."""
+    return {sample.labels["le"]: sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples
+            if sample.name == "gridpath_expansions_bucket"}  # fmt: skip
 
 
 def test_searches_count_statuses_and_expansions() -> None:
     metrics = Metrics()
     metrics.searches(Counter(["found", "found", "no_path"]), [4, 12, 0])
     metrics.searches(Counter(["partial"]), [100])
-    text = metrics.render(CacheStats(0, 0, 0, 0, 0), 0)
-    assert 'gridpath_path_queries_total{status="found"} 2' in text
-    assert 'gridpath_path_queries_total{status="no_path"} 1' in text
-    assert 'gridpath_path_queries_total{status="partial"} 1' in text
-    assert 'gridpath_expansions_bucket{le="10"} 2' in text  # 0 and 4
-    assert 'gridpath_expansions_bucket{le="100"} 4' in text
-    assert "gridpath_expansions_count{} 4" in text
-    assert "gridpath_expansions_sum{} 116.000000" in text
+    text = metrics.render().decode()
+    assert metric(text, "gridpath_path_queries_total", status="found") == 2
+    assert metric(text, "gridpath_path_queries_total", status="no_path") == 1
+    assert metric(text, "gridpath_path_queries_total", status="partial") == 1
+    assert metric(text, "gridpath_expansions_bucket", le="10.0") == 2  # 0 and 4
+    assert metric(text, "gridpath_expansions_bucket", le="100.0") == 4
+    assert metric(text, "gridpath_expansions_count") == 4
+    assert metric(text, "gridpath_expansions_sum") == 116
+
+
+def test_synced_counts_add_up_as_counters_and_gauges() -> None:
+    metrics = Metrics()
+    writes = WriteHealth()
+    metrics.sync(CacheStats(hits=3, misses=1, evictions=0, maps=1, bytes=100), 2, writes)
+    metrics.sync(CacheStats(hits=5, misses=1, evictions=1, maps=0, bytes=0), 1, writes)
+    text = metrics.render().decode()
+    assert metric(text, "gridpath_cache_hits_total") == 5
+    assert metric(text, "gridpath_cache_misses_total") == 1
+    assert metric(text, "gridpath_cache_evictions_total") == 1
+    assert metric(text, "gridpath_maps_loaded") == 0
+    assert metric(text, "gridpath_maps_stored") == 1
+    assert metric(text, "gridpath_store_writes_failing") == 0
+    # A new cache (the service restarted in this process) counts on from its zero.
+    metrics.sync(CacheStats(hits=2, misses=0, evictions=0, maps=0, bytes=0), 1, writes)
+    assert metric(metrics.render().decode(), "gridpath_cache_hits_total") == 7

@@ -15,7 +15,7 @@ from service.api.routes import paths as paths_routes
 from service.store.cache import MapCache
 from tests.api.conftest import ClientFactory
 from tests.server import running_server, server_log
-from tests.support import wait_until
+from tests.support import metric, wait_until
 
 SQRT2 = math.sqrt(2)
 
@@ -701,8 +701,9 @@ def test_a_batch_whose_client_hung_up_stops(tmp_path: Path) -> None:
         map_id = _walled_map(client)
         with pytest.raises(httpx.ReadTimeout):  # a minute of searches at least
             client.post(f"/v1/maps/{map_id}/paths", json=_slow_batch(1000), timeout=1.0)
-        stopped = 'route="/v1/maps/{map_id}/paths",method="POST",status="499"} 1'
-        wait_until(lambda: stopped in client.get("/metrics").text, seconds=60, interval=0.1,
+        wait_until(lambda: metric(client.get("/metrics").text, "gridpath_requests_total",
+                                  route="/v1/maps/{map_id}/paths", status="499") == 1,
+                   seconds=60, interval=0.1,
                    message="the batch went on after its client left")  # fmt: skip
         assert "batch on map" in server_log(client, tmp_path / "data")
         answered = client.post(f"/v1/maps/{map_id}/path", json={"start": [0, 0], "goal": [1, 1]})

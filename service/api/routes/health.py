@@ -8,6 +8,7 @@ from starlette.responses import Response
 
 from service.api.deps import RuntimeDep, require_scraper
 from service.api.errors import ErrorCode, error_responses, render
+from service.api.metrics import CONTENT_TYPE
 from service.api.runtime import Runtime
 from service.api.schemas import Health
 from service.store import StoreUnavailableError
@@ -67,5 +68,7 @@ async def _write_problem(runtime: Runtime) -> str | None:
 )
 async def metrics(runtime: RuntimeDep) -> Response:
     maps = await runtime.run(len, runtime.store)  # a shared store: a round trip
-    text = runtime.metrics.render(runtime.cache.stats(), maps, runtime.store.writes)
-    return Response(text, media_type="text/plain; version=0.0.4")
+    runtime.metrics.sync(runtime.cache.stats(), maps, runtime.store.writes)
+    # (Under workers it reads every worker's file: off the event loop.)
+    text = await asyncio.to_thread(runtime.metrics.render)
+    return Response(text, media_type=CONTENT_TYPE)
