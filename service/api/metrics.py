@@ -12,6 +12,7 @@ cache count themselves are copied into the metrics by :meth:`Metrics.sync`, on e
 scrape and every second in each worker (``Runtime``), as increments.
 """
 
+import bisect
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -105,6 +106,7 @@ class Metrics:
         self._lock = threading.Lock()
         self._synced: dict[str, int] = {}  # counts copied so far, by name
         self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        self._statuses: dict[str, Counter] = {}
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         """Count one request and its latency."""
@@ -115,12 +117,15 @@ class Metrics:
                         self._latency.labels(route))  # fmt: skip
             self._children[key] = children
         children[0].inc()
-        children[1].observe(seconds)
+        _observe_all(children[1], (seconds,), LATENCY_BUCKETS)
 
     def searches(self, statuses: Mapping[str, int], expanded: Sequence[int]) -> None:
         """Record path answers: how many of each status, and each one's expansions."""
         for status, count in statuses.items():
-            self._queries.labels(status).inc(count)
+            counter = self._statuses.get(status)
+            if counter is None:
+                counter = self._statuses[status] = self._queries.labels(status)
+            counter.inc(count)
         _observe_all(self._expansions, expanded, EXPANSION_BUCKETS)
 
     def sync(self, cache: CacheStats, maps_stored: int | None,
@@ -158,17 +163,19 @@ class Metrics:
         return generate_latest(gathered)
 
 
-def _observe_all(histogram: Histogram, values: Sequence[int], bounds: Sequence[float]) -> None:
+def _observe_all(histogram: Histogram, values: Sequence[float], bounds: Sequence[float]) -> None:
     """``histogram.observe`` each of ``values`` (a batch's), as one increment per
     bucket: a thousand-query batch would otherwise write a thousand times (each a
-    locked write to a shared file under workers). Uses the histogram's bucket and sum
-    values (``prometheus_client`` has no bulk observe); ``test_metrics`` holds the
-    result equal to observing one by one."""
+    locked write to a shared file under workers), and ``observe`` scans the bounds
+    one by one. Uses the histogram's bucket and sum values (``prometheus_client`` has
+    no bulk observe); ``test_metrics`` holds the result equal to observing one by one."""
     if len(values) == 0:
         return
     if len(values) < 8:
+        buckets = histogram._buckets
         for value in values:
-            histogram.observe(value)
+            buckets[bisect.bisect_left(bounds, value)].inc(1)
+        histogram._sum.inc(float(sum(values)))
         return
     array = np.asarray(values, np.float64)
     counts = np.bincount(np.searchsorted(np.asarray(bounds, np.float64), array, side="left"),

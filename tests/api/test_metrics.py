@@ -3,6 +3,8 @@
 from collections import Counter
 
 import numpy as np
+import pytest
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from service.api.metrics import EXPANSION_BUCKETS, Metrics
@@ -11,20 +13,25 @@ from service.store.writes import WriteHealth
 from tests.support import metric
 
 
-def test_a_batch_of_expansions_counts_as_observing_them_one_by_one() -> None:
-    """The bulk observe writes the histogram's buckets directly: it must agree with
-    the library's own observe, bucket edges included."""
+@pytest.mark.parametrize("chunk", [1, 3, 7, 8, 1000])
+def test_expansions_count_as_the_library_observing_them_one_by_one(chunk: int) -> None:
+    """Expansions are written to the histogram's buckets directly, in bulk: they must
+    land where the library's own ``observe`` puts them, bucket edges included."""
     values = [0, 1, 10, 11, 99, 100, 5_000, 10**9, 3, *np.random.default_rng(1).integers(
         0, 10**7, 200).tolist()]  # fmt: skip
-    one_by_one, at_once = Metrics(), Metrics()
+    registry = CollectorRegistry()
+    reference = Histogram("gridpath_expansions", "Nodes expanded per path query.",
+                          buckets=EXPANSION_BUCKETS, registry=registry)  # fmt: skip
     for value in values:
-        one_by_one.searches({}, [value])
-    at_once.searches({}, values)
-    first, second = one_by_one.render().decode(), at_once.render().decode()
-    assert len(buckets(second)) == len(EXPANSION_BUCKETS) + 1
-    assert buckets(second) == buckets(first)
-    assert metric(second, "gridpath_expansions_count") == len(values)
-    assert metric(second, "gridpath_expansions_sum") == sum(values)
+        reference.observe(value)
+    metrics = Metrics()
+    for first in range(0, len(values), chunk):
+        metrics.searches({}, values[first : first + chunk])
+    expected, text = generate_latest(registry).decode(), metrics.render().decode()
+    assert len(buckets(text)) == len(EXPANSION_BUCKETS) + 1
+    assert buckets(text) == buckets(expected)
+    assert metric(text, "gridpath_expansions_count") == len(values)
+    assert metric(text, "gridpath_expansions_sum") == sum(values)
 
 
 def buckets(text: str) -> dict[str, float]:
