@@ -47,8 +47,8 @@ types each copy again, which made ``jps`` by far the slowest kernel to compile. 
 the helpers of the table path, run once a jump (``table_jump`` with ``sign`` and
 ``straight_index``, ``relax``, ``estimate``, ``walk_diagonal``,
 ``successor_directions``), are inlined so. The bit-row scans and the table builders
-are plain calls, which LLVM inlines where it pays; the bit-row search runs faster so
-(a smaller ``jps`` keeps more in registers; docs/benchmarks.md, "Cold start").
+are plain calls; the bit-row search runs faster so (a smaller ``jps`` keeps more in
+registers; docs/benchmarks.md, "Cold start").
 """
 
 from typing import Any, NamedTuple
