@@ -251,7 +251,10 @@ def run_kernel(grid: GridMap, rows: Sequence[Scenario]) -> float:
     return elapsed / len(rows) / 1000
 
 
-@njit(nogil=True, cache=True)
+# Not cached: numba keys a cached function on its own source file, and this one
+# compiles ``jps`` into itself, so after a kernel edit a cached copy would time the
+# old search (``kernels.cache`` guards the kernels' own cache, not this file's).
+@njit(nogil=True)
 def _search_rows(grid_arrays: tuple[Any, ...], width: int, starts: npt.NDArray[np.int64],
                  goals: npt.NDArray[np.int64], gen0: int, nodes: tuple[Any, ...],
                  heap: tuple[Any, ...], stack: npt.NDArray[np.int32],
