@@ -8,9 +8,9 @@ Usage::
 Needs ``wrk`` (``apt-get install -y wrk``). The script starts the service itself
 (``python -m service``) on a free loopback port with a temporary data dir and
 ``GRIDPATH_LOG_LEVEL=warning`` (so the per-request access log, at INFO, is off),
-waits for ``/readyz``, uploads one Moving AI map and then runs wrk six times,
+waits for ``/readyz``, uploads one Moving AI map and then runs wrk seven times,
 one after the other, each for ``--duration`` seconds with ``--connections``
-connections and one wrk thread:
+connections (the storm: 200) and one wrk thread, and an eighth on a second server:
 
 1. ``GET /healthz``: the cost of the HTTP stack alone;
 2. ``POST /v1/maps/{id}/path``: one short query per request, rotating through the
@@ -22,7 +22,13 @@ connections and one wrk thread:
    maps): single-query latency on long paths before and after JPS;
 6. ``POST /v1/maps/{id}/paths`` as 3., every other query with an option of its own
    (``max_expansions``, far above what a short path needs): a batch whose items
-   are not all bare starts and goals.
+   are not all bare starts and goals;
+7. and 8. the storm: 200 clients asking the same 20 long paths (the longest rows)
+   through ``POST /v1/maps/{id}/path``, on that server and then on a second one
+   with the answer cache.
+
+The first server runs with ``GRIDPATH_ANSWER_CACHE_BYTES=0``: the scenarios repeat
+their queries, which the cache would otherwise answer without a search.
 
 Before the runs, one single query and every batch body must answer 200 with every
 status ``found``, or the script fails. It prints a table (requests/s, latency p50
@@ -62,6 +68,9 @@ WRK_TIMEOUT: Final = "10s"
 MAX_BATCH_BODIES: Final = 64
 #: Long paths: scenario rows of this many highest buckets.
 LONG_BUCKETS: Final = 10
+#: The storm: this many clients asking the same few paths (the long rows') at once.
+STORM_CONNECTIONS: Final = 200
+STORM_PATHS: Final = 20
 PATH_TARGET: Final = 0.60
 BATCH_TARGET: Final = 10.0
 WRK_INSTALL: Final = "install wrk: apt-get install -y wrk"
@@ -320,6 +329,16 @@ def long_paths(runs: Sequence[WrkRun]) -> str:
     )
 
 
+def storm(runs: Sequence[WrkRun]) -> str:
+    """The storm with the answer cache against without it."""
+    bare, cached = runs
+    return (
+        f"storm ({STORM_CONNECTIONS} clients, {STORM_PATHS} paths): requests/s "
+        f"{bare.rps:,.0f} -> {cached.rps:,.0f} ({cached.rps / bare.rps:.1f}x), p99 "
+        f"{bare.p99_ms:.2f} -> {cached.p99_ms:.2f} ms (without -> with the answer cache)"
+    )
+
+
 def wrk_version() -> str:
     """The first words of ``wrk -v`` (which exits 1)."""
     done = subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
@@ -408,12 +427,15 @@ def short_rows(map_path: Path, max_bucket: int) -> list[Scenario]:
 def benchmark(
     args: argparse.Namespace, map_path: Path, rows: Sequence[Scenario], workdir: Path
 ) -> list[WrkRun]:
-    """Start the server, upload the map, verify the answers and run wrk three times."""
+    """Start the server, upload the map, verify the answers and run wrk on each
+    scenario, the answer cache off (so that repeated queries are searched: what the
+    scenarios measure); then the storm again on a server with the cache."""
     single = single_bodies(rows)
     batches = batch_bodies(rows, args.batch_size)
     mixed = mixed_batch_bodies(rows, args.batch_size)
+    storm = single_bodies(long_rows(map_path)[:STORM_PATHS])
     print(header(args, len(rows), len(batches)), end="\n\n", flush=True)
-    with serve(workdir) as server:
+    with serve(workdir, env={"GRIDPATH_ANSWER_CACHE_BYTES": "0"}) as server:
         map_id = upload(server, map_path)
         maps = f"/v1/maps/{map_id}"
         verify(server, map_id, single[0], [*batches, *mixed])
@@ -430,7 +452,7 @@ def benchmark(
             script.write_text(lua_script(f"{maps}/path", bodies), encoding="ascii")
             name = f"POST /path (long, {algorithm})"
             long_runs.append(wrk(name, f"{server.base}{maps}/path", script, 1, args))
-        return [
+        runs = [
             wrk("GET /healthz", f"{server.base}/healthz", None, 0, args),
             wrk("POST /path (1 query)", f"{server.base}{maps}/path", single_lua, 1, args),
             wrk(
@@ -448,7 +470,22 @@ def benchmark(
                 args.batch_size,
                 args,
             ),
+            storm_run("without the answer cache", server, map_id, storm, workdir, args),
         ]
+    with serve(workdir, name="cached") as cached:
+        cached_map = upload(cached, map_path)
+        runs.append(storm_run("with it", cached, cached_map, storm, workdir, args))
+    return runs
+
+
+def storm_run(label: str, server: Server, map_id: str, bodies: Sequence[str], workdir: Path,
+              args: argparse.Namespace) -> WrkRun:  # fmt: skip
+    """``STORM_CONNECTIONS`` clients asking the same ``STORM_PATHS`` long paths."""
+    script = workdir / f"storm-{server.base.rsplit(':', 1)[-1]}.lua"
+    script.write_text(lua_script(f"/v1/maps/{map_id}/path", bodies), encoding="ascii")
+    crowd = argparse.Namespace(**(vars(args) | {"connections": STORM_CONNECTIONS}))
+    name = f"POST /path storm ({STORM_CONNECTIONS} clients, {STORM_PATHS} paths, {label})"
+    return wrk(name, f"{server.base}/v1/maps/{map_id}/path", script, 1, crowd)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -471,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="gridpath-bench-http-") as workdir:
         runs = benchmark(args, map_path, rows, Path(workdir))
-    text = ratios(*runs[:3]) + "\n" + long_paths(runs[3:5])
+    text = "\n".join((ratios(*runs[:3]), long_paths(runs[3:5]), storm(runs[6:8])))
     report([results_table(runs, args)], text, args.markdown)
     failures = sum(run.non_2xx + run.socket_errors for run in runs)
     if failures:

@@ -344,6 +344,13 @@ class Settings(BaseSettings):
             "bytes a cell); a query or field whose size would need more answers TooBig."
         ),
     )
+    answer_cache_bytes: int = Field(
+        default=64 * MIB,
+        ge=0,
+        description="Bytes of /path answers kept for identical queries (map, revision, "
+        "options, points, format), least recently used evicted first; 0 turns the cache "
+        "and the sharing of identical searches in flight off.",
+    )
     field_cache_bytes: int = Field(
         default=256 * MIB,
         ge=0,
@@ -515,13 +522,14 @@ PATH_BUFFER_BYTES_PER_CELL: Final = 16
 def memory_bound_at_rest(settings: Settings) -> int:
     """The most memory (bytes) one worker process holds between requests under
     ``settings`` (docs/operations.md, "Memory: what bounds a process"): the base
-    (``BASE_MEMORY_BYTES``), the map cache and the field cache, and per thread that
+    (``BASE_MEMORY_BYTES``), the map, field and answer caches, and per thread that
     searches (the search threads and the event loop) its kept scratch, path buffers
     and trace buffer (4 bytes an expansion). Requests at work add their own."""
     per_thread = (settings.scratch_bytes
                   + PATH_BUFFER_BYTES_PER_CELL * settings.max_path_cells
                   + 4 * settings.max_trace_expansions)  # fmt: skip
     return (BASE_MEMORY_BYTES + settings.cache_bytes + settings.field_cache_bytes
+            + settings.answer_cache_bytes
             + (settings.search_threads + 1) * per_thread)  # fmt: skip
 
 

@@ -90,6 +90,14 @@ class Metrics:
                 "gridpath_cache_evictions_total", "Maps evicted from the cache.", registry=own
             ),
         }
+        self._answers = {
+            outcome: Counter(f"gridpath_answer_cache_{outcome}_total", text, registry=own)
+            for outcome, text in (
+                ("hits", "/path queries answered from the answer cache."),
+                ("misses", "/path queries the answer cache could have kept but did not hold."),
+                ("coalesced", "/path queries answered by an identical query's search in flight."),
+            )
+        }
         self._maps_loaded = Gauge("gridpath_maps_loaded", "Maps held in memory.",
                                   registry=own, multiprocess_mode="livesum")  # fmt: skip
         self._cache_bytes = Gauge("gridpath_cache_bytes", "Bytes held by cached maps.",
@@ -127,6 +135,11 @@ class Metrics:
                 counter = self._statuses[status] = self._queries.labels(status)
             counter.inc(count)
         _observe_all(self._expansions, expanded, EXPANSION_BUCKETS)
+
+    def answers(self, outcome: str) -> None:
+        """Count one /path query by what the answer cache did: ``hits``, ``misses``
+        or ``coalesced``."""
+        self._answers[outcome].inc()
 
     def sync(self, cache: CacheStats, maps_stored: int | None,
              writes: WriteHealth | None) -> None:  # fmt: skip

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
+from service.api.answers import AnswerCache
 from service.api.auth import KeyRing
 from service.api.errors import ApiError, ErrorCode
 from service.api.heap import HeapTrimmer
@@ -97,6 +98,7 @@ class Runtime:
             landmarks=settings.landmarks,
         )
         self.fields = FieldCache(settings.field_cache_bytes)
+        self.answers = AnswerCache(settings.answer_cache_bytes)
         self.cache = MapCache(self.store, settings.cache_bytes, table_reserve=reserve,
                               jump_table_bytes=settings.max_jump_table_bytes,
                               unit_grid_bytes=settings.max_unit_grid_bytes)  # fmt: skip

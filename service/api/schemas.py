@@ -370,6 +370,12 @@ class PathResponse(BaseModel):
     trace: SearchTrace | None = Field(
         default=None, description="Present when the query asked for a trace."
     )
+    cached: bool = Field(
+        default=False,
+        description="Present, true, when the answer was not searched for this request: "
+        "kept from an identical query at the same revision, or shared with one searching "
+        "at the same time (GRIDPATH_ANSWER_CACHE_BYTES).",
+    )
 
 
 class BatchRequest(BaseModel):

@@ -1,8 +1,9 @@
 """``GridMap``: an immutable grid of movement costs with its precomputed tables."""
 
+import itertools
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +54,10 @@ def positive_zeros(costs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return costs
 
 
+#: Epochs of grids (``GridMap.epoch``), unique in the process.
+_EPOCHS: Final = itertools.count(1)
+
+
 class GridMap:
     """A map of movement costs: ``costs[y, x]`` is the cost of *entering* cell ``(x, y)``.
 
@@ -78,6 +83,7 @@ class GridMap:
         "_costs",
         "_derived_bytes",
         "_derived_lock",
+        "_epoch",
         "_height",
         "_integral",
         "_islands",
@@ -539,6 +545,15 @@ class GridMap:
         plans remembered: they may no longer be what a query would run."""
         self._kernel_handle = _grid_handle(self._kernel_view(jump_bits))
         self._plans: dict[object, object] = {}
+        self._epoch = next(_EPOCHS)
+
+    @property
+    def epoch(self) -> int:
+        """A number, unique among every grid of the process, that changes whenever
+        what a query runs on here may change (a table attached or built, ``auto``'s
+        choice measured): an answer found at one epoch is what a query at the same
+        epoch would find, whose statistics (heuristic used, expansions) included."""
+        return self._epoch
 
     @property
     def padded_width(self) -> int:

@@ -190,7 +190,9 @@ def test_the_search_threads_queue_is_bounded(
     waiting.start()
     try:
         assert running.started.wait(30)
-        refused = client.post(f"/v1/maps/{map_id}/path", json=query)
+        # (Another query: an identical one would wait for the first's answer.)
+        other = {"start": [0, 0], "goal": [2, 1]}
+        refused = client.post(f"/v1/maps/{map_id}/path", json=other)
         assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
         assert refused.json() == {"code": "NotReady", "message": "1 requests wait for the "
                                   "search threads, the most allowed "

@@ -1,10 +1,11 @@
 """``/v1/maps/{map_id}/path`` and ``/paths``: single and batch path queries."""
 
+import asyncio
 import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from contextlib import ExitStack
 from typing import Any, Final, NamedTuple
 
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 from starlette.responses import Response
 
+from service.api.answers import Shared, marked_cached
 from service.api.deps import body_of, readable_map
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body, validation_message
@@ -157,14 +159,6 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
         return answer(result, query, time.perf_counter_ns() - began)
 
 
-def _run_cached(runtime: Runtime, map_id: str, query: Query) -> _Answered:
-    """One query answered and serialised on a search thread (a path may hold a
-    million cells: the event loop only sends it)."""
-    with runtime.cache.acquire(map_id) as grid:
-        payload = run(grid, query, policy=runtime.batch_policy)
-    return _Answered(orjson.dumps(payload, option=_JSON_NUMPY), _tally([payload]))
-
-
 @router.post(
     "/{map_id}/path",
     response_model=PathResponse,
@@ -192,13 +186,83 @@ async def find_one(request: Request) -> Response:
     body = parsed_body(PathRequest, await body_of(request))
     query = resolve(body, None, runtime.settings)
     await runtime.reach(record.id, body.min_revision)
+    answers = runtime.answers
+    key = _current_key(runtime, record.id, query)
+    if key is not None:
+        kept = answers.get(key)
+        if kept is not None:
+            runtime.metrics.answers("hits")
+            return Response(marked_cached(kept), media_type="application/json")
+        leading = answers.in_flight(key)
+        if leading is not None:
+            shared = await answers.wait(leading)
+            if shared.error is not None:
+                raise shared.error
+            if shared.body is not None:
+                runtime.metrics.answers("coalesced")
+                return Response(marked_cached(shared.body), media_type="application/json")
+        runtime.metrics.answers("misses")
     payload = _try_inline(runtime, record.id, query)
     if payload is not None:
         _note(request, runtime, _tally([payload]))
-        return _respond(payload)
-    answered = await runtime.run(_run_cached, runtime, record.id, query)
+        data = orjson.dumps(payload, option=_JSON_NUMPY)
+        if key is not None and _current_key(runtime, record.id, query) == key:
+            answers.put(key, data)  # (the grid searched was the one of ``key``)
+        return Response(data, media_type="application/json")
+    if key is None or answers.in_flight(key) is not None:
+        answered, searched = await runtime.run(_run_cached, runtime, record.id, query)
+    else:
+        answered, searched = await _lead(runtime, record.id, query, key)
     _note(request, runtime, answered.tally)
+    if searched is not None:
+        found_at = answers.key(record.id, searched[0], searched[1], query)
+        if found_at is not None:
+            answers.put(found_at, answered.body)
     return Response(answered.body, media_type="application/json")
+
+
+def _current_key(runtime: Runtime, map_id: str, query: Query) -> Hashable | None:
+    """The answer cache's key for ``query`` on the map as it is now; None when the
+    cache is off, the query is never kept, or the map is not in memory (its revision
+    unknown without a load)."""
+    if not runtime.answers.enabled:
+        return None
+    with runtime.cache.acquire_cached(map_id) as grid:
+        if grid is None:
+            return None
+        return runtime.answers.key(map_id, grid.revision, grid.epoch, query)
+
+
+async def _lead(runtime: Runtime, map_id: str, query: Query, key: Hashable
+                ) -> tuple[_Answered, tuple[int, int] | None]:  # fmt: skip
+    """Search for ``query`` while identical queries arriving meanwhile wait for its
+    answer (or its error); cancelled (the client hung up), they search themselves."""
+    future = runtime.answers.lead(key)
+    shared = Shared()
+    try:
+        answered, searched = await runtime.run(_run_cached, runtime, map_id, query)
+        shared.body = answered.body
+        return answered, searched
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        shared.error = exc
+        raise
+    finally:
+        runtime.answers.finish(key, future, shared)
+
+
+def _run_cached(runtime: Runtime, map_id: str, query: Query
+                ) -> tuple[_Answered, tuple[int, int] | None]:  # fmt: skip
+    """One query answered and serialised on a search thread (a path may hold a
+    million cells: the event loop only sends it), and the revision and epoch of the
+    grid it was answered on (None if its tables changed meanwhile)."""
+    with runtime.cache.acquire(map_id) as grid:
+        epoch = grid.epoch
+        payload = run(grid, query, policy=runtime.batch_policy)
+        searched = (grid.revision, epoch) if grid.epoch == epoch else None
+    data = orjson.dumps(payload, option=_JSON_NUMPY)
+    return _Answered(data, _tally([payload])), searched
 
 
 def _batch_request(data: Any, queries: Any) -> BatchRequest:
