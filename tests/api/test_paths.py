@@ -260,8 +260,9 @@ def test_long_paths_are_answered_off_the_event_loop(
     monkeypatch.setattr(paths_routes, "_try_inline", recorded)
     body = {"start": [0, 0], "goal": [39, 0], "format": "cells"}
     for cap, inline_answered in ((100, True), (30, False)):  # 40 cells: over 30
-        client = make_client(inline_expansions=1_000_000, inline_path_cells=cap,
-                             answer_cache_bytes=0)  # (else the second is a kept answer)
+        client = make_client(
+            inline_expansions=1_000_000, inline_path_cells=cap, answer_cache_bytes=0
+        )  # (else the second is a kept answer)
         client.post(f"/v1/maps/{map_id}/path", json=body)  # the map is cached after
         tried.clear()
         answer = client.post(f"/v1/maps/{map_id}/path", json=body).json()
