@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import BinaryIO, Final, NoReturn
+from typing import BinaryIO, Final, NoReturn, TypeVar
 
 import numpy as np
 import orjson
@@ -81,6 +81,7 @@ from service.store.tables import (
 )
 from service.store.writes import StoreWriteError, WriteHealth
 
+_Read = TypeVar("_Read")
 log = logging.getLogger("gridpath.store")
 
 GRID_FILE: Final = "grid.npy"
@@ -475,10 +476,7 @@ class MapStore:
         Raises:
             TableFileError: the file is unreadable or from another format version.
         """
-        try:
-            return read_info(self.root / map_id / TABLES_FILE)
-        except FileNotFoundError:
-            return None
+        return _unless_absent(read_info, self.root / map_id / TABLES_FILE)
 
     def load_clusters(self, map_id: str) -> ClusterTables | None:
         """A map's stored cluster tables; None if there is no such file.
@@ -486,17 +484,11 @@ class MapStore:
         Raises:
             TableFileError: the file fails its version or checksum checks.
         """
-        try:
-            return decode_tables(self.root / map_id / TABLES_FILE)
-        except FileNotFoundError:
-            return None
+        return _unless_absent(decode_tables, self.root / map_id / TABLES_FILE)
 
     def landmarks_info(self, map_id: str) -> TableInfo | None:
         """Figures of a map's stored landmark tables; None if there is no such file."""
-        try:
-            return read_landmark_info(self.root / map_id / LANDMARKS_FILE)
-        except FileNotFoundError:
-            return None
+        return _unless_absent(read_landmark_info, self.root / map_id / LANDMARKS_FILE)
 
     def load_landmarks(self, map_id: str) -> LandmarkTables | None:
         """A map's stored landmark tables; None if there is no such file.
@@ -504,10 +496,7 @@ class MapStore:
         Raises:
             TableFileError: the file fails its version or checksum checks.
         """
-        try:
-            return decode_landmarks(self.root / map_id / LANDMARKS_FILE)
-        except FileNotFoundError:
-            return None
+        return _unless_absent(decode_landmarks, self.root / map_id / LANDMARKS_FILE)
 
     # -- writes -----------------------------------------------------------------
 
@@ -684,6 +673,14 @@ class MapStore:
         with self._lock:
             if map_id in self._records:
                 self._records[map_id] = record
+
+
+def _unless_absent(read: Callable[[Path], _Read], path: Path) -> _Read | None:
+    """``read(path)``; None if there is no such file."""
+    try:
+        return read(path)
+    except FileNotFoundError:
+        return None
 
 
 def damaged_log(map_id: str, whole: int, length: int) -> str:
