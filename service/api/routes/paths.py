@@ -1,6 +1,5 @@
 """``/v1/maps/{map_id}/path`` and ``/paths``: single and batch path queries."""
 
-import asyncio
 import logging
 import re
 import time
@@ -63,10 +62,6 @@ _PATH_BODY = _json_body(PathRequest)
 _BATCH_BODY = _json_body(BatchRequest)
 
 _JSON_NUMPY = orjson.OPT_SERIALIZE_NUMPY
-
-
-def _respond(payload: Any) -> Response:
-    return Response(orjson.dumps(payload, option=_JSON_NUMPY), media_type="application/json")
 
 
 class _Tally(NamedTuple):
@@ -243,9 +238,7 @@ async def _lead(runtime: Runtime, map_id: str, query: Query, key: Hashable
         answered, searched = await runtime.run(_run_cached, runtime, map_id, query)
         shared.body = answered.body
         return answered, searched
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
+    except Exception as exc:  # (a cancellation is none: the waiters search themselves)
         shared.error = exc
         raise
     finally:
