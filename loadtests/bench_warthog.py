@@ -267,8 +267,9 @@ def _search_rows(grid_arrays: tuple[Any, ...], width: int, starts: npt.NDArray[n
     terrain = Terrain(cost, width, 1.0)
     jumps = JumpTables(bits, table)
     total = 0
+    clock = np.zeros(3, np.int64)  # no deadline
     for i in range(starts.shape[0]):
-        task = Task(starts[i], goals[i], 0, HEURISTIC_OCTILE, 1.0, 1 << 62, True, True)
+        task = Task(starts[i], goals[i], 0, HEURISTIC_OCTILE, 1.0, 1 << 62, True, True, clock)
         search = Nodes(gen0 + i, stamp, g, parent, heap, stack)
         total += jps(terrain, jumps, task, search, landmarks, trace, walk)[2]
     return total

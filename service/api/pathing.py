@@ -27,6 +27,7 @@ from service.engine import (
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
     NO_POLICY,
+    REASON_NAMES,
     REFUSED_ROW,
     STATUS_NAMES,
     BatchPolicy,
@@ -48,7 +49,6 @@ from service.engine import (
 _NO_DEFAULTS = PathOptions()
 #: ``PathBatch.status`` codes (indexes of ``STATUS_NAMES``).
 _FOUND: Final = STATUS_NAMES.index("found")
-_PARTIAL: Final = STATUS_NAMES.index("partial")
 _NO_PATH: Final = STATUS_NAMES.index("no_path")
 
 
@@ -80,6 +80,9 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
     if batch and request.min_revision is not None:
         raise ApiError(ErrorCode.INVALID_QUERY, "a batch's min_revision is given once, "
                        "beside 'queries', not in its items")  # fmt: skip
+    if batch and request.deadline_ms is not None:
+        raise ApiError(ErrorCode.INVALID_QUERY, "a batch's deadline_ms is given once, beside "
+                       "'queries' or in 'defaults', not in its items")  # fmt: skip
     budget = request.max_expansions if request.max_expansions is not None else d.max_expansions
     if budget is None:
         budget = settings.max_expansions
@@ -352,6 +355,21 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     return payload
 
 
+def deadline_of(deadline_ms: float | None, read_ns: int) -> int:
+    """The ``time.monotonic_ns`` reading ``deadline_ms`` after ``read_ns`` (when the
+    request was read); 0 for no deadline."""
+    return 0 if deadline_ms is None else read_ns + max(1, round(deadline_ms * 1_000_000))
+
+
+def unstarted(query_format: PathFormat, revision: int) -> dict[str, Any]:
+    """The answer of a query its deadline left unstarted (it never reached the engine):
+    ``partial``, ``deadline``, an empty path, nothing planned."""
+    return {"status": "partial", "cost": 0.0, "length": 0.0, "path": [],
+            "format": query_format, "expanded": 0, "heuristic_used": None,
+            "algorithm_used": None, "elapsed_us": 0, "revision": revision, "reached": None,
+            "partial_reason": "deadline"}  # fmt: skip
+
+
 def run(grid: GridMap, query: Query, *, policy: BatchPolicy) -> dict[str, Any]:
     """Search and answer; engine errors propagate (rendered by the error handlers)."""
     began = time.perf_counter_ns()
@@ -525,7 +543,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
                 "revision": revision,
                 # A found path ends at its goal, and so do its waypoints.
                 "reached": points[offsets[i + 1] - 1] if code == _FOUND else None,
-                "partial_reason": "budget" if code == _PARTIAL else None,
+                "partial_reason": REASON_NAMES[code],
             }
         )
     return answers

@@ -153,12 +153,42 @@ class Runtime:
             ApiError: ``NotReady`` when ``max_waiting_work`` requests already wait for
                 them or run there (nothing is done).
         """
+        self._admit()
+        return await self.resume(fn, *args, **kwargs)
+
+    def _admit(self) -> None:
         limit = self.settings.max_waiting_work
         if self._waiting >= limit:  # (only the event loop counts: no lock)
             raise ApiError(ErrorCode.NOT_READY, f"{self._waiting} requests wait for the "
                            f"search threads, the most allowed (GRIDPATH_MAX_WAITING_WORK); "
                            "retry")  # fmt: skip
-        return await self.resume(fn, *args, **kwargs)
+
+    async def run_by(self, deadline_ns: int, fn: Callable[P, T], *args: P.args,
+                     **kwargs: P.kwargs) -> T | None:  # fmt: skip
+        """:meth:`run`, given up (None, nothing done) when no search thread has
+        started it by ``deadline_ns`` (a ``time.monotonic_ns`` reading; 0: never given
+        up). Once started it runs to its end: its searches stop at the deadline
+        themselves (``deadline_scope``)."""
+        self._admit()
+        return await self.resume_by(deadline_ns, fn, *args, **kwargs)
+
+    async def resume_by(self, deadline_ns: int, fn: Callable[P, T], *args: P.args,
+                        **kwargs: P.kwargs) -> T | None:  # fmt: skip
+        """:meth:`resume`, given up as :meth:`run_by` is."""
+        if not deadline_ns:
+            return await self.resume(fn, *args, **kwargs)
+        self._waiting += 1
+        try:
+            work = self.executor.submit(functools.partial(fn, *args, **kwargs))
+            waiter = asyncio.wrap_future(work)
+            left = (deadline_ns - time.monotonic_ns()) / 1e9
+            done, _ = await asyncio.wait({waiter}, timeout=max(0.0, left))
+            if not done and work.cancel():  # still queued: it never runs
+                return None
+            return await waiter
+        finally:
+            self._waiting -= 1
+            self.heap.note_work()
 
     async def resume(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """:meth:`run`, never refused: the next part of work already admitted (a

@@ -30,6 +30,15 @@ from service.engine import (
 Coordinate = Annotated[int, Field(strict=True)]
 StrictCount = Annotated[int, Field(strict=True)]
 StrictNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+#: The longest ``deadline_ms``: a budget of a game tick, not of a batch job.
+MAX_DEADLINE_MS = 60_000
+DeadlineMs = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=MAX_DEADLINE_MS)]
+DEADLINE_DESCRIPTION = (
+    "Answer within this many milliseconds of the request being read (more than 0, at most "
+    f"{MAX_DEADLINE_MS}): searches stop at the deadline and what is unfinished answers "
+    "'partial' with partial_reason 'deadline' (the path so far; an empty path for a query "
+    "not started). See docs/api.md, Deadlines."
+)
 StrictFlag = Annotated[bool, Field(strict=True)]  # JSON true or false; not 1 or "true"
 
 
@@ -248,6 +257,11 @@ class PathOptions(BaseModel):
         "step under the policy, must be walkable; a step costs its length times the cost of "
         "the cell the top-left enters.",
     )
+    deadline_ms: DeadlineMs | None = Field(
+        default=None,
+        description=DEADLINE_DESCRIPTION + " In a batch, given once: beside 'queries' or in "
+        "'defaults' (InvalidQuery in an item).",
+    )
 
 
 class GoalRegion(BaseModel):
@@ -351,10 +365,14 @@ class PathResponse(BaseModel):
     path: list[Point] = Field(description="Points in the requested format; empty for no_path.")
     format: PathFormat
     expanded: int = Field(description="Nodes expanded by the search.")
-    algorithm_used: AlgorithmUsed = Field(description="The search that ran ('auto' resolved).")
-    heuristic_used: Heuristic = Field(
+    algorithm_used: AlgorithmUsed | None = Field(
+        description="The search that ran ('auto' resolved); null for a query the deadline "
+        "left unplanned (it never reached the engine)."
+    )
+    heuristic_used: Heuristic | None = Field(
         description="The heuristic searched with: the one asked for, or 'octile' for a "
-        "'cluster' query whose tables are still building (or under one_obstacle/always)."
+        "'cluster' query whose tables are still building (or under one_obstacle/always); "
+        "null as algorithm_used."
     )
     elapsed_us: int = Field(description="Time spent searching, in microseconds.")
     revision: int = Field(description="The map revision the search ran on.")
@@ -364,8 +382,9 @@ class PathResponse(BaseModel):
     )
     partial_reason: PartialReason | None = Field(
         description="For 'partial': 'budget' (max_expansions ran out: the path ends at the "
-        "expanded cell nearest the goal) or 'unreachable' (unreachable 'nearest': no goal can "
-        "be reached); null otherwise."
+        "expanded cell nearest the goal), 'unreachable' (unreachable 'nearest': no goal can "
+        "be reached) or 'deadline' (deadline_ms came: the path so far, empty for a query not "
+        "started); null otherwise."
     )
     trace: SearchTrace | None = Field(
         default=None, description="Present when the query asked for a trace."
@@ -400,6 +419,18 @@ class BatchRequest(BaseModel):
         "the map or a later one, catching up from the store first; 503 NotReady if the "
         "store has no such revision within GRIDPATH_MIN_REVISION_WAIT_SECONDS.",
     )
+    deadline_ms: DeadlineMs | None = Field(
+        default=None,
+        description=DEADLINE_DESCRIPTION + " The whole batch's: every query finished by then "
+        "is answered, the rest are marked. Overrides defaults.deadline_ms.",
+    )
+
+    @property
+    def deadline(self) -> float | None:
+        """The batch's ``deadline_ms``: its own, or else its defaults'."""
+        if self.deadline_ms is not None or self.defaults is None:
+            return self.deadline_ms
+        return self.defaults.deadline_ms
 
 
 class BatchResponse(BaseModel):
@@ -517,6 +548,13 @@ class FieldRequest(BaseModel):
         "(k, 2) int32. 'json': the same as nested lists (null for inf), for maps up to "
         "GRIDPATH_MAX_JSON_FIELD_CELLS cells.",
     )
+    deadline_ms: DeadlineMs | None = Field(
+        default=None,
+        description="Answer within this many milliseconds of the request being read: the "
+        "search stops at the deadline, and the field holds the cells it settled by then "
+        "(exact) and none beyond (as max_cost leaves them); the X-Partial-Reason header (and "
+        "partial_reason in JSON) says 'deadline'. Such a field is not cached.",
+    )
 
 
 class FieldResponse(BaseModel):
@@ -531,6 +569,11 @@ class FieldResponse(BaseModel):
         description="Rows of first-step direction codes: 0 east (+1, 0), 1 west (-1, 0), "
         "2 south (0, +1), 3 north (0, -1), 4 south-east, 5 north-east, 6 south-west, "
         "7 north-west; -1 at goals and unreachable cells."
+    )
+    partial_reason: Literal["deadline"] | None = Field(
+        default=None,
+        description="'deadline' when deadline_ms stopped the search (cells it had not "
+        "settled are null); null for a whole field.",
     )
 
 

@@ -32,10 +32,13 @@ from service.api.pathing import (
     cell_groups,
     run_batch,
     run_cells,
+    unstarted,
 )
+from service.api.schemas import PathFormat
 from service.engine import (
     BatchPolicy,
     GridMap,
+    deadline_scope,
     path_cell_scope,
     scope_spent,
     written_path_cells,
@@ -75,13 +78,18 @@ class SlicedBatch:
     last), which sizes the first chunk; 0: unknown. ``expansion_ns`` (CPU time an
     expansion took in them, :attr:`expansion_ns`; 0: unknown) and ``most_expanded``
     (the most expansions one query took there, :attr:`most_expanded`) bound that
-    chunk's searches (``_bound``).
+    chunk's searches (``_bound``). ``deadline_ns``: the batch's deadline.
     """
 
     def __init__(self, grid: GridMap, cells: CellBatch | None, items: list[Query | Answer],
                  *, pin: ExitStack, policy: BatchPolicy, query_ns: int = 0,
-                 expansion_ns: int = 0, most_expanded: int = 0) -> None:  # fmt: skip
+                 expansion_ns: int = 0, most_expanded: int = 0,
+                 deadline_ns: int = 0) -> None:  # fmt: skip
         self.grid = grid
+        #: When the batch's searches stop (``time.monotonic_ns``; 0: never): see
+        #: :meth:`run_slice` and :meth:`expire`.
+        self.deadline_ns = deadline_ns
+        self.expired = False  # the deadline came: the queries not run answer without
         self._cells = cells
         self._items = items
         self._pin = pin
@@ -112,7 +120,7 @@ class SlicedBatch:
 
     @property
     def finished(self) -> bool:
-        return self.done == self.queries
+        return self.expired or self.done == self.queries
 
     @property
     def query_ns(self) -> int:
@@ -142,12 +150,44 @@ class SlicedBatch:
         ``quantum_ns`` of CPU time on it in this call (one chunk at least: the batch
         always moves on). CPU time, not wall time: under load a thread waits for the
         interpreter lock, while others work, and a busy server would otherwise cut
-        short batches into slices that each wait at the queue's end again."""
+        short batches into slices that each wait at the queue's end again.
+
+        Past the batch's deadline the search under way stops, and the batch is over:
+        the queries not answered by then are answered ``deadline`` (:meth:`expire`)."""
+        if self.deadline_ns:
+            with deadline_scope(self.deadline_ns):
+                self._run_slice(quantum_ns)
+        else:
+            self._run_slice(quantum_ns)
+
+    def expire(self) -> None:
+        """Finish the batch at its deadline: every query not answered yet answers
+        ``partial``, ``deadline``, with an empty path."""
+        revision = self.grid.revision
+        for i, answer in enumerate(self.answers):
+            if answer is None:
+                self.answers[i] = unstarted(self._format(i), revision)
+        self.expired = True
+
+    def _format(self, i: int) -> PathFormat:
+        if self._cells is not None:
+            return self._cells.query.format
+        item = self._items[i]
+        assert isinstance(item, Query)  # (an error body is its own answer)
+        return item.format
+
+    def _run_slice(self, quantum_ns: int) -> None:
         deadline = time.thread_time_ns() + quantum_ns
         while not self.finished:
+            if self.deadline_ns and time.monotonic_ns() >= self.deadline_ns:
+                self.expire()
+                return
             began, began_cpu = time.perf_counter_ns(), time.thread_time_ns()
             size = self._chunk_size(deadline - began_cpu)
-            bound = self._bound(size, deadline - began_cpu)
+            # A request deadline before the slice's end bounds the chunk itself; a
+            # bounded run that missed would have spent its time for nothing.
+            due = self.deadline_ns and self.deadline_ns - time.monotonic_ns() <= quantum_ns
+            bound = None if due else self._bound(size, deadline - began_cpu)
             if self.done == 0 and self.done + size >= self.queries:
                 answered = self._run_whole(bound)  # the common case: as if never sliced
                 end = self.queries

@@ -56,6 +56,7 @@ from service.engine.parts import Islands
 from service.engine.policy import NO_POLICY, BatchPolicy
 from service.engine.queries import DEFAULT_OPTIONS, PathQuery, SearchOptions
 from service.engine.result import (
+    REASON_NAMES,
     REFUSED_ROW,
     STATUS_NAMES,
     BatchPlan,
@@ -66,6 +67,7 @@ from service.engine.result import (
 )
 from service.engine.scratch import (
     Scratch,
+    deadline_scope,
     path_cell_scope,
     scope_spent,
     set_path_cell_limit,
@@ -91,6 +93,7 @@ __all__ = [
     "HEURISTICS",
     "MAX_AGENT_SIZE",
     "NO_POLICY",
+    "REASON_NAMES",
     "REFUSED_ROW",
     "STATUS_NAMES",
     "Algorithm",
@@ -139,6 +142,7 @@ __all__ = [
     "UnsupportedAlgorithmError",
     "build_clusters",
     "build_landmarks",
+    "deadline_scope",
     "find_path",
     "find_paths",
     "find_paths_between",

@@ -27,7 +27,13 @@ from service.engine.grid import GridMap
 from service.engine.kernels.fields import NO_STEP
 from service.engine.kernels.fields import distance_field as field_kernel
 from service.engine.kernels.moves import DX, DY
-from service.engine.options import DEFAULT_DIAGONAL, DIAGONALS, Diagonal, option_code
+from service.engine.options import (
+    DEFAULT_DIAGONAL,
+    DIAGONALS,
+    Diagonal,
+    PartialReason,
+    option_code,
+)
 from service.engine.scratch import thread_scratch
 from service.engine.sizes import check_walkable, checked_agent_size
 
@@ -54,6 +60,9 @@ class Field(NamedTuple):
         revision: the map revision it was computed on.
         diagonal, max_cost: the options it was computed with.
         settled: cells the search settled.
+        partial_reason: ``deadline`` when the deadline (``deadline_scope``) stopped the
+            search: ``cost`` and ``next`` are exact where finite, and ``inf`` / -1
+            at every cell it had not settled by then; None for a whole field.
     """
 
     cost: npt.NDArray[np.float32] | npt.NDArray[np.float64]
@@ -64,6 +73,7 @@ class Field(NamedTuple):
     diagonal: Diagonal
     max_cost: float | None
     settled: int
+    partial_reason: PartialReason | None = None
 
 
 def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
@@ -88,7 +98,7 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     check_walkable(sized, points, "goals", room=(grid, size))
     grid = sized
     padded = _padded_cells(grid, points)
-    dist, step, settled = field_search(grid, padded, code, bound)
+    dist, step, settled, late = field_search(grid, padded, code, bound)
     inner = dist.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]
     return Field(
         cost=sent_costs(inner),
@@ -99,6 +109,7 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
         diagonal=diagonal,  # type: ignore[arg-type]  # checked by option_code
         max_cost=max_cost,
         settled=settled,
+        partial_reason="deadline" if late else None,
     )
 
 
@@ -116,16 +127,17 @@ def sent_costs(distance: npt.NDArray[np.float64]
 
 
 def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max_cost: float
-                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8], int]:  # fmt: skip
-    """Padded (cells,) distances and steps from ``goals`` (padded cells, checked) and
-    the count of cells settled."""
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8], int, bool]:  # fmt: skip
+    """Padded (cells,) distances and steps from ``goals`` (padded cells, checked), the
+    count of cells settled, and whether the deadline (``deadline_scope``) stopped it."""
     cells = grid.padded.size
     dist = np.full(cells, np.inf)
     step = np.full(cells, NO_STEP, np.int8)
-    heap = thread_scratch(cells).heap
-    settled = field_kernel(grid.padded, grid.padded_width, diagonal, goals, max_cost, dist, step,
-                           heap)  # fmt: skip
-    return dist, step, int(settled)
+    scratch = thread_scratch(cells)
+    settled, late = field_kernel(grid.padded, grid.padded_width, diagonal, goals,
+                                 (max_cost, scratch.timed_clock()), dist, step,
+                                 scratch.heap)  # fmt: skip
+    return dist, step, int(settled), bool(late)
 
 
 def checked_max_cost(max_cost: float | None) -> float:

@@ -10,6 +10,7 @@ from service.engine.grid import GridMap
 from service.engine.kernels.bundles import Nodes, Task, Terrain
 from service.engine.kernels.codes import (
     DIAGONAL_ALWAYS,
+    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
     STATUS_PARTIAL,
@@ -19,7 +20,14 @@ from service.engine.kernels.paths import chain_length, write_chain, write_turns_
 from service.engine.options import PartialReason
 from service.engine.queries import CheckedQuery
 from service.engine.result import PathResult
-from service.engine.scratch import Scratch, path_room, scratch_for, stopped_at, take_path_cells
+from service.engine.scratch import (
+    Scratch,
+    deadline_passed,
+    path_room,
+    scratch_for,
+    stopped_at,
+    take_path_cells,
+)
 
 
 def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None, *,
@@ -44,11 +52,16 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
         else:
             reason = "unreachable"
         target = cells_goal_set(grid, nearest)
+    if deadline_passed():  # not started: nothing to show for it
+        no_cells = np.zeros((0, 2), np.int32)
+        return PathResult("partial", 0.0, no_cells, no_cells, 0.0, 0, 0,
+                          query.plan.heuristic_used, "astar", grid, query.plan.diagonal,
+                          None, "deadline")  # fmt: skip
     scratch = scratch_for(grid.padded.size, scratch)
     generation = scratch.take_generations(1)
     plan = query.plan
     task = Task(query.source, target.kernel, plan.diagonal, plan.heuristic, plan.weight,
-                plan.budget, plan.tie_break, False)  # fmt: skip
+                plan.budget, plan.tie_break, False, scratch.timed_clock())  # fmt: skip
     nodes = Nodes(generation, scratch.stamp, scratch.g, scratch.parent, scratch.heap,
                   scratch.stack[:0])  # fmt: skip
     status, end, expanded, reopened = goal_set_search(
@@ -58,6 +71,8 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
         return no_path(grid, query)
     if status == STATUS_PARTIAL:
         reason = "budget"
+    elif status == STATUS_DEADLINE:
+        reason = "deadline"
     n = chain_length(scratch.parent, end)
     if n > path_room():  # checked before its buffers are allocated
         return stopped_at(n, 1)[0]

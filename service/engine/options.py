@@ -42,9 +42,10 @@ Algorithm = Literal["astar", "jps", "auto"]
 AlgorithmUsed = Literal["astar", "jps", "field"]
 #: What a query does when no goal can be reached (see ``goals``).
 Unreachable = Literal["no_path", "nearest"]
-#: Why an answer is ``partial``: the node budget ran out, or (``unreachable``
-#: ``nearest``) no goal can be reached and the path ends at the nearest cell that can.
-PartialReason = Literal["budget", "unreachable"]
+#: Why an answer is ``partial``: the node budget ran out; (``unreachable``
+#: ``nearest``) no goal can be reached and the path ends at the nearest cell that can;
+#: or the call's deadline came (``deadline_scope``).
+PartialReason = Literal["budget", "unreachable", "deadline"]
 
 HEURISTICS: Final[dict[str, int]] = {
     "octile": codes.HEURISTIC_OCTILE,

@@ -9,7 +9,12 @@ import numpy.typing as npt
 
 from service.engine.errors import EngineError
 from service.engine.grid import GridMap
-from service.engine.kernels.codes import STATUS_FOUND, STATUS_NO_PATH, STATUS_PARTIAL
+from service.engine.kernels.codes import (
+    STATUS_DEADLINE,
+    STATUS_FOUND,
+    STATUS_NO_PATH,
+    STATUS_PARTIAL,
+)
 from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
 from service.engine.options import AlgorithmUsed, Heuristic, PartialReason, Status
@@ -69,9 +74,11 @@ class PathResult:
             from one search outward from the goal (``expanded`` is that search's).
         reached: ``(x, y)`` of the goal (or goal-set or region cell) a ``found``
             path ends at; None otherwise.
-        partial_reason: for ``partial``: ``budget`` (the node budget ran out) or
+        partial_reason: for ``partial``: ``budget`` (the node budget ran out),
             ``unreachable`` (no goal can be reached; the path ends at the reachable
-            cell nearest the goals); None otherwise.
+            cell nearest the goals) or ``deadline`` (the call's deadline came: the
+            path so far, empty when the query was not started; see
+            ``deadline_scope``); None otherwise.
         trace: the expansions of a traced search; None unless one was asked for.
     """
 
@@ -118,8 +125,23 @@ _NAMES: Final[dict[int, Status]] = {
     STATUS_FOUND: "found",
     STATUS_PARTIAL: "partial",
     STATUS_NO_PATH: "no_path",
+    STATUS_DEADLINE: "partial",
 }
 STATUS_NAMES: Final[tuple[Status, ...]] = tuple(_NAMES[code] for code in range(len(_NAMES)))
+#: ``partial_reason`` by ``PathBatch.status`` code (the kernels' codes).
+REASON_NAMES: Final[tuple[PartialReason | None, ...]] = tuple(
+    {STATUS_PARTIAL: "budget", STATUS_DEADLINE: "deadline"}.get(code)  # type: ignore[misc]
+    for code in range(len(_NAMES))
+)
+
+
+def status_code(status: Status, reason: PartialReason | None) -> int:
+    """The ``PathBatch.status`` code of a result's status and ``partial_reason``."""
+    if status == "found":
+        return STATUS_FOUND
+    if status == "no_path":
+        return STATUS_NO_PATH
+    return STATUS_DEADLINE if reason == "deadline" else STATUS_PARTIAL
 
 
 class BatchPlan(NamedTuple):
@@ -142,7 +164,8 @@ class PathBatch:
 
     Attributes:
         goals: (n, 2) int64 ``(x, y)``: each row's goal, as asked.
-        status: (n,) int8: ``STATUS_NAMES`` index (0 found, 1 partial, 2 no_path), or
+        status: (n,) int8: ``STATUS_NAMES`` index (0 found, 1 partial, 2 no_path, 3
+            partial at the deadline: ``REASON_NAMES`` says why a row is partial), or
             ``REFUSED_ROW``: a cell off the map or blocked, the error in ``errors``.
         cost: (n,) float64: ``PathResult.cost`` (grid cost); NaN for no_path and
             refused rows.
@@ -210,6 +233,6 @@ class PathBatch:
                 reopened[i], used.heuristic_used, used.algorithm_used, grid,
                 used.diagonal_code,
                 (goals[i][0], goals[i][1]) if code == STATUS_FOUND else None,
-                "budget" if code == STATUS_PARTIAL else None,
+                REASON_NAMES[code],
             ))  # fmt: skip
         return results

@@ -28,9 +28,9 @@ from service.engine.kernels.codes import (
     HEURISTIC_MANHATTAN,
     HEURISTIC_OCTILE,
     NO_TABLE,
+    STATUS_DEADLINE,
 )
 from service.engine.kernels.fields import settle_starts, write_chain_paths
-from service.engine.options import Status
 from service.engine.plans import BatchPlans, LeanPlan, batch_plans, cluster_rows, plans_of
 from service.engine.queries import (
     ALGORITHM_NAMES,
@@ -41,7 +41,15 @@ from service.engine.queries import (
     Point,
     SearchOptions,
 )
-from service.engine.result import REFUSED_ROW, BatchPlan, PathBatch, PathResult, SearchTrace
+from service.engine.result import (
+    REASON_NAMES,
+    REFUSED_ROW,
+    BatchPlan,
+    PathBatch,
+    PathResult,
+    SearchTrace,
+    status_code,
+)
 from service.engine.scratch import (
     PathBuffers,
     Scratch,
@@ -93,7 +101,11 @@ def find_one(grid: GridMap, lean: LeanPlan, start: Point, goal: Point, scratch: 
         if done == CELLS_REFUSED:
             return None
         paths = scratch.paths
-        paths.grow_cells(0, 0, needed=int(paths.offsets[1]))
+        try:
+            paths.grow_cells(0, 0, needed=int(paths.offsets[1]))
+        except PathTooLongError:
+            scratch.drop_cut()
+            raise
     take_path_cells(n)
     code = STATUS_BY_CODE[status]
     paths = scratch.paths
@@ -105,7 +117,7 @@ def find_one(grid: GridMap, lean: LeanPlan, start: Point, goal: Point, scratch: 
                       length, expanded, reopened,
                       plan.heuristic_used, ALGORITHM_NAMES[plan.algorithm], grid,
                       plan.diagonal, (gx, gy) if code == "found" else None,
-                      "budget" if code == "partial" else None)  # fmt: skip
+                      REASON_NAMES[status])  # fmt: skip
 
 
 def row_queries(rows: npt.NDArray[np.int64], options: SearchOptions
@@ -141,9 +153,6 @@ def cell_rows(cells: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return rows.astype(np.int64, copy=False)
 
 
-_STATUS_CODES: Final[dict[Status, int]] = {name: code for code, name in STATUS_BY_CODE.items()}
-
-
 def batch_of(grid: GridMap, rows: npt.NDArray[np.int64],
              found: Sequence[PathResult | EngineError]) -> PathBatch:  # fmt: skip
     """The columns of ``find_paths``'s answers to ``rows`` (see ``find_paths_between``)."""
@@ -162,7 +171,7 @@ def batch_of(grid: GridMap, rows: npt.NDArray[np.int64],
         if isinstance(answer, EngineError):
             errors[row] = answer
             continue
-        status[row] = _STATUS_CODES[answer.status]
+        status[row] = status_code(answer.status, answer.partial_reason)
         if answer.cost is not None:
             cost[row] = answer.cost
         length[row], expanded[row], reopened[row] = (answer.length, answer.expanded,
@@ -341,6 +350,7 @@ def _search_rows(grid: GridMap, plans: BatchPlans, rows: npt.NDArray[np.int64], 
         try:
             first_generation = _grow_paths(scratch, done, count)
         except PathTooLongError:
+            scratch.drop_cut()
             return refused_rows, done
 
 
@@ -423,10 +433,11 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
     starts in ``source``, the queries before them answered), which share the padded
     ``goal`` cells and the ``diagonal`` policy, from one search outward from the goal,
     headed for the starts' bounding box and stopped once every start on the goal's
-    island is settled (``kernels.fields.settle_starts``); their paths follow those
-    before them in the path buffers. Returns the cells the search settled, and the
-    queries answered: fewer than ``end`` when the next one's path would pass the
-    limit (``path_room``)."""
+    island is settled (``kernels.fields.settle_starts``), or the deadline comes (the
+    queries whose start it left unsettled answer ``partial``, ``deadline``, with no
+    path); their paths follow those before them in the path buffers. Returns the
+    cells the search settled, and the queries answered: fewer than ``end`` when the
+    next one's path would pass the limit (``path_room``)."""
     arrays = scratch.queries
     sources = arrays.source
     group = sources[first:end]
@@ -441,6 +452,7 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
     starts = group[on_island]
     width = grid.padded_width
     settled = 0
+    late = np.zeros(end - first, np.bool_)  # rows whose start the deadline left unsettled
     if starts.size:
         want = np.zeros(grid.padded.size, np.bool_)  # calloc: pages untouched stay free
         want[starts] = True
@@ -451,7 +463,10 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
         nodes = Nodes(scratch.take_generations(1), scratch.stamp, scratch.g, scratch.parent,
                       scratch.heap, scratch.stack[:0])  # fmt: skip
         wanted = (want, int(np.count_nonzero(want)), box)
-        settled = settle_starts(terrain, diagonal, heuristic, goal, wanted, nodes)
+        settled = settle_starts(terrain, diagonal, heuristic, goal, wanted, nodes,
+                                scratch.timed_clock())  # fmt: skip
+        late = want[group] & on_island  # not settled: the deadline came first
+        reachable[first:] &= ~late
     outputs = (arrays.status, arrays.cost, arrays.length)
     done = first
     while True:
@@ -459,12 +474,16 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
         done = write_chain_paths((grid.padded, width), scratch.parent, (sources, reachable),
                                  (done, end), outputs, _room_arrays(paths))  # fmt: skip
         if done == end:
-            return int(settled), end
+            break
         try:
             paths.grow_cells(int(paths.offsets[done]), int(paths.turn_offsets[done]),
                              needed=int(paths.offsets[done + 1]))  # fmt: skip
         except PathTooLongError:
-            return int(settled), done
+            break
+    cut = first + np.flatnonzero(late[: done - first])
+    arrays.status[cut] = STATUS_DEADLINE  # no path written for them: partial, empty
+    arrays.cost[cut] = 0.0
+    return int(settled), done
 
 
 def _room_arrays(paths: PathBuffers) -> tuple[npt.NDArray[np.generic], ...]:
@@ -557,6 +576,6 @@ def _field_results(grid: GridMap, group: list[CheckedQuery], scratch: Scratch, *
             grid=grid,
             diagonal_code=query.plan.diagonal,
             reached=(int(cells[-1, 0]), int(cells[-1, 1])) if code == "found" else None,
-            partial_reason="budget" if code == "partial" else None,
+            partial_reason=REASON_NAMES[status[i]],
         ))  # fmt: skip
     return results + stopped

@@ -16,6 +16,7 @@ map each thread ever served.
 """
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
@@ -25,6 +26,7 @@ import numpy.typing as npt
 
 from service.engine.errors import InvalidQueryError, PathTooLongError, left_out
 from service.engine.handles import Handle, handle_of
+from service.engine.kernels.clock import CLOCK_SLOTS, KEPT_QUERY, NONE_KEPT
 from service.engine.kernels.dial import RECORD_FIELDS, STAMP
 from service.engine.kernels.handles import ROWS, SCRATCH, ScratchSlots
 from service.engine.landmarks import MAX_LANDMARKS
@@ -35,9 +37,23 @@ _LAST_GENERATION: Final = int(np.iinfo(np.int32).max)
 INITIAL_PATH_CELLS: Final = 1 << 14
 #: The most cells the paths of one call may hold together (``set_path_cell_limit``).
 _path_cell_limit = 1 << 62
+
+
+class _Scope(threading.local):
+    """Per thread: the engine call under way's path cells (``path_cell_scope``) and
+    deadline (``deadline_scope``). The class's attributes are every thread's
+    defaults: reading one never raises (a missing attribute read with a default costs
+    an exception, a noticeable share of a trivial query)."""
+
+    depth = 0  # nested ``path_cell_scope``s
+    cells = 0
+    spent = False
+    deadline = 0
+
+
 #: Per thread: cells the kernel runs of the call under way wrote so far
-#: (``path_cell_scope``): one call (``find_paths``) may run several.
-_scope = threading.local()
+#: (``path_cell_scope``: one call, ``find_paths``, may run several), and its deadline.
+_scope = _Scope()
 
 
 def check_path_cells(cells: int) -> None:
@@ -51,7 +67,7 @@ def check_path_cells(cells: int) -> None:
 def take_path_cells(cells: int) -> None:
     """``check_path_cells``, then count ``cells`` (a kernel run's, copied out) as
     written by the call under way, if one is (``path_cell_scope``)."""
-    if not getattr(_scope, "depth", 0):  # a call of one kernel run: nothing before it
+    if not _scope.depth:  # a call of one kernel run: nothing before it
         if cells > _path_cell_limit:
             raise PathTooLongError(cells, _path_cell_limit)
         return
@@ -69,7 +85,7 @@ def path_cell_scope(*, earlier: int = 0, spent: bool = False) -> Iterator[None]:
     before this one (a batch answered in slices, maybe on other threads), counted
     with this scope's (``written_path_cells``); ``spent``: whether one of those calls
     met a path that did not fit (``scope_spent``)."""
-    depth = getattr(_scope, "depth", 0)
+    depth = _scope.depth
     if depth == 0:
         _scope.cells = earlier
         _scope.spent = spent
@@ -83,7 +99,7 @@ def path_cell_scope(*, earlier: int = 0, spent: bool = False) -> Iterator[None]:
 def written_path_cells() -> int:
     """Cells counted by the outermost ``path_cell_scope`` under way on this thread
     (its ``earlier`` included); 0 outside one."""
-    return int(getattr(_scope, "cells", 0)) if getattr(_scope, "depth", 0) else 0
+    return int(_scope.cells) if _scope.depth else 0
 
 
 def path_room() -> int:
@@ -97,7 +113,7 @@ def path_room() -> int:
 def scope_spent() -> bool:
     """Whether a query of the scope under way met a path that did not fit: every
     query after it answers :func:`left_out` without a search."""
-    return bool(getattr(_scope, "spent", False)) and bool(getattr(_scope, "depth", 0))
+    return bool(_scope.spent) and bool(_scope.depth)
 
 
 def stopped_at(needed: int, count: int, *, before: int = 0) -> list[PathTooLongError]:
@@ -106,7 +122,7 @@ def stopped_at(needed: int, count: int, *, before: int = 0) -> list[PathTooLongE
     after the ``before`` its run wrote for the queries before it: it says so, the
     others were not searched. The scope is spent from now on."""
     written = written_path_cells() + before
-    if getattr(_scope, "depth", 0):
+    if _scope.depth:
         _scope.spent = True
     first = PathTooLongError(written + needed, _path_cell_limit)
     return [first] + [left_out(written, _path_cell_limit) for _ in range(count - 1)]
@@ -115,6 +131,35 @@ def stopped_at(needed: int, count: int, *, before: int = 0) -> list[PathTooLongE
 def spent_answers(count: int) -> list[PathTooLongError]:
     """The answers of ``count`` queries of a spent scope (``scope_spent``)."""
     return [left_out(written_path_cells(), _path_cell_limit) for _ in range(count)]
+
+
+@contextmanager
+def deadline_scope(deadline_ns: int) -> Iterator[None]:
+    """Engine calls made on this thread within the scope stop their searches at
+    ``deadline_ns`` (a ``time.monotonic_ns`` reading; 0: no deadline): a search under
+    way then answers ``partial`` with ``partial_reason`` ``deadline`` and the path so
+    far, and each query not started yet answers so with an empty path. A search
+    looks at the clock every ``kernels.clock.CLOCK_EVERY`` expansions, so it stops
+    within that many of the deadline; what the caller does with the answers after
+    (copying the paths out, serialising them) is the caller's to bound. Nested
+    scopes: the inner one's deadline holds within it."""
+    before = _scope.deadline
+    _scope.deadline = deadline_ns
+    try:
+        yield
+    finally:
+        _scope.deadline = before
+
+
+def current_deadline() -> int:
+    """The deadline of the ``deadline_scope`` under way on this thread; 0: none."""
+    return int(_scope.deadline)
+
+
+def deadline_passed() -> bool:
+    """Whether the ``deadline_scope`` under way on this thread has a deadline, past."""
+    deadline = current_deadline()
+    return bool(deadline) and time.monotonic_ns() >= deadline
 
 
 def set_path_cell_limit(cells: int) -> int:
@@ -245,9 +290,10 @@ class Scratch:
     :func:`thread_scratch`), or owned by a caller.
     """
 
-    __slots__ = ("_capped", "_handle", "_handle_paths", "active", "capacity", "fields", "g",
-                 "generation", "goal_row", "heads", "heap", "nodes", "parent", "paths",
-                 "queries", "records", "stack", "stamp", "trace")  # fmt: skip
+    __slots__ = ("_capped", "_deadline", "_handle", "_handle_paths", "active", "capacity",
+                 "clock", "fields", "g", "generation", "goal_row", "heads", "heap", "nodes",
+                 "parent", "paths", "queries", "records", "stack", "stamp",
+                 "trace")  # fmt: skip
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -269,6 +315,10 @@ class Scratch:
         self.goal_row: npt.NDArray[np.float32] = np.empty(0, dtype=np.float32)
         self.active: npt.NDArray[np.int64] = np.empty(MAX_LANDMARKS, dtype=np.int64)
         self.trace: npt.NDArray[np.int32] = _NO_TRACE  # grown by the first traced query
+        #: The kernels' clock (``kernels.clock``): the deadline of the call under way.
+        self.clock: IntArray = np.zeros(CLOCK_SLOTS, np.int64)
+        self.clock[KEPT_QUERY] = NONE_KEPT
+        self._deadline = 0  # what ``clock[0]`` holds
         self.queries = QueryArrays(1)
         self.paths = PathBuffers(1, INITIAL_PATH_CELLS)
         self.generation = 0
@@ -297,6 +347,7 @@ class Scratch:
         The path buffers show the kernel no more room than the call may still write
         (``path_room``).
         """
+        self.timed_clock()
         made = self._handle
         grow_records = records and self.records.shape[0] < self.capacity
         grow_row = self.goal_row.shape[0] < clusters
@@ -324,6 +375,8 @@ class Scratch:
         """``kernel_handle`` and one fresh generation (``take_generations(1)``), in one
         call that checks one thing when nothing grew: two calls with their checks are
         a noticeable share of a lean ``find_path``."""
+        if _scope.deadline != self._deadline:
+            self.timed_clock()
         made = self._handle
         if (made is None or records or clusters or self.paths.arrays is not self._handle_paths
                 or self.generation >= _LAST_GENERATION or self._capped):  # fmt: skip
@@ -331,6 +384,18 @@ class Scratch:
             return made, self.take_generations(1)
         self.generation += 1
         return made, self.generation
+
+    def timed_clock(self) -> IntArray:
+        """``clock``, holding the deadline of the call under way (``deadline_scope``)."""
+        deadline = current_deadline()
+        if deadline != self._deadline:
+            self.clock[0] = self._deadline = deadline
+        return self.clock
+
+    def drop_cut(self) -> None:
+        """Forget a search the deadline cut whose path did not fit (``kernels.clock``),
+        when its call ends without answering it (its paths past the limit)."""
+        self.clock[KEPT_QUERY] = NONE_KEPT
 
     def _arrays(self, trace: int) -> dict[str, npt.NDArray[np.generic]]:
         """Every buffer by its name in ``kernels.handles.ScratchSlots`` (the trace's
@@ -341,7 +406,7 @@ class Scratch:
             "nodes": self.nodes, "fields": self.fields, "heap_node": heap_node,
             "heap_key": heap_key, "heap_pos": heap_pos, "stack": self.stack,
             "records": self.records, "heads": self.heads, "goal_row": self.goal_row,
-            "active": self.active, "trace": self.trace_buffer(trace),
+            "active": self.active, "trace": self.trace_buffer(trace), "clock": self.clock,
             "source": queries.source, "target": queries.target,
             "diagonal": queries.diagonal, "heuristic": queries.heuristic,
             "weight": queries.weight, "budget": queries.budget,

@@ -59,6 +59,25 @@ class FieldCache:
         flight.set_result(data)
         return data, False
 
+    def peek(self, key: Hashable) -> bytes | None:
+        """The cached answer of ``key``, if any (a hit), without waiting for one being
+        computed nor starting one: for a caller with a deadline, which computes its own
+        answer (it may be cut short) and :meth:`offer`s it when whole."""
+        with self._lock:
+            data = self._entries.get(key)
+            if data is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+            else:
+                self.misses += 1
+            return data
+
+    def offer(self, key: Hashable, data: bytes) -> None:
+        """Keep ``data`` as the answer of ``key`` (a whole one)."""
+        with self._lock:
+            if key not in self._entries:
+                self._keep(key, data)
+
     def _keep(self, key: Hashable, data: bytes) -> None:
         if len(data) > self._max_bytes:
             return

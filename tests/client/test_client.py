@@ -29,6 +29,7 @@ from gridpath_client import (
 )
 
 from tests.client.conftest import ROOMS, rooms_rows, untabled
+from tests.support import serpentine
 
 #: The README's quick tour: this query's cost on rooms.map, and where it goes.
 START, GOAL = (2, 2), (28, 11)
@@ -227,6 +228,24 @@ def test_partial_and_no_path(client: Client, rooms: MapInfo) -> None:
     assert (none.status, none.cost, none.found) == ("no_path", None, False)
     assert isinstance(none.path, np.ndarray)
     assert none.path.shape == (0, 2)
+
+
+def test_deadlines_reach_the_service_and_their_answers_say_so(client: Client) -> None:
+    grid, far, _ = serpentine(1001)  # a search to its far end takes tens of milliseconds
+    buffer = io.BytesIO()
+    np.save(buffer, grid.costs)
+    maze = client.upload_map(buffer.getvalue())
+    cut = client.path(maze.id, (0, 0), far, algorithm="astar", deadline_ms=2)
+    assert (cut.status, cut.partial_reason) == ("partial", "deadline")
+    batch = client.paths(maze.id, [((0, 0), far), ((0, 0), far)], deadline_ms=2)
+    assert all(isinstance(r, PathResult) for r in batch)
+    assert [(r.status, r.partial_reason) for r in batch if isinstance(r, PathResult)] == [
+        ("partial", "deadline")
+    ] * 2
+    field = client.field(maze.id, [far], deadline_ms=2)
+    assert field.partial_reason == "deadline"
+    assert client.field(maze.id, [far]).partial_reason is None
+    client.delete_map(maze.id)
 
 
 def test_trace(client: Client, server_url: str, rooms: MapInfo) -> None:

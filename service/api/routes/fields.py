@@ -1,9 +1,12 @@
 """``/v1/maps/{map_id}/field``: distance and flow fields towards a set of goals."""
 
 import io
+import time
 from collections.abc import Callable, Hashable
+from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import orjson
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
@@ -11,31 +14,55 @@ from starlette.responses import Response
 from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
-from service.api.pathing import capped_agent_size
+from service.api.pathing import capped_agent_size, deadline_of
 from service.api.routes.maps import etag
 from service.api.runtime import Runtime
 from service.api.schemas import FieldRequest, FieldResponse
-from service.engine import DEFAULT_DIAGONAL, GridMap
+from service.engine import DEFAULT_DIAGONAL, GridMap, deadline_scope
 from service.engine.fields import Field, distance_field
+from service.store import MapRecord
 
 router = APIRouter(prefix="/v1/maps", tags=["fields"])
 
 NPZ = "application/x-npz"
 #: Response header saying whether the field came from the cache (``hit``) or not.
 CACHE_HEADER = "X-Field-Cache"
+#: Response header of a field its deadline cut short: ``deadline``.
+PARTIAL_HEADER = "X-Partial-Reason"
+
+
+class Encoded(NamedTuple):
+    """A field as sent: its bytes, its map revision, whether the cache had it, and
+    why it is partial (``deadline``; None for a whole field)."""
+
+    data: bytes
+    revision: int
+    hit: bool
+    partial_reason: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        headers = {"ETag": etag(self.revision), CACHE_HEADER: "hit" if self.hit else "miss"}
+        if self.partial_reason is not None:
+            headers[PARTIAL_HEADER] = self.partial_reason
+        return headers
 
 
 def _npz(field: Field) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, cost=field.cost, next=field.next, revision=np.int64(field.revision),
-             goals=field.goals)  # fmt: skip
+    arrays: dict[str, npt.ArrayLike] = {"cost": field.cost, "next": field.next,
+                                        "revision": np.int64(field.revision),
+                                        "goals": field.goals}  # fmt: skip
+    if field.partial_reason is not None:
+        arrays["partial_reason"] = np.str_(field.partial_reason)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 
 def _json(field: Field) -> bytes:
     # The float64 costs, exact; orjson writes inf as null.
     return orjson.dumps({"revision": field.revision, "goals": field.goals.tolist(),
-                         "cost": field.distance.tolist(), "next": field.next.tolist()})  # fmt: skip
+                         "cost": field.distance.tolist(), "next": field.next.tolist(),
+                         "partial_reason": field.partial_reason})  # fmt: skip
 
 
 def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -> Field:
@@ -53,11 +80,13 @@ def cached_field(
     encoding: Hashable,
     encode: Callable[[GridMap, Field], bytes],
     check: Callable[[GridMap], None] | None = None,
-) -> tuple[bytes, int, bool]:
+    deadline: int = 0,
+) -> Encoded:
     """The field ``body`` asks for, encoded by ``encode`` (cached per map, revision,
-    goals, options and ``encoding``: one search per key however many ask at once);
-    its revision; whether the cache had it. ``check`` vets the map first (a size
-    limit of the encoding)."""
+    goals, options and ``encoding``: one search per key however many ask at once).
+    ``check`` vets the map first (a size limit of the encoding). With a ``deadline``
+    (``time.monotonic_ns``), the search stops there: a field cut short is sent, not
+    kept; such a request takes a cached field but searches on its own."""
     diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
     agent_size = capped_agent_size(body.agent_size, settings)
@@ -66,37 +95,68 @@ def cached_field(
             check(grid)
         key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost, agent_size,
                encoding)  # fmt: skip
-        data, hit = runtime.fields.get(
-            key, lambda: encode(grid, _compute(grid, body, diagonal, settings.max_goals))
-        )
-        return data, grid.revision, hit
+        if not deadline:
+            data, hit = runtime.fields.get(
+                key, lambda: encode(grid, _compute(grid, body, diagonal, settings.max_goals))
+            )
+            return Encoded(data, grid.revision, hit)
+        kept = runtime.fields.peek(key)
+        if kept is not None:
+            return Encoded(kept, grid.revision, True)
+        with deadline_scope(deadline):
+            field = _compute(grid, body, diagonal, settings.max_goals)
+        data = encode(grid, field)
+        if field.partial_reason is None:
+            runtime.fields.offer(key, data)
+        return Encoded(data, grid.revision, False, field.partial_reason)
 
 
 def _json_limit(limit: int) -> Callable[[GridMap], None]:
     def check(grid: GridMap) -> None:
-        cells = grid.width * grid.height
-        if cells > limit:
-            raise ApiError(
-                ErrorCode.TOO_BIG,
-                f"a JSON field of this map would hold {cells} cells, more than the limit of "
-                f"{limit} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for format 'npz'",
-            )
+        _check_json_cells(grid.width * grid.height, limit)
 
     return check
 
 
-def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, bool]:
-    """The encoded field, its media type, its revision and whether the cache had it."""
-    body = parsed_body(FieldRequest, raw)
+def _check_json_cells(cells: int, limit: int) -> None:
+    if cells > limit:
+        raise ApiError(
+            ErrorCode.TOO_BIG,
+            f"a JSON field of this map would hold {cells} cells, more than the limit of "
+            f"{limit} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for format 'npz'",
+        )
+
+
+def _field(runtime: Runtime, map_id: str, body: FieldRequest, deadline: int) -> Encoded:
+    """The encoded field (its media type: ``_media``)."""
     if body.format == "json":
-        data, revision, hit = cached_field(
-            runtime, map_id, body, encoding="json", encode=lambda _, field: _json(field),
-            check=_json_limit(runtime.settings.max_json_field_cells),
-        )  # fmt: skip
-        return data, "application/json", revision, hit
-    data, revision, hit = cached_field(runtime, map_id, body, encoding="npz",
-                                       encode=lambda _, field: _npz(field))  # fmt: skip
-    return data, NPZ, revision, hit
+        return cached_field(runtime, map_id, body, encoding="json",
+                            encode=lambda _, field: _json(field),
+                            check=_json_limit(runtime.settings.max_json_field_cells),
+                            deadline=deadline)  # fmt: skip
+    return cached_field(runtime, map_id, body, encoding="npz",
+                        encode=lambda _, field: _npz(field), deadline=deadline)  # fmt: skip
+
+
+def _media(body: FieldRequest) -> str:
+    return "application/json" if body.format == "json" else NPZ
+
+
+def _unstarted(runtime: Runtime, record: MapRecord, body: FieldRequest) -> Encoded:
+    """The field of a request its deadline left unstarted: no cell reached, on the
+    map's copy in memory (the JSON form is bounded by the same limit as any)."""
+    if body.format == "json":
+        _check_json_cells(record.width * record.height, runtime.settings.max_json_field_cells)
+    grid = runtime.cache.current(record.id)
+    revision = record.revision if grid is None else grid.revision
+    shape = (record.height, record.width)
+    distance = np.full(shape, np.inf)
+    field = Field(cost=distance.astype(np.float32), next=np.full(shape, -1, np.int8),
+                  distance=distance, goals=np.array(body.goals, np.int32).reshape(-1, 2),
+                  revision=revision, diagonal=body.diagonal or DEFAULT_DIAGONAL,
+                  max_cost=body.max_cost, settled=0, partial_reason="deadline")  # fmt: skip
+    data = _json(field) if body.format == "json" else _npz(field)
+    return Encoded(data, revision, False, "deadline")
 
 
 @router.post(
@@ -136,6 +196,10 @@ def _field(runtime: Runtime, map_id: str, raw: bytes) -> tuple[bytes, str, int, 
 async def flow_field(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
     raw = await body_of(request)
-    data, media, revision, hit = await runtime.run(_field, runtime, record.id, raw)
-    headers = {"ETag": etag(revision), CACHE_HEADER: "hit" if hit else "miss"}
-    return Response(data, media_type=media, headers=headers)
+    read_ns = time.monotonic_ns()
+    body = parsed_body(FieldRequest, raw)  # (small: goals are bounded in number)
+    deadline = deadline_of(body.deadline_ms, read_ns)
+    encoded = await runtime.run_by(deadline, _field, runtime, record.id, body, deadline)
+    if encoded is None:  # the deadline came before a search thread was free
+        encoded = _unstarted(runtime, record, body)
+    return Response(encoded.data, media_type=_media(body), headers=encoded.headers())

@@ -1,11 +1,12 @@
 """``/v1/maps/{map_id}/path`` and ``/paths``: single and batch path queries."""
 
+import asyncio
 import logging
 import re
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any, Final, NamedTuple
 
 import orjson
@@ -25,6 +26,7 @@ from service.api.pathing import (
     Query,
     answer,
     cell_batch,
+    deadline_of,
     resolve,
     resolve_items,
     run,
@@ -32,10 +34,12 @@ from service.api.pathing import (
     run_cells,
     search,
     simple,
+    unstarted,
 )
 from service.api.runtime import Runtime
 from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
 from service.api.slices import SlicedBatch
+from service.engine import deadline_scope
 
 router = APIRouter(prefix="/v1/maps", tags=["paths"])
 log = logging.getLogger("gridpath.api")
@@ -105,7 +109,8 @@ def _of_results(results: list[dict[str, Any]]) -> _Answered:
     return _Answered(orjson.dumps({"results": results}, option=_JSON_NUMPY), _tally(results))
 
 
-def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered | None:
+def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch, deadline: int
+                      ) -> _Answered | None:  # fmt: skip
     """Answer a small batch on the event loop, skipping the hops to a search thread
     and back (each a context switch, and the interpreter lock passed on: the larger
     cost of a batch of short queries). Only a batch on a cached map, at its
@@ -120,7 +125,7 @@ def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered
         return None
     each = max(1, settings.inline_expansions // max(1, len(body.queries)))
     bound = InlineBound(each, settings.inline_path_cells)
-    with runtime.cache.acquire_cached(map_id) as grid:
+    with runtime.cache.acquire_cached(map_id) as grid, within(deadline):
         if grid is None:
             return None
         if cells is not None:
@@ -130,7 +135,8 @@ def _try_inline_batch(runtime: Runtime, map_id: str, batch: _Batch) -> _Answered
     return None if results is None else _of_results(results)
 
 
-def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] | None:
+def _try_inline(runtime: Runtime, map_id: str, query: Query, deadline: int
+                ) -> dict[str, Any] | None:  # fmt: skip
     """Answer on the event loop if the map is cached and the search is short.
 
     The search gets at most ``inline_expansions`` nodes (tens of microseconds), so
@@ -140,7 +146,7 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query) -> dict[str, Any] |
     cap = runtime.settings.inline_expansions
     if cap <= 0 or not simple(query):
         return None
-    with runtime.cache.acquire_cached(map_id) as grid:
+    with runtime.cache.acquire_cached(map_id) as grid, within(deadline):
         if grid is None:
             return None
         began = time.perf_counter_ns()
@@ -179,6 +185,7 @@ async def find_one(request: Request) -> Response:
     if not runtime.ready:
         await runtime.until_ready()
     body = parsed_body(PathRequest, await body_of(request))
+    deadline = deadline_of(body.deadline_ms, time.monotonic_ns())
     query = resolve(body, None, runtime.settings)
     await runtime.reach(record.id, body.min_revision)
     answers = runtime.answers
@@ -190,22 +197,29 @@ async def find_one(request: Request) -> Response:
             return Response(marked_cached(kept), media_type="application/json")
         leading = answers.in_flight(key)
         if leading is not None:
-            shared = await answers.wait(leading)
+            shared = await _shared(runtime, leading, deadline)
+            if shared is None:  # the deadline came first
+                return _unstarted_response(runtime, record.id, query)
             if shared.error is not None:
                 raise shared.error
             if shared.body is not None:
                 runtime.metrics.answers("coalesced")
                 return Response(marked_cached(shared.body), media_type="application/json")
         runtime.metrics.answers("misses")
-    payload = _try_inline(runtime, record.id, query)
+    payload = _try_inline(runtime, record.id, query, deadline)
     if payload is not None:
         _note(request, runtime, _tally([payload]))
         data = orjson.dumps(payload, option=_JSON_NUMPY)
-        if key is not None and _current_key(runtime, record.id, query) == key:
+        if (key is not None and payload["partial_reason"] != "deadline"
+                and _current_key(runtime, record.id, query) == key):  # fmt: skip
             answers.put(key, data)  # (the grid searched was the one of ``key``)
         return Response(data, media_type="application/json")
-    if key is None or answers.in_flight(key) is not None:
-        answered, searched = await runtime.run(_run_cached, runtime, record.id, query)
+    if key is None or deadline or answers.in_flight(key) is not None:
+        # (A query with a deadline leads no others: its answer may be cut short.)
+        ran = await runtime.run_by(deadline, _run_cached, runtime, record.id, query, deadline)
+        if ran is None:
+            return _unstarted_response(runtime, record.id, query)
+        answered, searched = ran
     else:
         answered, searched = await _lead(runtime, record.id, query, key)
     _note(request, runtime, answered.tally)
@@ -214,6 +228,36 @@ async def find_one(request: Request) -> Response:
         if found_at is not None:
             answers.put(found_at, answered.body)
     return Response(answered.body, media_type="application/json")
+
+
+def within(deadline: int) -> AbstractContextManager[None]:
+    """The engine's ``deadline_scope`` of a request's deadline (0: none)."""
+    return deadline_scope(deadline) if deadline else nullcontext()
+
+
+async def _shared(runtime: Runtime, leading: "asyncio.Future[Shared]", deadline: int
+                  ) -> Shared | None:  # fmt: skip
+    """What the identical query in flight ends with; None if ``deadline`` comes first."""
+    if not deadline:
+        return await runtime.answers.wait(leading)
+    left = (deadline - time.monotonic_ns()) / 1e9
+    try:
+        async with asyncio.timeout(max(0.0, left)):
+            return await runtime.answers.wait(leading)
+    except TimeoutError:
+        return None
+
+
+def _unstarted_response(runtime: Runtime, map_id: str, query: Query) -> Response:
+    """The answer of a query its deadline left unstarted, on the map as cached."""
+    payload = unstarted(query.format, _revision(runtime, map_id))
+    return Response(orjson.dumps(payload), media_type="application/json")
+
+
+def _revision(runtime: Runtime, map_id: str) -> int:
+    """The revision of the map's copy in memory (0 when none is)."""
+    grid = runtime.cache.current(map_id)
+    return 0 if grid is None else grid.revision
 
 
 def _current_key(runtime: Runtime, map_id: str, query: Query) -> Hashable | None:
@@ -235,7 +279,7 @@ async def _lead(runtime: Runtime, map_id: str, query: Query, key: Hashable
     future = runtime.answers.lead(key)
     shared = Shared()
     try:
-        answered, searched = await runtime.run(_run_cached, runtime, map_id, query)
+        answered, searched = await runtime.run(_run_cached, runtime, map_id, query, 0)
         shared.body = answered.body
         return answered, searched
     except Exception as exc:  # (a cancellation is none: the waiters search themselves)
@@ -245,15 +289,18 @@ async def _lead(runtime: Runtime, map_id: str, query: Query, key: Hashable
         runtime.answers.finish(key, future, shared)
 
 
-def _run_cached(runtime: Runtime, map_id: str, query: Query
+def _run_cached(runtime: Runtime, map_id: str, query: Query, deadline: int
                 ) -> tuple[_Answered, tuple[int, int] | None]:  # fmt: skip
     """One query answered and serialised on a search thread (a path may hold a
     million cells: the event loop only sends it), and the revision and epoch of the
-    grid it was answered on (None if its tables changed meanwhile)."""
-    with runtime.cache.acquire(map_id) as grid:
+    grid it was answered on (None if its tables changed meanwhile, or the deadline
+    cut the search short: an answer not to keep)."""
+    with runtime.cache.acquire(map_id) as grid, within(deadline):
         epoch = grid.epoch
         payload = run(grid, query, policy=runtime.batch_policy)
         searched = (grid.revision, epoch) if grid.epoch == epoch else None
+    if payload["partial_reason"] == "deadline":
+        searched = None
     data = orjson.dumps(payload, option=_JSON_NUMPY)
     return _Answered(data, _tally([payload])), searched
 
@@ -318,10 +365,11 @@ def _validated_batch(runtime: Runtime, data: Any) -> _Batch:
     return _Batch(body, None, resolve_items(body.queries, body.defaults, runtime.settings))
 
 
-def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
+def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None, read_ns: int
            ) -> tuple[SlicedBatch, _Answered | None]:  # fmt: skip
     """A batch parsed (unless the event loop did: ``batch``), its map pinned at the
-    batch's ``min_revision``, and its first slice answered, on a search thread."""
+    batch's ``min_revision``, and its first slice answered, on a search thread
+    (``read_ns``: when the request was read, which its deadline counts from)."""
     body, cells, items = _parsed_batch(runtime, raw) if batch is None else batch
     if body.min_revision is not None:
         runtime.catch_up(map_id, body.min_revision)  # BehindError: waited for on the loop
@@ -331,7 +379,8 @@ def _begin(runtime: Runtime, map_id: str, raw: bytes, batch: _Batch | None
         sliced = SlicedBatch(grid, cells, items, pin=pin, policy=runtime.batch_policy,
                              query_ns=runtime.batch_query_ns,
                              expansion_ns=runtime.batch_expansion_ns,
-                             most_expanded=runtime.batch_most_expanded)  # fmt: skip
+                             most_expanded=runtime.batch_most_expanded,
+                             deadline_ns=deadline_of(body.deadline, read_ns))  # fmt: skip
         return sliced, _go_on(runtime, sliced)
     except BaseException:
         pin.close()
@@ -357,21 +406,40 @@ def _go_on(runtime: Runtime, sliced: SlicedBatch) -> _Answered | None:
 
 
 async def _in_slices(request: Request, runtime: Runtime, map_id: str, raw: bytes,
-                     batch: _Batch | None) -> _Answered | None:  # fmt: skip
+                     batch: _Batch | None, read_ns: int) -> _Answered | None:  # fmt: skip
     """Answer a batch on the search threads, a slice at a time (``SlicedBatch``):
     between two slices the requests that came meanwhile run, and a batch whose client
-    has hung up stops (None)."""
-    sliced, answered = await runtime.run(_begin, runtime, map_id, raw, batch)
+    has hung up stops (None). A batch whose deadline comes before a search thread
+    takes its next slice (or, parsed here, its first) answers without it."""
+    deadline = 0 if batch is None else deadline_of(batch.body.deadline, read_ns)
+    begun = await runtime.run_by(deadline, _begin, runtime, map_id, raw, batch, read_ns)
+    if begun is None:
+        assert batch is not None  # (only a batch parsed here has a deadline known here)
+        return _of_results(_unstarted_batch(batch, _revision(runtime, map_id)))
+    sliced, answered = begun
     try:
         while answered is None:
             if await request.is_disconnected():
                 log.info("client gone: batch on map %s stopped after %d of %d queries",
                          map_id, sliced.done, sliced.queries)  # fmt: skip
                 return None
-            answered = await runtime.resume(_go_on, runtime, sliced)
+            answered = await runtime.resume_by(sliced.deadline_ns, _go_on, runtime, sliced)
+            if answered is None and 0 < sliced.deadline_ns <= time.monotonic_ns():
+                sliced.expire()  # the deadline came before its next slice
+                answered = _of_results(sliced.take_results())
         return answered
     finally:
         sliced.release()
+
+
+def _unstarted_batch(batch: _Batch, revision: int) -> list[dict[str, Any]]:
+    """The answers of a batch its deadline left unstarted: each query's says so, each
+    bad item's error stands."""
+    if batch.cells is not None:
+        count = batch.cells.cells.shape[0]
+        return [unstarted(batch.cells.query.format, revision) for _ in range(count)]
+    return [unstarted(item.format, revision) if isinstance(item, Query) else item
+            for item in batch.items]  # fmt: skip
 
 
 @router.post(
@@ -398,13 +466,16 @@ async def find_many(request: Request) -> Response:
     if not runtime.ready:
         await runtime.until_ready()
     raw = await body_of(request)
+    read_ns = time.monotonic_ns()
     batch = answered = None
-    if 0 < len(raw) <= runtime.settings.inline_batch_bytes and runtime.settings.inline_expansions:
+    if 0 < len(raw) <= runtime.settings.inline_batch_bytes:
         batch = _parsed_batch(runtime, raw)  # small: the parse is short, and not repeated
-        answered = _try_inline_batch(runtime, record.id, batch)
+        if runtime.settings.inline_expansions:
+            deadline = deadline_of(batch.body.deadline, read_ns)
+            answered = _try_inline_batch(runtime, record.id, batch, deadline)
     if answered is None:
         answered = await runtime.at_revision(
-            lambda: _in_slices(request, runtime, record.id, raw, batch)
+            lambda: _in_slices(request, runtime, record.id, raw, batch, read_ns)
         )
         if answered is None:  # nobody to answer: for the access log and the metrics
             return Response(status_code=CLIENT_CLOSED)

@@ -4,6 +4,7 @@ map of costs with the flow's arrows)."""
 
 import io
 import math
+import time
 from typing import Annotated, Any, Final
 
 import numpy as np
@@ -16,8 +17,8 @@ from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import Query as PathQuery
-from service.api.pathing import answer, resolve, search
-from service.api.routes.fields import CACHE_HEADER, cached_field
+from service.api.pathing import answer, deadline_of, resolve, search
+from service.api.routes.fields import PARTIAL_HEADER, Encoded, cached_field
 from service.api.routes.maps import etag, no_clusters_error
 from service.api.runtime import Runtime
 from service.api.schemas import (
@@ -28,7 +29,7 @@ from service.api.schemas import (
     QueryInteger,
 )
 from service.config import Settings
-from service.engine import CircleRegion, GridMap, RectRegion
+from service.engine import CircleRegion, GridMap, RectRegion, deadline_scope
 from service.engine.fields import DIRECTIONS, Field
 from service.engine.pictures import field_arrows, field_pixels, map_pixels, paint_trace
 
@@ -207,13 +208,15 @@ def _ring(image: Image.Image, centre: tuple[float, float], radius: float, line: 
         image.paste(GOAL_COLOUR, (x0, y0, x1, y1), mask)
 
 
-def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | None
-                  ) -> tuple[bytes, dict[str, str]]:  # fmt: skip
-    """The PNG of ``query``'s search, and headers summing up its answer."""
+def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | None,
+                  deadline: int) -> tuple[bytes, dict[str, str]]:  # fmt: skip
+    """The PNG of ``query``'s search (stopped at ``deadline``, if any), and headers
+    summing up its answer."""
     settings = runtime.settings
     with runtime.cache.acquire(map_id) as grid:
         scale = _checked_scale(grid, scale, settings)
-        result = search(grid, query, policy=runtime.batch_policy)
+        with deadline_scope(deadline):
+            result = search(grid, query, policy=runtime.batch_policy)
         payload = answer(result, query, 0)
         rgb = map_pixels(grid, scale=scale)
         revision = grid.revision
@@ -233,6 +236,8 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
         "X-Path-Cost": "" if result.cost is None else repr(result.cost),
         "X-Path-Expanded": str(result.expanded),
     }
+    if result.partial_reason is not None:
+        headers[PARTIAL_HEADER] = result.partial_reason
     return _png(image), headers
 
 
@@ -272,9 +277,11 @@ async def path_image(request: Request, record: MapDep, runtime: RuntimeDep,
                      scale: ScaleQuery = None) -> Response:  # fmt: skip
     await runtime.until_ready()
     body = parsed_body(PathRequest, await body_of(request))
+    deadline = deadline_of(body.deadline_ms, time.monotonic_ns())
     query = resolve(body, None, runtime.settings, trace=True)
     await runtime.reach(record.id, body.min_revision)
-    data, headers = await runtime.run(_path_picture, runtime, record.id, query, scale)
+    data, headers = await runtime.run(_path_picture, runtime, record.id, query, scale,
+                                      deadline)  # fmt: skip
     return Response(data, media_type=PNG, headers=headers)
 
 
@@ -306,7 +313,7 @@ def _field_png(field: Field, grid: GridMap, *, scale: int, step: int) -> bytes:
 
 
 def _field_picture(runtime: Runtime, map_id: str, raw: bytes, scale: int | None,
-                   stride: int | None) -> tuple[bytes, int, bool]:  # fmt: skip
+                   stride: int | None, read_ns: int) -> Encoded:  # fmt: skip
     body = parsed_body(FieldRequest, raw)
     settings = runtime.settings
     chosen: list[int] = []
@@ -320,7 +327,8 @@ def _field_picture(runtime: Runtime, map_id: str, raw: bytes, scale: int | None,
         return _field_png(field, grid, scale=chosen[0], step=step)
 
     return cached_field(runtime, map_id, body, encoding=("png", scale, stride), check=check,
-                        encode=encode)  # fmt: skip
+                        encode=encode,
+                        deadline=deadline_of(body.deadline_ms, read_ns))  # fmt: skip
 
 
 @router.post(
@@ -350,7 +358,6 @@ async def field_image(
 ) -> Response:
     await runtime.until_ready()
     raw = await body_of(request)
-    data, revision, hit = await runtime.run(_field_picture, runtime, record.id, raw, scale,
-                                            stride)  # fmt: skip
-    headers = {"ETag": etag(revision), CACHE_HEADER: "hit" if hit else "miss"}
-    return Response(data, media_type=PNG, headers=headers)
+    encoded = await runtime.run(_field_picture, runtime, record.id, raw, scale, stride,
+                                time.monotonic_ns())  # fmt: skip
+    return Response(encoded.data, media_type=PNG, headers=encoded.headers())

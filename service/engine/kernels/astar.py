@@ -21,12 +21,14 @@ Other inconsistent combinations (weight above 1) run without the stack.
 import numpy as np
 
 from service.engine.kernels.borrowing import borrowing
+from service.engine.kernels.clock import next_look, past_deadline
 from service.engine.kernels.codes import (
     CLOSED,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     ON_STACK,
     SQRT2,
+    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
     STATUS_PARTIAL,
@@ -76,7 +78,7 @@ def astar(terrain, task, nodes, bounds, trace):
         ``parent`` links lead back to ``start``.
     """
     cost, width, h_scale = terrain
-    start, goal, diagonal, heuristic, weight, budget, tie_break, equal_f_stack = task
+    start, goal, diagonal, heuristic, weight, budget, tie_break, equal_f_stack, clock = task
     gen, stamp, g, parent, heap, stack = nodes
     cluster_of, goal_row, landmarks = bounds
     node_of, key, pos = heap
@@ -104,6 +106,7 @@ def astar(terrain, task, nodes, bounds, trace):
     best_d = closeness(diagonal, abs(sx - gx), abs(sy - gy))
     best_g = 0.0
     expanded = 0
+    look = next_look(0, budget, clock)
     reopened = 0
     depth = 0  # cells on the equal-f stack; all have f == level
     level = f_start
@@ -112,8 +115,12 @@ def astar(terrain, task, nodes, bounds, trace):
         n = stack[depth - 1] if depth > 0 else node_of[0]
         if n == goal:
             return STATUS_FOUND, goal, expanded, reopened
-        if expanded >= budget:
-            return STATUS_PARTIAL, best, expanded, reopened
+        if expanded >= look:
+            if expanded >= budget:
+                return STATUS_PARTIAL, best, expanded, reopened
+            if past_deadline(clock):
+                return STATUS_DEADLINE, best, expanded, reopened
+            look = next_look(expanded, budget, clock)
         if depth > 0:
             depth -= 1
             pos[n] = CLOSED

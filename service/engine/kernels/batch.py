@@ -22,12 +22,22 @@ from numba import njit
 from service.engine.kernels.astar import astar
 from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.bundles import Bounds, JumpTables, Nodes, Task, Terrain
+from service.engine.kernels.clock import (
+    KEPT_END,
+    KEPT_EXPANDED,
+    KEPT_QUERY,
+    KEPT_REOPENED,
+    NONE_KEPT,
+    keep_cut,
+    past_deadline,
+)
 from service.engine.kernels.clusters import unpack_row
 from service.engine.kernels.codes import (
     ALGORITHM_JPS,
     DIAGONAL_ALWAYS,
     NO_PARENT,
     NO_TABLE,
+    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
 )
@@ -91,11 +101,15 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         first, count: the queries to answer (the arrays may be longer).
         gen0: generation of query 0 (query ``i`` uses ``gen0 + i``).
         scratch: ``(stamp, g, parent, heap, stack, records, heads, goal_row,
-            active, trace)``: the first five as for ``astar``, the next two as for
-            ``dial``, then room for a cluster table's decoded row (float32, at least
-            the clusters of the map's tables), the goal's active landmarks (int64, at
-            least the landmarks per table), and the trace buffer of a traced batch of
-            one query (``trace.record``; empty for every other batch).
+            active, trace, clock)``: the first five as for ``astar``, the next two as
+            for ``dial``, then room for a cluster table's decoded row (float32, at
+            least the clusters of the map's tables), the goal's active landmarks
+            (int64, at least the landmarks per table), the trace buffer of a traced
+            batch of one query (``trace.record``; empty for every other batch), and
+            the clock (``clock``): past its deadline, the query searched stops
+            (``STATUS_DEADLINE``, its path so far) and the queries after it are
+            answered ``STATUS_DEADLINE`` with no path and nothing searched; a cut
+            search whose path does not fit is kept there for the call again.
         results: ``(status, cost, length, expanded, reopened)``: per-query outputs.
         paths: ``(cells, offsets, turns, turn_offsets)``: query ``i``'s cells are
             ``cells[offsets[i]:offsets[i + 1]]`` and its waypoints
@@ -123,7 +137,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         algorithm,
         landmark,
     ) = queries
-    stamp, g, parent, heap, stack, records, heads, goal_row, active, trace = scratch
+    stamp, g, parent, heap, stack, records, heads, goal_row, active, trace, clock = scratch
     terrain = Terrain(cost, width, min_cost)
     jump_tables = JumpTables(bits, jump_table)
     no_row = goal_row[:0]  # "no table" for the cluster and landmark arguments
@@ -131,6 +145,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     status, path_cost, length, expanded, reopened = results
     cells, offsets, turns, turn_offsets = paths
     room = cells.shape[0]
+    late = False  # the deadline has passed: no more searches
     for i in range(first, count):
         s = source[i]
         t = target[i]
@@ -143,6 +158,10 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         if s == REFUSED:  # a cell off the map or blocked (``search_many``): no answer
             status[i] = STATUS_NO_PATH
             path_cost[i] = np.nan
+        elif clock[KEPT_QUERY] != i and (late or past_deadline(clock)):
+            late = True
+            status[i] = STATUS_DEADLINE
+            path_cost[i] = 0.0
         elif s == t:
             if at + 1 > room:
                 offsets[i + 1] = at + 1
@@ -186,27 +205,37 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     # ``goal_landmarks``'s, and ``jps`` and ``astar`` would compile twice.)
                     lm = (land_from[0], land_to[0], no_row, no_row, active, np.int64(0), 0.0)
                 task = Task(s, t, d, heuristic[i], weight[i], budget[i], tie_break[i],
-                            equal_f_stack[i])  # fmt: skip
+                            equal_f_stack[i], clock)  # fmt: skip
                 gen = gen0 + i
                 bounds = Bounds(cell_cluster, row, lm)
                 jumps = algorithm[i] == ALGORITHM_JPS
+                # A search the deadline cut, whose path did not fit: its links are as it
+                # left them (``clock``), and its path is written from them.
+                kept = clock[KEPT_QUERY] == i
+                st, end = STATUS_DEADLINE, clock[KEPT_END]
+                ex, ro = clock[KEPT_EXPANDED], clock[KEPT_REOPENED]
+                clock[KEPT_QUERY] = NONE_KEPT
                 if jumps:
-                    nodes = Nodes(gen, stamp, g, parent, heap,
-                                  stack if equal_f_stack[i] else stack[:0])  # fmt: skip
-                    st, end, ex, ro = jps(terrain, jump_tables, task, nodes, lm, trace)
+                    if not kept:
+                        nodes = Nodes(gen, stamp, g, parent, heap,
+                                      stack if equal_f_stack[i] else stack[:0])  # fmt: skip
+                        st, end, ex, ro = jps(terrain, jump_tables, task, nodes, lm, trace)
                     links = parent
                     found_cost = g[end]
                 elif buckets[i] > 0:
-                    st, end, ex, ro = dial(terrain, task, (gen, records, heads, buckets[i]),
-                                           bounds, trace)  # fmt: skip
+                    if not kept:
+                        st, end, ex, ro = dial(terrain, task, (gen, records, heads, buckets[i]),
+                                               bounds, trace)  # fmt: skip
                     links = record_parent
                     found_cost = float(records[end, G])
                 else:
-                    nodes = Nodes(gen, stamp, g, parent, heap, stack)
-                    st, end, ex, ro = astar(terrain, task, nodes, bounds, trace)
+                    if not kept:
+                        nodes = Nodes(gen, stamp, g, parent, heap, stack)
+                        st, end, ex, ro = astar(terrain, task, nodes, bounds, trace)
                     links = parent
                     found_cost = g[end]
                 status[i] = st
+                late = st == STATUS_DEADLINE
                 expanded[i] = ex
                 reopened[i] = ro
                 if st == STATUS_NO_PATH:
@@ -216,6 +245,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     # cell of the path, so when the cells fit, so do they.
                     points, n = jump_points(links, width, end, turns, turn_offsets[i])
                     if at + n > room:
+                        if st == STATUS_DEADLINE:
+                            keep_cut(clock, i, end, ex, ro)
                         offsets[i + 1] = at + n
                         return i
                     offsets[i + 1] = at + n
@@ -227,6 +258,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 else:
                     n = chain_length(links, end)
                     if at + n > room:
+                        if st == STATUS_DEADLINE:
+                            keep_cut(clock, i, end, ex, ro)
                         offsets[i + 1] = at + n
                         return i
                     write_chain(links, width, end, n, cells, at)

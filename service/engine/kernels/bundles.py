@@ -37,6 +37,7 @@ class Task(NamedTuple):
     budget: Any  # int: most expansions
     tie_break: Any  # bool: on equal ``f`` pop the larger ``g`` first
     equal_f_stack: Any  # bool: use the equal-f stack (consistent heuristics only)
+    clock: Any  # (3,) int64: the deadline and room to read the clock (``clock``)
 
 
 class Nodes(NamedTuple):

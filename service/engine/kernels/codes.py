@@ -10,6 +10,9 @@ from typing import Final
 STATUS_FOUND: Final = 0
 STATUS_PARTIAL: Final = 1
 STATUS_NO_PATH: Final = 2
+#: ``partial`` because the deadline came (``kernels.clock``): the path so far, or an
+#: empty one for a query the deadline left unstarted.
+STATUS_DEADLINE: Final = 3
 
 # Diagonal move policies.
 DIAGONAL_NEVER: Final = 0

@@ -21,11 +21,13 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.borrowing import borrowing
+from service.engine.kernels.clock import next_look, past_deadline
 from service.engine.kernels.codes import (
     CLOSED,
     HEURISTIC_CHEBYSHEV,
     HEURISTIC_MANHATTAN,
     NO_PARENT,
+    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
     STATUS_PARTIAL,
@@ -113,7 +115,7 @@ def dial(terrain, task, buckets, bounds, trace):
     """
     cost, width, min_cost = terrain
     h_scale = int(min_cost)
-    start, goal, _, heuristic, _, budget, _, _ = task
+    start, goal, _, heuristic, _, budget, _, _, clock = task
     gen, records, heads, count = buckets
     cluster_of, goal_row, _ = bounds
     gx = goal % width
@@ -137,6 +139,7 @@ def dial(terrain, task, buckets, bounds, trace):
     best_d = abs(sx - gx) + abs(sy - gy)
     best_g = 0
     expanded = 0
+    look = next_look(0, budget, clock)
     reopened = 0
     while size > 0:
         while heads[cursor] == BUCKET_EMPTY:  # next f with open cells
@@ -145,8 +148,12 @@ def dial(terrain, task, buckets, bounds, trace):
         n = heads[cursor]
         if n == goal:
             return STATUS_FOUND, goal, expanded, reopened
-        if expanded >= budget:
-            return STATUS_PARTIAL, best, expanded, reopened
+        if expanded >= look:
+            if expanded >= budget:
+                return STATUS_PARTIAL, best, expanded, reopened
+            if past_deadline(clock):
+                return STATUS_DEADLINE, best, expanded, reopened
+            look = next_look(expanded, budget, clock)
         unlink(records, heads, n)
         records[n, BUCKET] = CLOSED
         size -= 1

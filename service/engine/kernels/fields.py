@@ -15,6 +15,7 @@ along it (each value is computed from the next one that way).
 import numpy as np
 from numba import njit
 
+from service.engine.kernels.clock import CLOCK_EVERY, UNTIMED, next_look, past_deadline
 from service.engine.kernels.codes import CLOSED, NO_PARENT, SQRT2, STATUS_FOUND, STATUS_NO_PATH
 from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.moves import (
@@ -47,7 +48,7 @@ def reversed_move(cost, width, diagonal, v, k):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
+def distance_field(cost, width, diagonal, goals, limits, dist, step, heap):
     """Fill ``dist`` and ``step`` from ``goals`` outward on a padded flat grid.
 
     Args:
@@ -55,15 +56,19 @@ def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
         width: padded width.
         diagonal: the policy's code (``codes.DIAGONAL_*``).
         goals: (k,) int64 padded cells, walkable; repeats are harmless.
-        max_cost: cells costlier than this are left unreached (``inf``).
+        limits: ``(max_cost, clock)``: cells costlier than ``max_cost`` are left
+            unreached (``inf``); past the clock's deadline (``clock``) the search
+            stops, and the cells it has not settled are left unreached too.
         dist: (cells,) float64, all ``inf`` on entry; the cost to the nearest goal.
         step: (cells,) int8, all ``NO_STEP`` on entry; the first move towards it.
         heap: ``(node, key, pos)`` scratch with room for every cell (see ``heap``).
 
     Returns:
-        The number of cells settled. Cells left on the open list when the search
-        stops at ``max_cost`` are reset to ``inf`` / ``NO_STEP``.
+        ``(settled, late)``: the number of cells settled, and whether the deadline
+        stopped the search. Cells left on the open list when the search stops are
+        reset to ``inf`` / ``NO_STEP``.
     """
+    max_cost, clock = limits
     node_of, key, pos = heap
     moves = move_count(diagonal)
     size = 0
@@ -74,10 +79,17 @@ def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
         dist[c] = 0.0
         size = push(heap, size, c, 0.0, 0.0, False)
     settled = 0
+    look = next_look(0, UNTIMED, clock)
+    late = False
     while size > 0:
         dv = key[0, 0]
         if dv > max_cost:
             break
+        if settled >= look:
+            if past_deadline(clock):
+                late = True
+                break
+            look = settled + CLOCK_EVERY
         v = node_of[0]
         size = pop(heap, size, False)
         settled += 1
@@ -100,11 +112,11 @@ def distance_field(cost, width, diagonal, goals, max_cost, dist, step, heap):
         dist[c] = np.inf
         step[c] = NO_STEP
         pos[c] = CLOSED
-    return settled
+    return settled, late
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes):
+def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes, clock):
     """Search outward from ``goals`` over reversed moves until every cell of ``starts``
     is settled: the shared search of a batch of queries to one goal (or goal set).
 
@@ -130,9 +142,11 @@ def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes):
             ``gen``; ``g`` and ``parent``: the cost to the goals and the next cell
             towards them (``NO_PARENT`` at a goal), valid for known cells; the heap,
             with room for every cell (the stack is not read).
+        clock: the clock (``clock``): past its deadline the search stops.
 
     Returns:
-        The number of cells settled.
+        The number of cells settled. ``want`` is left true at the starts not
+        settled: none, unless the deadline stopped the search.
     """
     cost, width, h_scale = terrain
     want, wanted, box = starts
@@ -150,11 +164,17 @@ def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes):
         h = h_scale * _box_distance(heuristic, box, c % width, c // width)
         size = push(heap, size, c, h, 0.0, False)
     settled = 0
+    look = next_look(0, UNTIMED, clock)
     while size > 0 and wanted > 0:
+        if settled >= look:
+            if past_deadline(clock):
+                break
+            look = settled + CLOCK_EVERY
         v = node_of[0]
         size = pop(heap, size, False)
         settled += 1
         if want[v]:  # (a bool array: a search through the starts cost a third more)
+            want[v] = False
             wanted -= 1
         gv = g[v]
         for k in range(moves):

@@ -18,11 +18,13 @@ A goal set is the tuple ``(kind, shape, members, boxes)``, all in padded coordin
 import numpy as np
 from numba import njit
 
+from service.engine.kernels.clock import next_look, past_deadline
 from service.engine.kernels.codes import (
     CLOSED,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     SQRT2,
+    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
     STATUS_PARTIAL,
@@ -147,7 +149,7 @@ def goal_set_search(terrain, task, nodes, trace):
         (``goal_distance``, then least ``g``); ``start`` for ``no_path``.
     """
     cost, width, h_scale = terrain
-    start, goal, diagonal, heuristic, weight, budget, tie_break, _ = task
+    start, goal, diagonal, heuristic, weight, budget, tie_break, _, clock = task
     gen, stamp, g, parent, heap, _ = nodes
     node_of, _, pos = heap
     boxes = goal[3]
@@ -163,6 +165,7 @@ def goal_set_search(terrain, task, nodes, trace):
     best_d = goal_distance(goal, width, sx, sy, np.inf)
     best_g = 0.0
     expanded = 0
+    look = next_look(0, budget, clock)
     reopened = 0
     while size > 0:
         n = node_of[0]
@@ -170,8 +173,12 @@ def goal_set_search(terrain, task, nodes, trace):
         y = n // width
         if is_goal(goal, n, x, y):
             return STATUS_FOUND, n, expanded, reopened
-        if expanded >= budget:
-            return STATUS_PARTIAL, best, expanded, reopened
+        if expanded >= look:
+            if expanded >= budget:
+                return STATUS_PARTIAL, best, expanded, reopened
+            if past_deadline(clock):
+                return STATUS_DEADLINE, best, expanded, reopened
+            look = next_look(expanded, budget, clock)
         size = pop(heap, size, tie_break)
         gn = g[n]
         record(trace, expanded, n)

@@ -99,8 +99,8 @@ class ScratchSlots(NamedTuple):
     """The rows of a scratch's handle (``Scratch.kernel_handle``), by name: nodes as
     (cells, 2) float64 (g) and the same memory as (cells, 4) int32 (stamp, parent in
     columns 2 and 3); the heap; the stack; ``dial``'s records and heads; the cluster
-    row; active landmarks; the trace; then the query arrays (12 inputs, 5 outputs: see
-    ``search_batch``) and the 4 path buffers."""
+    row; active landmarks; the trace; the clock (``kernels.clock``); then the query
+    arrays (12 inputs, 5 outputs: see ``search_batch``) and the 4 path buffers."""
 
     nodes: int
     fields: int
@@ -113,6 +113,7 @@ class ScratchSlots(NamedTuple):
     goal_row: int
     active: int
     trace: int
+    clock: int
     source: int
     target: int
     diagonal: int
@@ -179,7 +180,7 @@ def scratch_view(h):
     return (fields[:, 2], nodes[:, 0], fields[:, 3], heap, vector(h, SCRATCH.stack, np.int32),
             matrix(h, SCRATCH.records, np.int32), vector(h, SCRATCH.heads, np.int32),
             vector(h, SCRATCH.goal_row, np.float32), vector(h, SCRATCH.active, np.int64),
-            vector(h, SCRATCH.trace, np.int32))  # fmt: skip
+            vector(h, SCRATCH.trace, np.int32), vector(h, SCRATCH.clock, np.int64))  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -57,10 +57,12 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.borrowing import borrowing
+from service.engine.kernels.clock import next_look, past_deadline
 from service.engine.kernels.codes import (
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     SQRT2,
+    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
     STATUS_PARTIAL,
@@ -554,7 +556,7 @@ def jps(terrain, jumps, task, nodes, landmarks, trace, walk=True):
     """
     cost, width, h_scale = terrain
     bits, table = jumps
-    start, goal, _, heuristic, weight, budget, tie_break, _ = task
+    start, goal, _, heuristic, weight, budget, tie_break, _, clock = task
     gen, stamp, g, parent, heap, stack = nodes
     node_of, key, _ = heap  # lazy deletion: no positions (see ``heap.lazy_push``)
     queue = (node_of, key, stack)
@@ -577,6 +579,7 @@ def jps(terrain, jumps, task, nodes, landmarks, trace, walk=True):
     best_d = closeness(1, abs(sx - gx), abs(sy - gy))
     best_g = 0.0
     expanded = 0
+    look = next_look(0, budget, clock)
     while size > 0 or depth > 0:
         if depth > 0:
             n = stack[depth - 1]
@@ -587,8 +590,12 @@ def jps(terrain, jumps, task, nodes, landmarks, trace, walk=True):
                 continue
         if n == goal:
             return STATUS_FOUND, goal, expanded, 0
-        if expanded >= budget:
-            return STATUS_PARTIAL, best, expanded, 0
+        if expanded >= look:
+            if expanded >= budget:
+                return STATUS_PARTIAL, best, expanded, 0
+            if past_deadline(clock):
+                return STATUS_DEADLINE, best, expanded, 0
+            look = next_look(expanded, budget, clock)
         if depth > 0:
             depth -= 1
         else:

@@ -440,7 +440,7 @@ def _jps_costs(grid: GridMap, pairs: list[tuple[tuple[int, int], tuple[int, int]
             Terrain(grid.padded, grid.padded_width, 1.0),
             JumpTables(grid.jump_bits, grid.jump_table),
             Task(grid.flat_index(*start), goal_cell, 0, HEURISTIC_OCTILE, 1.0, 1 << 62, True,
-                 True),
+                 True, scratch.clock),
             Nodes(i + 1, scratch.stamp, scratch.g, scratch.parent, scratch.heap, scratch.stack),
             landmarks, np.zeros(0, np.int32), walk,
         )  # fmt: skip

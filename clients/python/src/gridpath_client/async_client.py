@@ -177,6 +177,7 @@ class AsyncClient:
         diagonal: Diagonal | None = None,
         max_cost: float | None = None,
         agent_size: int | None = None,
+        deadline_ms: float | None = None,
     ) -> FlowField:
         """See :meth:`Client.field`."""
         call = calls.flow_field(
@@ -186,6 +187,7 @@ class AsyncClient:
             max_cost=max_cost,
             agent_size=agent_size,
             as_numpy=self.as_numpy,
+            deadline_ms=deadline_ms,
         )
         return await self._run(call)
 

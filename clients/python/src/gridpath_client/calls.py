@@ -222,11 +222,17 @@ def flow_field(
     max_cost: float | None,
     agent_size: int | None,
     as_numpy: bool,
+    deadline_ms: float | None = None,
 ) -> Call[FlowField]:
     """With numpy the compact ``.npz`` form is asked for; without, JSON (which the
     service only gives for maps up to ``GRIDPATH_MAX_JSON_FIELD_CELLS`` cells)."""
     body: dict[str, Any] = {"goals": to_points(goals), "format": "npz" if as_numpy else "json"}
-    optional = {"diagonal": diagonal, "max_cost": max_cost, "agent_size": agent_size}
+    optional = {
+        "diagonal": diagonal,
+        "max_cost": max_cost,
+        "agent_size": agent_size,
+        "deadline_ms": deadline_ms,
+    }
     body.update({name: value for name, value in optional.items() if value is not None})
 
     def read(response: httpx.Response) -> FlowField:

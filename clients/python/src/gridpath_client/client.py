@@ -174,7 +174,7 @@ class Client:
                 answers); ``NotReady`` if the service cannot reach it in time.
             **options: :class:`PathOptions` (``heuristic``, ``diagonal``, ``weight``,
                 ``max_expansions``, ``format``, ``algorithm``, ``unreachable``,
-                ``agent_size``): only those given are sent.
+                ``agent_size``, ``deadline_ms``): only those given are sent.
 
         Raises:
             InvalidQuery, InvalidValue, NotWalkable, MapNotFound, ...: the service's
@@ -244,6 +244,7 @@ class Client:
         diagonal: Diagonal | None = None,
         max_cost: float | None = None,
         agent_size: int | None = None,
+        deadline_ms: float | None = None,
     ) -> FlowField:
         """The distance and flow field towards ``goals``: for every cell the cost to
         the nearest goal and the first step there (one search for any number of units).
@@ -252,6 +253,7 @@ class Client:
         past float32's range, and ``next`` int8 arrays, ``(height, width)``); without,
         as JSON rows (the service allows that only for
         maps up to ``GRIDPATH_MAX_JSON_FIELD_CELLS`` cells: ``TooBig`` past it).
+        ``deadline_ms``: stop the search then; the field says so (``partial_reason``).
         """
         call = calls.flow_field(
             map_id,
@@ -260,6 +262,7 @@ class Client:
             max_cost=max_cost,
             agent_size=agent_size,
             as_numpy=self.as_numpy,
+            deadline_ms=deadline_ms,
         )
         return self._run(call)
 

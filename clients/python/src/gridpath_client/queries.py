@@ -38,6 +38,10 @@ class PathOptions(TypedDict, total=False):
         unreachable: ``no_path`` (default) or ``nearest``: a path to the reachable cell
             nearest an unreachable goal.
         agent_size: k for a k x k unit anchored at its top-left cell (default 1).
+        deadline_ms: Answer within this many milliseconds of the service reading the
+            request: what is unfinished then answers ``partial`` with
+            ``partial_reason`` ``deadline`` (the path so far, or none). For ``paths``,
+            the whole batch's.
     """
 
     heuristic: Heuristic
@@ -48,6 +52,7 @@ class PathOptions(TypedDict, total=False):
     algorithm: Algorithm
     unreachable: Unreachable
     agent_size: int
+    deadline_ms: float
 
 
 OPTION_NAMES: Final = PathOptions.__optional_keys__ | PathOptions.__required_keys__

@@ -81,7 +81,8 @@ class PathResult:
             edits existed).
         reached: The goal cell a ``found`` path ends at (useful with ``goals`` and
             ``goal_region``); ``None`` otherwise.
-        partial_reason: For ``partial``: ``budget`` or ``unreachable``; else ``None``.
+        partial_reason: For ``partial``: ``budget``, ``unreachable`` or ``deadline``
+            (``deadline_ms`` came); else ``None``.
         trace: The search's trace when asked for with ``trace=True`` and the server
             sends one; else ``None``.
     """
@@ -92,8 +93,8 @@ class PathResult:
     path: Points
     format: str
     expanded: int
-    algorithm_used: str
-    heuristic_used: str
+    algorithm_used: str | None
+    heuristic_used: str | None
     elapsed_us: int
     revision: int | None = None
     reached: Point | None = None
@@ -338,6 +339,8 @@ class FlowField:
             (see :data:`DIRECTIONS`), -1 at goals and unreachable cells. A
             ``(height, width)`` int8 array with numpy, else rows of ints.
         cache_hit: Whether the service had the field cached (``X-Field-Cache``).
+        partial_reason: ``deadline`` when ``deadline_ms`` stopped the search (the cells
+            it had not settled are unreached); ``None`` for a whole field.
     """
 
     revision: int
@@ -345,6 +348,7 @@ class FlowField:
     cost: CostGrid
     next: CodeGrid
     cache_hit: bool | None = None
+    partial_reason: str | None = None
 
     def next_cell(self, x: int, y: int) -> Point | None:
         """The cell one step from ``(x, y)`` towards the nearest goal; ``None`` at a
@@ -363,6 +367,7 @@ class FlowField:
             cost=from_cost_rows(data["cost"], as_numpy=as_numpy),
             next=from_code_rows(data["next"], as_numpy=as_numpy),
             cache_hit=cache_hit,
+            partial_reason=data.get("partial_reason"),
         )
 
     @classmethod
@@ -378,4 +383,7 @@ class FlowField:
                 cost=arrays["cost"],
                 next=arrays["next"],
                 cache_hit=cache_hit,
+                partial_reason=(
+                    str(arrays["partial_reason"]) if "partial_reason" in arrays else None
+                ),
             )
