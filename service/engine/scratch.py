@@ -143,12 +143,23 @@ def deadline_scope(deadline_ns: int) -> Iterator[None]:
     within that many of the deadline; what the caller does with the answers after
     (copying the paths out, serialising them) is the caller's to bound. Nested
     scopes: the inner one's deadline holds within it."""
+    global _timed_scopes
     before = _scope.deadline
+    with _timed_lock:
+        _timed_scopes += 1
     _scope.deadline = deadline_ns
     try:
         yield
     finally:
         _scope.deadline = before
+        with _timed_lock:
+            _timed_scopes -= 1
+
+
+#: ``deadline_scope``s open now, on any thread: while there are none, a scratch whose
+#: clock holds no deadline need not look for one (``Scratch.single_query``).
+_timed_scopes = 0
+_timed_lock = threading.Lock()
 
 
 def current_deadline() -> int:
@@ -375,7 +386,7 @@ class Scratch:
         """``kernel_handle`` and one fresh generation (``take_generations(1)``), in one
         call that checks one thing when nothing grew: two calls with their checks are
         a noticeable share of a lean ``find_path``."""
-        if _scope.deadline != self._deadline:
+        if _timed_scopes or self._deadline:  # (one global read when no call is timed)
             self.timed_clock()
         made = self._handle
         if (made is None or records or clusters or self.paths.arrays is not self._handle_paths
