@@ -119,6 +119,30 @@ def test_a_query_no_search_thread_took_by_its_deadline_answers_an_empty_partial(
     assert 0.05 <= batch_took < 0.05 + MARGIN_S
 
 
+def test_a_query_waiting_for_an_identical_one_answers_at_its_deadline(
+    make_client: ClientFactory, maze: tuple[bytes, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It waited for the leader's search as long as that took (the answer cache's
+    coalescing), however late."""
+    client = make_client(**ONE_THREAD)
+    map_id = upload(client, maze)
+    gate = Gate(monkeypatch, paths_routes, "_run_cached")  # holds the leader's search
+    url = f"/v1/maps/{map_id}/path"
+    query = {"start": [0, 0], "goal": NEAR}
+    led: list[dict[str, Any]] = []
+    leader = threading.Thread(target=lambda: led.append(client.post(url, json=query).json()))
+    leader.start()
+    try:
+        assert gate.started.wait(30)
+        response, took = timed_post(client, url, query | {"deadline_ms": 50})
+    finally:
+        gate.release.set()
+        leader.join(30)
+    assert_unstarted(response.json())
+    assert 0.05 <= took < 0.05 + MARGIN_S
+    assert led[0]["status"] == "found"
+
+
 @pytest.mark.parametrize("where", ["batch", "defaults"])
 def test_a_batch_answers_what_it_finished_and_marks_the_rest(
     make_client: ClientFactory, maze: tuple[bytes, list[int]], where: str
