@@ -192,6 +192,24 @@ def test_a_field_cut_by_its_deadline_says_so_and_is_not_cached(
     assert "X-Partial-Reason" not in again.headers
 
 
+def test_pictures_cut_by_their_deadline_say_so(
+    make_client: ClientFactory, maze: tuple[bytes, list[int]]
+) -> None:
+    client = make_client()
+    map_id = upload(client, maze)
+    query = {"start": [0, 0], "goal": maze[1], "algorithm": "astar", "deadline_ms": CUT_MS}
+    path = client.post(f"/v1/maps/{map_id}/path.png?scale=1", json=query)
+    assert path.status_code == 200, path.text
+    assert (path.headers["X-Path-Status"], path.headers["X-Partial-Reason"]) == (
+        "partial",
+        "deadline",
+    )
+    field = client.post(f"/v1/maps/{map_id}/field.png?scale=1",
+                        json={"goals": [maze[1]], "deadline_ms": 2})  # fmt: skip
+    assert field.status_code == 200, field.text
+    assert field.headers["X-Partial-Reason"] == "deadline"
+
+
 @pytest.mark.parametrize("deadline", [0, -1, 60_001, "5", True])
 def test_a_deadline_out_of_range_is_invalid(client: TestClient, map_id: str,
                                             deadline: object) -> None:  # fmt: skip
