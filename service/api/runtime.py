@@ -182,7 +182,11 @@ class Runtime:
             work = self.executor.submit(functools.partial(fn, *args, **kwargs))
             waiter = asyncio.wrap_future(work)
             left = (deadline_ns - time.monotonic_ns()) / 1e9
-            done, _ = await asyncio.wait({waiter}, timeout=max(0.0, left))
+            try:
+                done, _ = await asyncio.wait({waiter}, timeout=max(0.0, left))
+            except asyncio.CancelledError:  # the request is gone: so is its queued work
+                work.cancel()
+                raise
             if not done and work.cancel():  # still queued: it never runs
                 return None
             return await waiter
@@ -270,16 +274,17 @@ class Runtime:
         if revision < wanted:
             raise BehindError(map_id, revision, wanted)
 
-    async def reach(self, map_id: str, wanted: int | None) -> None:
+    async def reach(self, map_id: str, wanted: int | None, deadline_ns: int = 0) -> None:
         """Bring this service's copy of the map to a query's ``min_revision``
         (``wanted``; None: no need), catching up from the store off the event loop
-        and waiting as :meth:`at_revision` does.
+        and waiting as :meth:`at_revision` does (until ``deadline_ns`` at most).
 
         Raises:
-            ApiError: ``NotReady`` when the wait is over.
+            ApiError: ``NotReady`` when the wait is over. DeadlinePassedError.
         """
         if wanted is not None and not self.holds(map_id, wanted):
-            await self.at_revision(lambda: self.run(self.catch_up, map_id, wanted))
+            await self.at_revision(lambda: self.run(self.catch_up, map_id, wanted),
+                                   deadline_ns=deadline_ns)  # fmt: skip
 
     def holds(self, map_id: str, revision: int) -> bool:
         """Whether the cached copy of the map is at ``revision`` or later (no store
@@ -287,13 +292,16 @@ class Runtime:
         grid = self.cache.current(map_id)
         return grid is not None and grid.revision >= revision
 
-    async def at_revision(self, call: Callable[[], Awaitable[T]]) -> T:
+    async def at_revision(self, call: Callable[[], Awaitable[T]], *, deadline_ns: int = 0
+                          ) -> T:  # fmt: skip
         """``call()``; while it raises :class:`BehindError`, wait (on the event loop,
         asking the store only for the map's revision) until the store holds the
-        revision wanted, then call again; for up to ``min_revision_wait_seconds``.
+        revision wanted, then call again; for up to ``min_revision_wait_seconds``, and
+        no later than a request's ``deadline_ns`` (``time.monotonic_ns``; 0: none).
 
         Raises:
-            ApiError: ``NotReady`` when the wait is over.
+            ApiError: ``NotReady`` when the wait is over. DeadlinePassedError: the deadline
+                came first (nothing was answered).
         """
         wait = self.settings.min_revision_wait_seconds
         deadline = time.monotonic() + wait
@@ -310,6 +318,8 @@ class Runtime:
                         f"min_revision {behind.wanted} was not reached within {wait:g} s "
                         "(GRIDPATH_MIN_REVISION_WAIT_SECONDS); retry",
                     )
+                if deadline_ns and time.monotonic_ns() >= deadline_ns:
+                    raise DeadlinePassedError
                 await asyncio.sleep(MIN_REVISION_POLL_SECONDS)
                 stored = await self.run(self._stored_revision, behind.map_id)
                 if stored >= behind.wanted or stored < 0:  # there, or the map is gone
@@ -343,6 +353,10 @@ class Runtime:
         self.store.close()
         set_path_cell_limit(self._path_cells_before)
         set_scratch_keep_bytes(self._scratch_bytes_before)
+
+
+class DeadlinePassedError(Exception):
+    """A request's deadline came while it waited for its ``min_revision``."""
 
 
 def open_store(settings: Settings, lock: DataDirLock | None = None) -> Store:

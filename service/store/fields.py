@@ -81,6 +81,9 @@ class FieldCache:
     def _keep(self, key: Hashable, data: bytes) -> None:
         if len(data) > self._max_bytes:
             return
+        old = self._entries.pop(key, None)  # (``offer`` may have kept it meanwhile)
+        if old is not None:
+            self._bytes -= len(old)
         self._entries[key] = data
         self._bytes += len(data)
         while self._bytes > self._max_bytes:

@@ -104,10 +104,17 @@ def test_a_query_no_search_thread_took_by_its_deadline_answers_an_empty_partial(
                                                          "deadline_ms": 1}],
             "deadline_ms": 50,
         })  # fmt: skip
+        began = time.monotonic()
+        field = client.post(f"/v1/maps/{map_id}/field", json={"goals": [NEAR], "deadline_ms": 50})
+        field_took = time.monotonic() - began
     finally:
         gate.release.set()
         holder.join(30)
     assert held == [200]
+    assert field.status_code == 503  # a field is the whole map: none, rather than an empty one
+    assert field.json()["code"] == "NotReady"
+    assert "deadline_ms 50" in field.json()["message"]
+    assert 0.05 <= field_took < 0.05 + MARGIN_S
     answer = response.json()
     assert_unstarted(answer)
     assert (answer["heuristic_used"], answer["algorithm_used"]) == (None, None)
@@ -141,6 +148,21 @@ def test_a_query_waiting_for_an_identical_one_answers_at_its_deadline(
     assert_unstarted(response.json())
     assert 0.05 <= took < 0.05 + MARGIN_S
     assert led[0]["status"] == "found"
+
+
+def test_a_query_waiting_for_its_min_revision_answers_at_its_deadline(
+    client: TestClient, map_id: str
+) -> None:
+    """It waited for GRIDPATH_MIN_REVISION_WAIT_SECONDS, then answered 503."""
+    query = {"start": [0, 0], "goal": [5, 0], "min_revision": 7, "deadline_ms": 50}
+    response, took = timed_post(client, f"/v1/maps/{map_id}/path", query)
+    assert_unstarted(response.json())
+    assert 0.05 <= took < 0.05 + MARGIN_S
+    batch = {"queries": [{"start": [0, 0], "goal": [5, 0]}], "min_revision": 7,
+             "deadline_ms": 50}  # fmt: skip
+    response, took = timed_post(client, f"/v1/maps/{map_id}/paths", batch)
+    assert_unstarted(response.json()["results"][0])
+    assert 0.05 <= took < 0.05 + MARGIN_S
 
 
 @pytest.mark.parametrize("where", ["batch", "defaults"])

@@ -32,3 +32,20 @@ def test_a_failed_computation_is_not_cached_and_reaches_the_caller() -> None:
     with pytest.raises(ValueError, match="no field"):
         cache.get("k", fail)
     assert cache.get("k", lambda: b"ok") == (b"ok", False)
+
+
+def test_a_field_offered_while_it_is_computed_is_counted_once() -> None:
+    """A deadline's field offered during another's computation of the same key was
+    counted twice: the cache's byte count only grew, and it emptied itself for good."""
+    cache = FieldCache(100)
+
+    def compute() -> bytes:
+        cache.offer("goal", b"x" * 40)  # a request with a deadline, done first
+        return b"x" * 40
+
+    for _ in range(5):
+        cache.get("goal", compute)
+    assert cache.nbytes == 40
+    assert cache.peek("goal") == b"x" * 40
+    cache.get("other", lambda: b"y" * 40)
+    assert cache.nbytes == 80

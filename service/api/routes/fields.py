@@ -20,7 +20,6 @@ from service.api.runtime import Runtime
 from service.api.schemas import FieldRequest, FieldResponse
 from service.engine import DEFAULT_DIAGONAL, GridMap, deadline_scope
 from service.engine.fields import Field, distance_field
-from service.store import MapRecord
 
 router = APIRouter(prefix="/v1/maps", tags=["fields"])
 
@@ -113,18 +112,15 @@ def cached_field(
 
 def _json_limit(limit: int) -> Callable[[GridMap], None]:
     def check(grid: GridMap) -> None:
-        _check_json_cells(grid.width * grid.height, limit)
+        cells = grid.width * grid.height
+        if cells > limit:
+            raise ApiError(
+                ErrorCode.TOO_BIG,
+                f"a JSON field of this map would hold {cells} cells, more than the limit of "
+                f"{limit} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for format 'npz'",
+            )
 
     return check
-
-
-def _check_json_cells(cells: int, limit: int) -> None:
-    if cells > limit:
-        raise ApiError(
-            ErrorCode.TOO_BIG,
-            f"a JSON field of this map would hold {cells} cells, more than the limit of "
-            f"{limit} (GRIDPATH_MAX_JSON_FIELD_CELLS); ask for format 'npz'",
-        )
 
 
 def _field(runtime: Runtime, map_id: str, body: FieldRequest, deadline: int) -> Encoded:
@@ -140,23 +136,6 @@ def _field(runtime: Runtime, map_id: str, body: FieldRequest, deadline: int) -> 
 
 def _media(body: FieldRequest) -> str:
     return "application/json" if body.format == "json" else NPZ
-
-
-def _unstarted(runtime: Runtime, record: MapRecord, body: FieldRequest) -> Encoded:
-    """The field of a request its deadline left unstarted: no cell reached, on the
-    map's copy in memory (the JSON form is bounded by the same limit as any)."""
-    if body.format == "json":
-        _check_json_cells(record.width * record.height, runtime.settings.max_json_field_cells)
-    grid = runtime.cache.current(record.id)
-    revision = record.revision if grid is None else grid.revision
-    shape = (record.height, record.width)
-    distance = np.full(shape, np.inf)
-    field = Field(cost=distance.astype(np.float32), next=np.full(shape, -1, np.int8),
-                  distance=distance, goals=np.array(body.goals, np.int32).reshape(-1, 2),
-                  revision=revision, diagonal=body.diagonal or DEFAULT_DIAGONAL,
-                  max_cost=body.max_cost, settled=0, partial_reason="deadline")  # fmt: skip
-    data = _json(field) if body.format == "json" else _npz(field)
-    return Encoded(data, revision, False, "deadline")
 
 
 @router.post(
@@ -201,5 +180,9 @@ async def flow_field(request: Request, record: MapDep, runtime: RuntimeDep) -> R
     deadline = deadline_of(body.deadline_ms, read_ns)
     encoded = await runtime.run_by(deadline, _field, runtime, record.id, body, deadline)
     if encoded is None:  # the deadline came before a search thread was free
-        encoded = _unstarted(runtime, record, body)
+        raise ApiError(
+            ErrorCode.NOT_READY,
+            f"no search thread was free before deadline_ms {body.deadline_ms:g} passed: the "
+            "field was not started (GRIDPATH_SEARCH_THREADS); retry",
+        )
     return Response(encoded.data, media_type=_media(body), headers=encoded.headers())

@@ -36,7 +36,7 @@ from service.api.pathing import (
     simple,
     unstarted,
 )
-from service.api.runtime import Runtime
+from service.api.runtime import DeadlinePassedError, Runtime
 from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
 from service.api.slices import SlicedBatch
 from service.engine import deadline_scope
@@ -153,7 +153,8 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query, deadline: int
         wanted = query.spec.options.max_expansions
         budget = cap if wanted is None else min(cap, wanted)
         result = search(grid, query, budget=budget, policy=runtime.batch_policy)
-        if result.status == "partial" and (wanted is None or budget < wanted):
+        cut = result.partial_reason == "budget"  # by the inline cap, maybe (a deadline's stands)
+        if cut and (wanted is None or budget < wanted):
             return None
         if len(result.cells) > runtime.settings.inline_path_cells:
             return None  # short to find, long to send: answered off the loop
@@ -187,7 +188,10 @@ async def find_one(request: Request) -> Response:
     body = parsed_body(PathRequest, await body_of(request))
     deadline = deadline_of(body.deadline_ms, time.monotonic_ns())
     query = resolve(body, None, runtime.settings)
-    await runtime.reach(record.id, body.min_revision)
+    try:
+        await runtime.reach(record.id, body.min_revision, deadline)
+    except DeadlinePassedError:
+        return _unstarted_response(runtime, record.id, query)
     answers = runtime.answers
     key = _current_key(runtime, record.id, query)
     if key is not None:
@@ -474,9 +478,15 @@ async def find_many(request: Request) -> Response:
             deadline = deadline_of(batch.body.deadline, read_ns)
             answered = _try_inline_batch(runtime, record.id, batch, deadline)
     if answered is None:
-        answered = await runtime.at_revision(
-            lambda: _in_slices(request, runtime, record.id, raw, batch, read_ns)
-        )
+        deadline = 0 if batch is None else deadline_of(batch.body.deadline, read_ns)
+        try:
+            answered = await runtime.at_revision(
+                lambda: _in_slices(request, runtime, record.id, raw, batch, read_ns),
+                deadline_ns=deadline,
+            )
+        except DeadlinePassedError:  # still behind its min_revision: nothing searched
+            assert batch is not None
+            answered = _of_results(_unstarted_batch(batch, _revision(runtime, record.id)))
         if answered is None:  # nobody to answer: for the access log and the metrics
             return Response(status_code=CLIENT_CLOSED)
     _note(request, runtime, answered.tally)
