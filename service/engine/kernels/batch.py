@@ -42,7 +42,13 @@ from service.engine.kernels.codes import (
     STATUS_NO_PATH,
 )
 from service.engine.kernels.dial import PARENT, G, dial
-from service.engine.kernels.handles import grid_view, path_view, query_view, scratch_view
+from service.engine.kernels.handles import (
+    grid_view,
+    path_view,
+    query_view,
+    scratch_view,
+    terrain_view,
+)
 from service.engine.kernels.jps import NOT_FOUND, jps, two_legs
 from service.engine.kernels.lines import line_cost, line_length, trace_line
 from service.engine.kernels.paths import (
@@ -146,6 +152,8 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
     cells, offsets, turns, turn_offsets = paths
     room = cells.shape[0]
     late = False  # the deadline has passed: no more searches
+    if clock[KEPT_QUERY] != first:  # kept for a call again from it, which this is not
+        clock[KEPT_QUERY] = NONE_KEPT
     for i in range(first, count):
         s = source[i]
         t = target[i]
@@ -287,22 +295,14 @@ def write_two_legs(jump_table, width, s, t, parent, n, cells, at):
 
 
 @borrowing
-def run_batch(grid, queries, first, count, gen0, scratch, results, paths):
-    """``search_batch`` compiled once for ``search_handles`` and ``search_many``, where
-    a call more per batch costs nothing (numba compiles an inlined function anew into
-    every caller, which lengthens a cold start). ``search_one``, the single query,
-    inlines it."""
-    return search_batch(grid, queries, first, count, gen0, scratch, results, paths)
-
-
-@borrowing
 def search_handles(grid, first, count, gen0, scratch):
     """``search_batch`` over handles (``kernels.handles``): the grid's, and the
-    scratch's (with the query arrays and path buffers). Two arrays to unbox per
-    call instead of some fifty."""
+    scratch's (with the query arrays and path buffers). Two arrays to pass instead of
+    some fifty, which ``search_many`` calls once a batch (``search_one`` inlines
+    ``search_batch`` instead: see there)."""
     inputs, outputs = query_view(scratch)
-    return run_batch(grid_view(grid), inputs, first, count, gen0, scratch_view(scratch),
-                     outputs, path_view(scratch))  # fmt: skip
+    return search_batch(grid_view(grid), inputs, first, count, gen0, scratch_view(scratch),
+                        outputs, path_view(scratch))  # fmt: skip
 
 
 #: ``options`` of ``search_one``: a query's validated options in the kernel's terms.
@@ -324,7 +324,8 @@ CELLS_REFUSED = -1
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def set_query(view, inputs, i, plan, cells):
-    """Write query ``i`` of ``inputs`` from ``(sx, sy)`` to ``(gx, gy)`` (``cells``) under
+    """Write query ``i`` of ``inputs`` from ``(sx, sy)`` to ``(gx, gy)`` (``cells``) on
+    ``view``, the grid's ``(cost, width)`` (``terrain_view``), under
     ``plan``: ``(option, weight)``, an ``OPTIONS`` row and the weight; whether its
     cells are on the map and walkable. A refused query's ``source`` and ``target``
     are ``REFUSED`` (``search_batch`` answers it with nothing)."""
@@ -369,12 +370,16 @@ def search_one(grid, scratch, plan, gen, sx, sy, gx, gy):
     query's results, and the counts of its cells and waypoints (at the start of the
     path buffers).
     """
-    view = grid_view(grid)
+    view = terrain_view(grid)
     inputs, outputs = query_view(scratch)
     if not set_query(view, inputs, 0, plan, (sx, sy, gx, gy)):
         return CELLS_REFUSED, 0, 0.0, 0.0, 0, 0, 0, 0
     paths = path_view(scratch)
-    done = search_batch(view, inputs, 0, 1, gen, scratch_view(scratch), outputs, paths)
+    # Inlined, not called: the single query is the per-call floor, and a call with
+    # its views rebuilt costs a noticeable share of it (at the price of compiling
+    # ``search_batch`` twice on a cold start).
+    done = search_batch(grid_view(grid), inputs, 0, 1, gen, scratch_view(scratch), outputs,
+                        paths)  # fmt: skip
     status, path_cost, length, expanded, reopened = outputs
     return (done, status[0], path_cost[0], length[0], expanded[0], reopened[0], paths[1][1],
             paths[3][1])  # fmt: skip
@@ -392,14 +397,12 @@ def search_many(grid, scratch, options, weights, rows, first, count, gen0):
     queries ``first`` to ``count`` were refused (so that a caller finds none without
     a pass of its own over ``source``).
     """
-    view = grid_view(grid)
-    inputs, outputs = query_view(scratch)
+    view = terrain_view(grid)
+    inputs, _ = query_view(scratch)
     refused = 0
     for i in range(first, count):
         plan = rows[i, 0]
         cells = (rows[i, 1], rows[i, 2], rows[i, 3], rows[i, 4])
         if not set_query(view, inputs, i, (options[plan], weights[plan]), cells):
             refused += 1
-    done = run_batch(view, inputs, first, count, gen0, scratch_view(scratch), outputs,
-                     path_view(scratch))  # fmt: skip
-    return done, refused
+    return search_handles(grid, first, count, gen0, scratch), refused

@@ -171,6 +171,14 @@ def grid_view(h):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def terrain_view(h):
+    """``(cost, width)`` of a grid handle: what checking a query's cells reads (the
+    whole ``grid_view`` costs each function it is compiled into seconds more)."""
+    scalars = vector(h, GRID.scalars, np.float64)
+    return vector(h, GRID.cost, np.float32), np.int64(scalars[0])
+
+
+@njit(cache=True, nogil=True, inline="always")
 def scratch_view(h):
     """``search_batch``'s ``scratch`` tuple from a scratch handle."""
     nodes = matrix(h, SCRATCH.nodes, np.float64)

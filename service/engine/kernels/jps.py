@@ -516,18 +516,26 @@ def walk_diagonal(table, width, at, k, search, frontier):
         x += steps * dx
         y += steps * dy
         gn += search.h_scale * SQRT2 * steps
-        if m == search.goal:
-            return relax((m, x, y, gn, n), search, (size, depth, level))
-        if stamp[m] == search.gen and gn >= g[m] - IMPROVEMENT_EPSILON * g[m]:
-            return size, depth
-        g[m] = gn
-        search.parent[m] = n
-        stamp[m] = search.gen
+        at_goal = m == search.goal
+        if not at_goal:
+            if stamp[m] == search.gen and gn >= g[m] - IMPROVEMENT_EPSILON * g[m]:
+                return size, depth
+            g[m] = gn
+            search.parent[m] = n
+            stamp[m] = search.gen
+        # One ``relax`` for the goal and the straight jumps: each call site of an
+        # inlined function is compiled anew, and this one is large.
         for j in (across, down):
-            s, run = table_jump(table, width, m, x, y, j, gx, gy)
-            if s != NOT_FOUND:
+            if at_goal:  # the goal itself is queued, and the walk ends
+                move = (m, x, y, gn, n)
+            else:
+                s, run = table_jump(table, width, m, x, y, j, gx, gy)
+                if s == NOT_FOUND:
+                    continue
                 move = (s, x + run * DX[j], y + run * DY[j], gn + search.h_scale * float(run), m)
-                size, depth = relax(move, search, (size, depth, level))
+            size, depth = relax(move, search, (size, depth, level))
+            if at_goal:
+                return size, depth
         n = m
 
 

@@ -7,7 +7,7 @@ from service.engine.kernels import astar, batch, clusters, dial, heap, jps, line
 SEARCH_KERNELS = (
     jps.jps, jps.scan, jps.jump_straight, jps.jump_diagonal, astar.astar, dial.dial,
     heap.sift_up, heap.sift_down, heap.push, heap.decrease, heap.pop, heap.lazy_compact,
-    batch.run_batch, batch.search_handles, batch.search_one, batch.search_many,
+    batch.search_handles, batch.search_one, batch.search_many,
     lines.line_length,
     lines.trace_line, lines.line_cost, paths.chain_length, paths.write_chain,
     paths.write_turns_and_length, paths.segment_lengths,
