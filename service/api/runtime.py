@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -134,6 +135,8 @@ class Runtime:
         )
         self.heap = HeapTrimmer(settings.heap_trim_seconds)
         self._waiting = 0  # calls of ``run`` under way
+        self._busy = 0  # search threads running work (under ``_busy_lock``)
+        self._busy_lock = threading.Lock()
         #: CPU time per query of the last batch slice: sizes the next batch's first
         #: chunk (``SlicedBatch``); 0: none yet.
         self.batch_query_ns = 0
@@ -165,10 +168,11 @@ class Runtime:
 
     async def run_by(self, deadline_ns: int, fn: Callable[P, T], *args: P.args,
                      **kwargs: P.kwargs) -> T | None:  # fmt: skip
-        """:meth:`run`, given up (None, nothing done) when no search thread has
-        started it by ``deadline_ns`` (a ``time.monotonic_ns`` reading; 0: never given
-        up). Once started it runs to its end: its searches stop at the deadline
-        themselves (``deadline_scope``)."""
+        """:meth:`run`, given up (None, nothing done) when it still waits for a search
+        thread at ``deadline_ns`` (a ``time.monotonic_ns`` reading; 0: never given up)
+        and every thread is busy. Once started it runs to its end: its searches stop at
+        the deadline themselves (``deadline_scope``), so work a free thread takes after
+        its deadline answers what its first look at the clock leaves."""
         self._admit()
         return await self.resume_by(deadline_ns, fn, *args, **kwargs)
 
@@ -179,7 +183,7 @@ class Runtime:
             return await self.resume(fn, *args, **kwargs)
         self._waiting += 1
         try:
-            work = self.executor.submit(functools.partial(fn, *args, **kwargs))
+            work = self.executor.submit(self._counted, functools.partial(fn, *args, **kwargs))
             waiter = asyncio.wrap_future(work)
             left = (deadline_ns - time.monotonic_ns()) / 1e9
             try:
@@ -187,7 +191,9 @@ class Runtime:
             except asyncio.CancelledError:  # the request is gone: so is its queued work
                 work.cancel()
                 raise
-            if not done and work.cancel():  # still queued: it never runs
+            # Still queued behind busy threads: it never runs. (Behind a free thread it
+            # is about to start: an idle service answers a deadline already past.)
+            if not done and self._busy >= self.settings.search_threads and work.cancel():
                 return None
             return await waiter
         finally:
@@ -201,10 +207,20 @@ class Runtime:
         try:
             loop = asyncio.get_running_loop()
             call = functools.partial(fn, *args, **kwargs)
-            return await loop.run_in_executor(self.executor, call)
+            return await loop.run_in_executor(self.executor, self._counted, call)
         finally:
             self._waiting -= 1
             self.heap.note_work()
+
+    def _counted(self, call: Callable[[], T]) -> T:
+        """``call()`` on a search thread, counted busy while it runs."""
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            return call()
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
 
     async def warm_up(self) -> None:
         """Compile (or load cached) kernels off the event loop, then report ready.

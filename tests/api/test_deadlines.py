@@ -126,6 +126,30 @@ def test_a_query_no_search_thread_took_by_its_deadline_answers_an_empty_partial(
     assert 0.05 <= batch_took < 0.05 + MARGIN_S
 
 
+def test_work_past_its_deadline_on_an_idle_service_starts_and_is_cut(
+    make_client: ClientFactory, maze: tuple[bytes, list[int]]
+) -> None:
+    """A field whose deadline passed before a free search thread took it answered
+    503 NotReady ("no search thread was free") on an idle service."""
+    client = make_client(**ONE_THREAD)
+    map_id = upload(client, maze)
+    tiny = 5e-324  # the least deadline_ms there is: past before any work starts
+    field, _ = timed_post(client, f"/v1/maps/{map_id}/field",
+                          {"goals": [maze[1]], "deadline_ms": tiny})  # fmt: skip
+    assert field.headers["X-Partial-Reason"] == "deadline"
+    cut = np.load(io.BytesIO(field.content))
+    assert 0 < np.count_nonzero(np.isfinite(cut["cost"])) < SIDE * SIDE // 2
+    query = {"start": [0, 0], "goal": maze[1], "algorithm": "astar"}
+    response, _ = timed_post(client, f"/v1/maps/{map_id}/path", query | {"deadline_ms": tiny})
+    answer = response.json()
+    assert (answer["status"], answer["partial_reason"]) == ("partial", "deadline")
+    assert answer["algorithm_used"] == "astar"
+    batch, _ = timed_post(
+        client, f"/v1/maps/{map_id}/paths", {"queries": [query], "deadline_ms": tiny}
+    )
+    assert batch.json()["results"][0]["partial_reason"] == "deadline"
+
+
 def test_a_query_waiting_for_an_identical_one_answers_at_its_deadline(
     make_client: ClientFactory, maze: tuple[bytes, list[int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
