@@ -4,14 +4,15 @@ Numba unboxes every array argument of every call: a search over a map and its
 tables takes some fifty arrays, whose unboxing costs more than a short search does.
 A *handle* is a ``(slots, 3)`` int64
 array, a row ``(address, rows, columns)`` per array (``columns`` 0 for a vector);
-the kernel rebuilds each array from its row (``borrowed_array``), which costs nothing.
+the kernel rebuilds each array from its row (``vector``, ``matrix``), which costs
+nothing.
 
 Who builds a handle keeps the arrays alive for as long as a kernel may read them:
 a handle is always held together with the tuple of the arrays it points into (see
 ``engine.handles``). The arrays must be C-contiguous.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -24,49 +25,72 @@ ROWS = 1
 COLUMNS = 2
 
 
-@intrinsic(prefer_literal=True)
-def borrowed_array(typingctx, address, rows, columns, dtype):  # noqa: ARG001
-    """The C-order array of ``dtype`` at an integer ``address``: (``rows``,) when
-    ``columns`` is a literal 0, else (``rows``, ``columns``). It owns nothing (no
-    meminfo): it is built in place, so a ``borrowing`` kernel may make it (numba's
-    ``carray`` compiles into a function returning a new array, which such a kernel
-    may not call). (numba's intrinsic protocol passes the typing context and the
-    arguments' types.)"""
+#: A handle's numba type.
+HANDLE = types.Array(types.int64, 2, "C")
+
+
+def _array_type(dtype: Any, ndim: int) -> types.Array:
+    """The C-order array type of ``dtype`` (a numpy dtype's numba type, as typed in
+    a kernel: a class such as ``np.float32``) in ``ndim`` dimensions."""
     item = getattr(dtype, "instance_type", None) or dtype.dtype
-    flat = isinstance(columns, types.IntegerLiteral) and columns.literal_value == 0
-    array = types.Array(item, 1 if flat else 2, "C")
-    signature = array(types.int64, types.int64, columns, dtype)
-
-    def codegen(context, builder, sig, args):  # noqa: ARG001
-        view = make_array(array)(context, builder)
-        size = context.get_abi_sizeof(context.get_data_type(item))
-        itemsize = context.get_constant(types.intp, size)
-        if flat:
-            dims = [args[1]]
-            steps = [itemsize]
-        else:
-            dims = [args[1], args[2]]
-            steps = [builder.mul(args[2], itemsize), itemsize]
-        data = builder.inttoptr(args[0], view.data.type)
-        populate_array(view, data=data, shape=cgutils.pack_array(builder, dims),
-                       strides=cgutils.pack_array(builder, steps), itemsize=itemsize,
-                       meminfo=None)  # fmt: skip
-        return view._getvalue()
-
-    return signature, codegen
+    return types.Array(item, ndim, "C")
 
 
-@njit(cache=True, nogil=True, inline="always")
-def vector(handle, slot, dtype):
-    """The 1-D array of ``dtype`` in row ``slot`` of ``handle``."""
-    return borrowed_array(handle[slot, ADDRESS], handle[slot, ROWS], 0, dtype)  # type: ignore[call-arg]
+def _borrowed(context: Any, builder: Any, array: types.Array, handle: Any, slot: Any) -> Any:
+    """The array of type ``array`` that row ``slot`` (an intp) of the handle array
+    ``handle`` (its numba struct) describes, built in place."""
+    rows = make_array(HANDLE)(context, builder, value=handle)
+    at = builder.mul(slot, context.get_constant(types.intp, 3))
+
+    def entry(column: int) -> Any:
+        index = builder.add(at, context.get_constant(types.intp, column))
+        return builder.load(builder.gep(rows.data, [index]))
+
+    view = make_array(array)(context, builder)
+    item = context.get_data_type(array.dtype)
+    itemsize = context.get_constant(types.intp, context.get_abi_sizeof(item))
+    if array.ndim == 1:
+        dims = [entry(ROWS)]
+        steps = [itemsize]
+    else:
+        columns = entry(COLUMNS)
+        dims = [entry(ROWS), columns]
+        steps = [builder.mul(columns, itemsize), itemsize]
+    data = builder.inttoptr(entry(ADDRESS), view.data.type)
+    populate_array(view, data=data, shape=cgutils.pack_array(builder, dims),
+                   strides=cgutils.pack_array(builder, steps), itemsize=itemsize,
+                   meminfo=None)  # fmt: skip
+    return view._getvalue()
 
 
-@njit(cache=True, nogil=True, inline="always")
-def matrix(handle, slot, dtype):
-    """The 2-D (C order) array of ``dtype`` in row ``slot`` of ``handle``."""
-    return borrowed_array(handle[slot, ADDRESS], handle[slot, ROWS], handle[slot, COLUMNS],  # type: ignore[call-arg]
-                          dtype)  # fmt: skip
+def _handle_row(ndim: int) -> Any:
+    """An intrinsic ``(handle, slot, dtype)`` -> the ``ndim``-D array of ``dtype`` in
+    row ``slot`` of ``handle``. An intrinsic rather than an inlined function: a view
+    reads some twenty rows, and numba inlines a function anew at each call site,
+    which a cold start pays for in every kernel that builds views. The array owns
+    nothing (no meminfo), so a ``borrowing`` kernel may make it (numba's ``carray``
+    compiles into a function returning a new array, which such a kernel may not
+    call). (numba's intrinsic protocol passes the typing context and the arguments'
+    types.)"""
+
+    def typer(typingctx: Any, handle: Any, slot: Any, dtype: Any) -> Any:  # noqa: ARG001
+        if handle != HANDLE or not isinstance(slot, types.Integer):
+            return None  # numba's typing error: no such signature
+        array = _array_type(dtype, ndim)
+
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            index = context.cast(builder, args[1], sig.args[1], types.intp)
+            return _borrowed(context, builder, array, args[0], index)
+
+        return array(handle, slot, dtype), codegen
+
+    return intrinsic(typer)
+
+
+#: ``vector(handle, slot, dtype)``: the 1-D array of ``dtype`` in row ``slot``.
+vector = _handle_row(1)
+#: ``matrix(handle, slot, dtype)``: the 2-D (C order) array of ``dtype`` in row ``slot``.
+matrix = _handle_row(2)
 
 
 class GridSlots(NamedTuple):
