@@ -21,17 +21,15 @@ Other inconsistent combinations (weight above 1) run without the stack.
 import numpy as np
 
 from service.engine.kernels.borrowing import borrowing
-from service.engine.kernels.clock import next_look, past_deadline
+from service.engine.kernels.clock import GO_ON, look_again, next_look
 from service.engine.kernels.codes import (
     CLOSED,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     ON_STACK,
     SQRT2,
-    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
-    STATUS_PARTIAL,
 )
 from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.landmarks import landmark_bound
@@ -116,11 +114,9 @@ def astar(terrain, task, nodes, bounds, trace):
         if n == goal:
             return STATUS_FOUND, goal, expanded, reopened
         if expanded >= look:
-            if expanded >= budget:
-                return STATUS_PARTIAL, best, expanded, reopened
-            if past_deadline(clock):
-                return STATUS_DEADLINE, best, expanded, reopened
-            look = next_look(expanded, budget, clock)
+            stop, look = look_again(expanded, budget, clock)
+            if stop != GO_ON:
+                return stop, best, expanded, reopened
         if depth > 0:
             depth -= 1
             pos[n] = CLOSED

@@ -19,6 +19,9 @@ from typing import Final
 
 from numba import njit, types
 
+from service.engine.kernels.borrowing import borrowing
+from service.engine.kernels.codes import STATUS_DEADLINE, STATUS_PARTIAL
+
 #: Expansions between two looks at the clock: a look costs about as much as one
 #: expansion, so this keeps its share under one percent.
 CLOCK_EVERY: Final = 256
@@ -34,6 +37,8 @@ KEPT_EXPANDED: Final = 5
 KEPT_REOPENED: Final = 6
 CLOCK_SLOTS: Final = 7
 NONE_KEPT: Final = -1
+#: ``look_again``'s status when the search goes on.
+GO_ON: Final = -1
 _clock_gettime = types.ExternalFunction("clock_gettime", types.int32(types.int32, types.voidptr))
 
 
@@ -63,3 +68,17 @@ def next_look(expanded, budget, clock):
     if clock[0] == 0:
         return budget
     return min(budget, expanded + CLOCK_EVERY)
+
+
+@borrowing
+def look_again(expanded, budget, clock):
+    """A search's look at its budget and clock, once ``expanded`` reached its last
+    ``next_look``: ``(stop, look)``, ``stop`` the status to end with
+    (``STATUS_PARTIAL``: the budget is spent; ``STATUS_DEADLINE``) or ``GO_ON``, and
+    the next look. A call, not inlined: it runs once every ``CLOCK_EVERY`` expansions
+    at most, and each search kernel compiles one line for it instead of its body."""
+    if expanded >= budget:
+        return STATUS_PARTIAL, budget
+    if past_deadline(clock):
+        return STATUS_DEADLINE, expanded
+    return GO_ON, next_look(expanded, budget, clock)

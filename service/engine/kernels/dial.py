@@ -21,16 +21,14 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.borrowing import borrowing
-from service.engine.kernels.clock import next_look, past_deadline
+from service.engine.kernels.clock import GO_ON, look_again, next_look
 from service.engine.kernels.codes import (
     CLOSED,
     HEURISTIC_CHEBYSHEV,
     HEURISTIC_MANHATTAN,
     NO_PARENT,
-    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
-    STATUS_PARTIAL,
 )
 from service.engine.kernels.trace import record
 
@@ -149,11 +147,9 @@ def dial(terrain, task, buckets, bounds, trace):
         if n == goal:
             return STATUS_FOUND, goal, expanded, reopened
         if expanded >= look:
-            if expanded >= budget:
-                return STATUS_PARTIAL, best, expanded, reopened
-            if past_deadline(clock):
-                return STATUS_DEADLINE, best, expanded, reopened
-            look = next_look(expanded, budget, clock)
+            stop, look = look_again(expanded, budget, clock)
+            if stop != GO_ON:
+                return stop, best, expanded, reopened
         unlink(records, heads, n)
         records[n, BUCKET] = CLOSED
         size -= 1

@@ -18,16 +18,14 @@ A goal set is the tuple ``(kind, shape, members, boxes)``, all in padded coordin
 import numpy as np
 from numba import njit
 
-from service.engine.kernels.clock import next_look, past_deadline
+from service.engine.kernels.clock import GO_ON, look_again, next_look
 from service.engine.kernels.codes import (
     CLOSED,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     SQRT2,
-    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
-    STATUS_PARTIAL,
 )
 from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.moves import (
@@ -174,11 +172,9 @@ def goal_set_search(terrain, task, nodes, trace):
         if is_goal(goal, n, x, y):
             return STATUS_FOUND, n, expanded, reopened
         if expanded >= look:
-            if expanded >= budget:
-                return STATUS_PARTIAL, best, expanded, reopened
-            if past_deadline(clock):
-                return STATUS_DEADLINE, best, expanded, reopened
-            look = next_look(expanded, budget, clock)
+            stop, look = look_again(expanded, budget, clock)
+            if stop != GO_ON:
+                return stop, best, expanded, reopened
         size = pop(heap, size, tie_break)
         gn = g[n]
         record(trace, expanded, n)

@@ -57,15 +57,13 @@ import numpy as np
 from numba import njit
 
 from service.engine.kernels.borrowing import borrowing
-from service.engine.kernels.clock import next_look, past_deadline
+from service.engine.kernels.clock import GO_ON, look_again, next_look
 from service.engine.kernels.codes import (
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     SQRT2,
-    STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
-    STATUS_PARTIAL,
 )
 from service.engine.kernels.heap import lazy_compact, lazy_pop, lazy_push
 from service.engine.kernels.landmarks import landmark_bound
@@ -599,11 +597,9 @@ def jps(terrain, jumps, task, nodes, landmarks, trace, walk=True):
         if n == goal:
             return STATUS_FOUND, goal, expanded, 0
         if expanded >= look:
-            if expanded >= budget:
-                return STATUS_PARTIAL, best, expanded, 0
-            if past_deadline(clock):
-                return STATUS_DEADLINE, best, expanded, 0
-            look = next_look(expanded, budget, clock)
+            stop, look = look_again(expanded, budget, clock)
+            if stop != GO_ON:
+                return stop, best, expanded, 0
         if depth > 0:
             depth -= 1
         else:
