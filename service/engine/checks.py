@@ -16,6 +16,7 @@ from service.engine.queries import (
     checked_cell,
 )
 from service.engine.sizes import check_room, check_walkable
+from service.engine.views import ViewKey
 
 
 def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> CheckedQuery:
@@ -27,6 +28,9 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
     sx, sy = checked_cell(grid, query.start, "start")
+    walked = grid
+    if options.profile is not None:  # the map as the profile's unit walks it
+        grid = walked.view(ViewKey(1, options.profile))
     target = NO_TARGET
     goal_set: GoalSet | None = None
     if query.goal is not None:
@@ -43,7 +47,8 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
         raise on_blocked_cell("goal", gx, gy)
     if not nearest and goal_set is not None:
         check_walkable(grid, goal_set.points, "goals")
-    sized = grid.for_agent_size(size)  # built only for a query that passed the above
+    # (Built only for a query that passed the above.)
+    sized = walked.view(ViewKey(size, options.profile))
     if size > 1:  # (a one-cell unit has room wherever the cell is walkable)
         check_room(grid, sized, "start", sx, sy, size)
     if size > 1 and not nearest and goal_set is None:

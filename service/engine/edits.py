@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import Scalar, paced_copy, paced_full
-from service.engine.errors import InvalidEditError, MapTooBigError
+from service.engine.errors import InvalidEditError, InvalidQueryError, MapTooBigError
 from service.engine.grid import MAX_AGENT_SIZE, GridMap, positive_zeros
 from service.engine.kernels.clearance import update_clearance
 from service.engine.kernels.clusters import NO_CLUSTER
@@ -140,7 +140,13 @@ def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Chang
         InvalidEditError: a rect or cell outside the map, a bad size or cost; the
             message names the edit (``edits[3].rect``) and the limit.
         MapTooBigError: the edits name more than ``max_cells`` cells.
+        InvalidQueryError: the map has terrain classes (``terrain``): an edit
+            carries costs, not classes, and its profiles' views would answer for
+            the map before it.
     """
+    if grid.terrain is not None:
+        raise InvalidQueryError("this map has terrain classes, which cost edits do not "
+                                "carry: it takes no edits")  # fmt: skip
     indices: list[npt.NDArray[np.int64]] = []
     values: list[npt.NDArray[np.float32]] = []
     total = 0

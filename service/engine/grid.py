@@ -1,5 +1,6 @@
 """``GridMap``: an immutable grid of movement costs with its precomputed tables."""
 
+import functools
 import itertools
 import threading
 from collections.abc import Callable, Sequence
@@ -9,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
-from service.engine.errors import InvalidMapError, UnitGridTooBigError
+from service.engine.errors import InvalidMapError, InvalidQueryError, UnitGridTooBigError
 from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, MAX_JUMP_TABLE_LINE, jump_table_fits
 from service.engine.handles import Handle, handle_of
 from service.engine.kernels.clearance import clearance
@@ -21,7 +22,8 @@ from service.engine.landmarks import LandmarkTables
 from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
 from service.engine.parts import Census, Islands, JumpBits, Parts
-from service.engine.views import ViewKey, Views
+from service.engine.terrain import UNIFORM, Profile, Terrain
+from service.engine.views import ONE_CELL, ViewKey, Views
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -96,6 +98,7 @@ class GridMap:
         "_padded",
         "_plans",
         "_revision",
+        "_terrain",
         "_views",
         "_walkable_cells",
         "_width",
@@ -147,6 +150,7 @@ class GridMap:
         self._derived_bytes = 0
         self._derived_lock = threading.RLock()
         self._auto_astar = False
+        self._terrain: Terrain | None = None
         self._refresh_kernel_handle()
 
     @classmethod
@@ -177,6 +181,7 @@ class GridMap:
         grid._derived_bytes = 0 if parts.clearance is None else parts.clearance.nbytes
         grid._derived_lock = threading.RLock()
         grid._auto_astar = parts.auto_astar
+        grid._terrain = None
         grid._refresh_kernel_handle()
         return grid
 
@@ -230,17 +235,42 @@ class GridMap:
         Raises:
             UnitGridTooBigError: the view would not fit the bound (``limit_views``).
         """
-        if key.agent_size == 1:
+        if key.profile is not None:
+            key = ViewKey(key.agent_size, self._own_profile(key.profile))
+        if key == ONE_CELL:
             return self
         made = self._views.get(key)
         if made is not None:
             return made
         with self._derived_lock:  # concurrent first users share one build
-            made, added = self._views.build(key, lambda: self._sized_view(key.agent_size),
+            made, added = self._views.build(key, functools.partial(self._build_view, *key),
                                             needed=self.view_bytes(),
                                             refuse=self._refused(key))  # fmt: skip
             self._derived_bytes += added
         return made
+
+    def _own_profile(self, profile: Profile) -> Profile | None:
+        """``profile`` as a view's key: None when it is the map's default.
+
+        Raises:
+            InvalidQueryError: the map has no terrain classes, and ``profile`` is not
+                the uniform one (every class by 1, none excluded).
+        """
+        default = UNIFORM if self._terrain is None else self._terrain.default
+        if profile == default:
+            return None
+        if self._terrain is None:
+            raise InvalidQueryError("this map has no terrain classes: a profile here "
+                                    "multiplies nothing and excludes nothing")  # fmt: skip
+        return profile
+
+    def _build_view(self, size: int, profile: Profile | None) -> "GridMap":
+        if profile is None:
+            return self._sized_view(size)
+        if size > 1:  # the profile's view, eroded as the map is for the size
+            return self.view(ViewKey(1, profile))._sized_view(size)
+        assert self._terrain is not None  # (``_own_profile``)
+        return self._derived_view(self._terrain.costs(profile))
 
     def for_agent_size(self, size: int) -> "GridMap":
         """The view of a ``size`` x ``size`` unit (``view``)."""
@@ -248,21 +278,25 @@ class GridMap:
 
     def _sized_view(self, size: int) -> "GridMap":
         inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
-        costs = np.where(inner >= size, self._costs, np.float32(0))
-        sized = GridMap(costs, revision=self._revision)
-        # Measured on the map without a JPS+ table (``calibration``): the unit's
-        # view has none either, and an eroded map keeps the map's character.
-        sized._auto_astar = self._auto_astar
-        if sized.uniform:
+        return self._derived_view(np.where(inner >= size, self._costs, np.float32(0)))
+
+    def _derived_view(self, costs: npt.NDArray[np.float32]) -> "GridMap":
+        view = GridMap(costs, revision=self._revision)
+        # Measured on the map without a JPS+ table (``calibration``): the view has
+        # none either, and an eroded or reweighted map keeps the map's character.
+        view._auto_astar = self._auto_astar
+        if view.uniform:
             # JPS's bit rows (no JPS+ table: a table per view and revision would cost
             # 16 bytes a cell and a build on the query path).
-            sized.prepare_jumps(max_table_bytes=0)
-        return sized
+            view.prepare_jumps(max_table_bytes=0)
+        return view
 
     def _refused(self, key: ViewKey) -> Callable[[int, int, int], Exception]:
         def refuse(needed: int, limit: int, held: int) -> Exception:
+            unit = f"agent_size {key.agent_size}" + ("" if key.profile is None else
+                                                     " under its profile")  # fmt: skip
             return UnitGridTooBigError(
-                f"agent_size {key.agent_size} needs a unit grid of {needed} bytes on this "
+                f"{unit} needs a unit grid of {needed} bytes on this "
                 f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
                 f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes "
                 f"{[k.agent_size for k in self._views.held()] or 'none'})"
@@ -504,6 +538,14 @@ class GridMap:
         """Build from the text of a Moving AI ``.map`` file (CRLF tolerated)."""
         return cls.from_rows(parse_map(text))
 
+    @classmethod
+    def from_terrain(cls, terrain: Terrain) -> "GridMap":
+        """The map of ``terrain`` (see ``terrain``): its default profile's costs, and
+        a view (``view``) for each other profile a query names."""
+        grid = cls(terrain.costs(terrain.default))
+        grid._terrain = terrain
+        return grid
+
     # -- properties ---------------------------------------------------------------
 
     @property
@@ -517,6 +559,11 @@ class GridMap:
     def padded(self) -> npt.NDArray[np.float32]:
         """((height + 2) * (width + 2),) float32: the kernels' view, blocked border."""
         return self._padded
+
+    @property
+    def terrain(self) -> Terrain | None:
+        """The map's terrain classes and default profile; None: one class, no names."""
+        return self._terrain
 
     @property
     def width(self) -> int:

@@ -48,6 +48,7 @@ from service.engine.options import (
 )
 from service.engine.result import STATUS_NAMES
 from service.engine.sizes import checked_agent_size
+from service.engine.terrain import Profile
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
@@ -104,6 +105,7 @@ class _Fields(NamedTuple):
     algorithm: Algorithm
     unreachable: Unreachable
     agent_size: int
+    profile: Profile | None
 
 
 class SearchOptions(_Fields):
@@ -122,6 +124,8 @@ class SearchOptions(_Fields):
         unreachable: ``no_path``, or ``nearest`` (a partial path to the reachable
             cell nearest the goals when none can be reached).
         agent_size: a ``k x k`` unit, 1 to ``MAX_AGENT_SIZE``.
+        profile: how the unit walks the map's terrain classes (``terrain``); None:
+            the map's default profile.
 
     Raises (when made):
         UnknownHeuristicError, UnknownDiagonalError, UnknownAlgorithmError,
@@ -136,9 +140,9 @@ class SearchOptions(_Fields):
                 max_expansions: int | None = None, tie_break: bool = True,
                 algorithm: Algorithm | str = DEFAULT_ALGORITHM,
                 unreachable: Unreachable | str = "no_path", agent_size: int = 1,
-                ) -> "SearchOptions":  # fmt: skip
+                profile: Profile | None = None) -> "SearchOptions":  # fmt: skip
         return options_of(heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
-                          unreachable, agent_size)  # fmt: skip
+                          unreachable, agent_size, profile)  # fmt: skip
 
     def _replace(self, **changes: Any) -> "SearchOptions":
         """A copy with ``changes``, validated as any new options are."""
@@ -148,7 +152,7 @@ class SearchOptions(_Fields):
         """These options with another budget (validated: at least 1, or None)."""
         return options_of(self.heuristic, self.diagonal, self.weight, max_expansions,
                           self.tie_break, self.algorithm, self.unreachable,
-                          self.agent_size)  # fmt: skip
+                          self.agent_size, self.profile)  # fmt: skip
 
 
 #: Options made before, by the values given: equal values make equal options, but
@@ -157,13 +161,13 @@ _KNOWN: dict[tuple[object, ...], SearchOptions] = {}
 
 
 def options_of(heuristic: object, diagonal: object, weight: object, max_expansions: object,
-               tie_break: object, algorithm: object, unreachable: object, agent_size: object
-               ) -> SearchOptions:  # fmt: skip
+               tie_break: object, algorithm: object, unreachable: object, agent_size: object,
+               profile: object = None) -> SearchOptions:  # fmt: skip
     """``SearchOptions`` of these values, the fields in order: the one made before for
     them, or a new one once they are checked (see ``SearchOptions``)."""
     key: tuple[object, ...] = (heuristic, diagonal, weight, max_expansions,
                                type(max_expansions), tie_break, algorithm, unreachable,
-                               agent_size, type(agent_size))  # fmt: skip
+                               agent_size, type(agent_size), profile)  # fmt: skip
     try:
         known = _KNOWN.get(key)
     except TypeError:  # an unhashable value: invalid, and found so below
@@ -184,6 +188,7 @@ def options_of(heuristic: object, diagonal: object, weight: object, max_expansio
         algorithm,  # type: ignore[arg-type]
         unreachable,  # type: ignore[arg-type]
         checked_agent_size(agent_size),  # type: ignore[arg-type]
+        checked_profile(profile),
     )
     assert isinstance(made, SearchOptions)
     if key:
@@ -191,6 +196,14 @@ def options_of(heuristic: object, diagonal: object, weight: object, max_expansio
             _KNOWN.clear()
         _KNOWN[key] = made
     return made
+
+
+def checked_profile(profile: object) -> Profile | None:
+    """``profile`` as an option: a ``Profile`` (see ``terrain``), or None."""
+    if profile is not None and not isinstance(profile, Profile):
+        raise InvalidQueryError(f"profile must be a terrain Profile or None, got "
+                                f"{type(profile).__name__}")  # fmt: skip
+    return profile
 
 
 #: The options of a search that names none.

@@ -70,10 +70,11 @@ from service.engine.runs import (
 )
 from service.engine.scratch import Scratch, path_cell_scope
 from service.engine.sharing import NO_SHARING, Sharing, field_groups, sharing_of
+from service.engine.terrain import Profile
 
 #: The option keywords of ``find_path`` as left out.
 _DEFAULT_KEYWORDS = (DEFAULT_HEURISTIC, DEFAULT_DIAGONAL, 1.0, None, True, DEFAULT_ALGORITHM,
-                     "no_path", 1)  # fmt: skip
+                     "no_path", 1, None)  # fmt: skip
 
 
 def find_path(
@@ -90,6 +91,7 @@ def find_path(
     algorithm: Algorithm | str = DEFAULT_ALGORITHM,
     unreachable: Unreachable | str = "no_path",
     agent_size: int = 1,
+    profile: Profile | None = None,
     goals: Sequence[Point] | None = None,
     goal_region: Region | None = None,
     max_goals: int = UNLIMITED,
@@ -108,7 +110,7 @@ def find_path(
             diagonal policy, weight, budget, tie-break, algorithm, ``unreachable``,
             agent size), made once by the caller. Or, instead, the option keywords:
         heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
-            unreachable, agent_size: as in ``SearchOptions``. With a weight above 1
+            unreachable, agent_size, profile: as in ``SearchOptions``. With a weight above 1
             and an admissible heuristic the cost is at most ``weight`` times optimal;
             when the budget runs out the result is ``partial``: the path to the node
             seen nearest the goal. ``jps`` (Jump Point Search) needs a uniform-cost
@@ -134,7 +136,7 @@ def find_path(
     single = goal is not None and goals is None and goal_region is None and trace == 0
     if options is None:
         if (single and unreachable == "no_path" and type(agent_size) is int
-                and agent_size == 1
+                and agent_size == 1 and profile is None
                 and (max_expansions is None or type(max_expansions) is int)):  # fmt: skip
             # These keywords' options as a plain tuple, which equals the SearchOptions
             # and hashes the same: the plan is found without making the options, a
@@ -142,7 +144,7 @@ def find_path(
             # checked first: a budget of 2.0 is invalid where 2 is not.)
             try:
                 known = grid.plans.get((heuristic, diagonal, weight, max_expansions,
-                                        tie_break, algorithm, "no_path", 1))  # fmt: skip
+                                        tie_break, algorithm, "no_path", 1, None))  # fmt: skip
             except TypeError:  # an unhashable option: invalid, and found so below
                 known = None
             if isinstance(known, LeanPlan):
@@ -150,9 +152,9 @@ def find_path(
                 if answer is not None:
                     return answer
         options = options_of(heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
-                             unreachable, agent_size)  # fmt: skip
+                             unreachable, agent_size, profile)  # fmt: skip
     elif (heuristic, diagonal, weight, max_expansions, tie_break, algorithm, unreachable,
-          agent_size) != _DEFAULT_KEYWORDS:  # fmt: skip
+          agent_size, profile) != _DEFAULT_KEYWORDS:  # fmt: skip
         raise InvalidQueryError("give the search options as options= or as keywords, not both")
     else:
         known = grid.plans.get(options) if single else None
@@ -160,7 +162,8 @@ def find_path(
             answer = find_one(grid, known, start, goal, scratch)  # type: ignore[arg-type]
             if answer is not None:
                 return answer
-    lean = single and options.unreachable == "no_path" and options.agent_size == 1
+    lean = (single and options.unreachable == "no_path" and options.agent_size == 1
+            and options.profile is None)  # fmt: skip
     plans = grid.plans
     checked = check_query(grid, PathQuery(start, goal, options, goals, goal_region), max_goals)
     if trace > 0:

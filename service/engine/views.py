@@ -4,8 +4,8 @@ A map is searched as it is by a one-cell unit. Another kind of unit walks a *vie
 of it: a grid derived from the map, with its own costs or passability, islands,
 JPS bit rows and plans, which any search runs on as it runs on the map (for a
 ``k x k`` unit, the map with every cell blocked where its square would not fit:
-``sizes``). A view is named by its ``ViewKey``; the terrain profiles to come are
-views too, named by a field more. A map builds a view on first use, keeps it under
+``sizes``; for a terrain profile, the map's terrain under that profile: ``terrain``).
+A view is named by its ``ViewKey``. A map builds a view on first use, keeps it under
 a byte bound shared by all its views, and an edit carries each kept view to the
 next revision by applying the cells it changes there (``edits.carried_views``),
 so that queries after an edit do not rebuild it.
@@ -15,11 +15,14 @@ import threading
 from collections.abc import Callable
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
+from service.engine.terrain import Profile
+
 
 class ViewKey(NamedTuple):
     """A way of walking on a map: what a search for one kind of unit runs on."""
 
     agent_size: int = 1  # a k x k unit, its top-left cell its position
+    profile: Profile | None = None  # how it walks the terrain; None: the map's default
 
 
 #: The map itself: a one-cell unit's view.
@@ -89,4 +92,4 @@ class Views(Generic[View]):
     def held(self) -> list[ViewKey]:
         """The keys of the views built, in order."""
         with self._lock:
-            return sorted(self._built)
+            return sorted(self._built, key=lambda key: (key.agent_size, repr(key.profile)))

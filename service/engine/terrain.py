@@ -1,0 +1,247 @@
+"""Terrain classes and movement profiles: every kind of unit on one map.
+
+A map may carry a terrain *class* per cell, an integer from 0 to ``MAX_CLASSES - 1``
+with a name per class (``ground``, ``water``, ``door_red``...). A *profile* says how
+one kind of unit walks them, as Detour's ``dtQueryFilter`` does for its area types:
+a multiplier per class, and the classes it may not enter. Under a profile a cell
+costs its base cost times its class's multiplier, rounded to float32 as every cost
+is; a cell of base cost 0, or of a class the profile excludes, is a wall.
+
+A map's own costs (``GridMap.costs``) are those of its default profile; any other
+profile is a view of the map (``views``), searched as the map is, so that every
+search that is exact on a grid is exact for the profile.
+
+Moving AI maps carry their terrain letters as classes (``movingai_terrain``):
+``ground`` (``.`` and ``G``), ``swamp`` (``S``), ``water`` (``W``) and ``trees``
+(``T``); ``@`` and ``O`` are walls of base cost 0. Their default profile excludes
+``water`` and ``trees``, which the benchmarks' maps treat as walls.
+"""
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.errors import InvalidMapError, InvalidQueryError
+
+#: Terrain classes a map may name: ids 0 to 63 (a profile's exclusions are one word).
+MAX_CLASSES: Final = 64
+#: The classes of a Moving AI map, by id, and the letters of each.
+MOVINGAI_CLASSES: Final = ("ground", "swamp", "water", "trees")
+MOVINGAI_LETTERS: Final = {".": 0, "G": 0, "S": 1, "W": 2, "T": 3}
+#: A name's longest form: names are the words of requests and answers.
+MAX_NAME: Final = 64
+_FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
+_FLOAT32_TINY: Final = float(np.finfo(np.float32).tiny)
+_PROFILE_KEYS: Final = frozenset({"multipliers", "exclude"})
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """How one kind of unit walks terrain classes; immutable and hashable (a view's
+    key). Make one with :meth:`of` (names) or directly (class ids).
+
+    Attributes:
+        multipliers: ``(class id, multiplier)`` pairs, ascending by id, each
+            multiplier finite, above 0 and not 1 (an unlisted class multiplies by 1),
+            so that equal profiles are equal values.
+        excluded: bit ``c`` set: class ``c`` is impassable under the profile.
+    """
+
+    multipliers: tuple[tuple[int, float], ...] = ()
+    excluded: int = 0
+
+    def __post_init__(self) -> None:
+        ids = [c for c, _ in self.multipliers]
+        if ids != sorted(set(ids)) or any(not 0 <= c < MAX_CLASSES for c in ids):
+            raise InvalidQueryError(f"profile multipliers must name distinct class ids "
+                                    f"from 0 to {MAX_CLASSES - 1}, ascending: {ids}")  # fmt: skip
+        for c, m in self.multipliers:
+            if not (math.isfinite(m) and m > 0) or m == 1.0:
+                raise InvalidQueryError(f"the multiplier of class {c} is {m!r}: a profile "
+                                        "lists finite multipliers above 0, and not 1")  # fmt: skip
+        if not 0 <= self.excluded < 1 << MAX_CLASSES:
+            raise InvalidQueryError(f"profile exclusions {self.excluded:#x} name classes "
+                                    f"past {MAX_CLASSES - 1}")  # fmt: skip
+
+    @classmethod
+    def of(cls, spec: Mapping[str, object], names: Sequence[str]) -> "Profile":
+        """The profile of ``spec``, ``{"multipliers": {name: number}, "exclude":
+        [name, ...]}`` (both optional), on a map whose classes are ``names`` (index:
+        class id). A class both multiplied and excluded is excluded.
+
+        Raises:
+            InvalidQueryError: an unknown key or class name, a multiplier not finite
+                and above 0, or a form other than the above.
+        """
+        if not isinstance(spec, Mapping):
+            raise InvalidQueryError(f"a profile is an object with 'multipliers' and "
+                                    f"'exclude', got {type(spec).__name__}")  # fmt: skip
+        unknown = sorted(str(k) for k in spec if k not in _PROFILE_KEYS)
+        if unknown:
+            raise InvalidQueryError(f"a profile has 'multipliers' and 'exclude', not "
+                                    f"{', '.join(repr(k) for k in unknown)}")  # fmt: skip
+        ids = {name: c for c, name in enumerate(names)}
+        raw = spec.get("multipliers") or {}
+        if not isinstance(raw, Mapping):
+            raise InvalidQueryError("profile multipliers are an object of class names and "
+                                    f"numbers, got {type(raw).__name__}")  # fmt: skip
+        multipliers = {}
+        for name, value in raw.items():
+            c = _class_id(ids, name, "multipliers")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidQueryError(f"profile multipliers[{name!r}] must be a number, "
+                                        f"got {value!r}")  # fmt: skip
+            if not (math.isfinite(value) and value > 0):
+                raise InvalidQueryError(f"profile multipliers[{name!r}] is {value!r}: it "
+                                        "must be finite and above 0")  # fmt: skip
+            multipliers[c] = float(value)
+        exclude = spec.get("exclude") or []
+        if isinstance(exclude, str | bytes) or not isinstance(exclude, Sequence):
+            raise InvalidQueryError(f"profile exclude is a list of class names, got "
+                                    f"{exclude!r}")  # fmt: skip
+        excluded = 0
+        for name in exclude:
+            excluded |= 1 << _class_id(ids, name, "exclude")
+        kept = tuple(sorted((c, m) for c, m in multipliers.items()
+                            if m != 1.0 and not excluded >> c & 1))  # fmt: skip
+        return cls(kept, excluded)
+
+    def spec(self, names: Sequence[str]) -> dict[str, object]:
+        """The profile as :meth:`of` reads it, with ``names`` for the class ids."""
+        return {"multipliers": {names[c]: m for c, m in self.multipliers},
+                "exclude": [names[c] for c in range(len(names)) if self.excludes(c)]}  # fmt: skip
+
+    def excludes(self, class_id: int) -> bool:
+        """Whether the profile may not enter class ``class_id``."""
+        return bool(self.excluded >> class_id & 1)
+
+    def factors(self) -> npt.NDArray[np.float64]:
+        """(``MAX_CLASSES``,) float64: each class's multiplier, 0 where excluded."""
+        factors = np.ones(MAX_CLASSES, dtype=np.float64)
+        for c, m in self.multipliers:
+            factors[c] = m
+        factors[[c for c in range(MAX_CLASSES) if self.excludes(c)]] = 0.0
+        return factors
+
+
+#: Every class multiplied by 1, none excluded: a JSON map's default profile.
+UNIFORM: Final = Profile()
+
+
+def _class_id(ids: Mapping[str, int], name: object, field: str) -> int:
+    if not isinstance(name, str) or name not in ids:
+        known = ", ".join(ids) or "none"
+        raise InvalidQueryError(f"profile {field} names the class {name!r}, which this map "
+                                f"does not have (its classes: {known})")  # fmt: skip
+    return ids[name]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Terrain:
+    """A map's terrain: base costs, a class per cell, the classes' names and the
+    default profile. The arrays are read-only. Make one with :meth:`of`.
+
+    Attributes:
+        base: (height, width) float32 base costs, 0 = a wall for every profile.
+        classes: (height, width) uint8 class ids, each below ``len(names)``.
+        names: the classes' names, by id: distinct, non-empty, at most ``MAX_NAME``
+            characters, at most ``MAX_CLASSES`` of them.
+        default: the profile of queries that name none (the map's own costs).
+    """
+
+    base: npt.NDArray[np.float32]
+    classes: npt.NDArray[np.uint8]
+    names: tuple[str, ...]
+    default: Profile
+
+    @classmethod
+    def of(cls, *, base: npt.ArrayLike, classes: npt.ArrayLike, names: Sequence[str],
+           default: Profile = UNIFORM) -> "Terrain":  # fmt: skip
+        """Validated terrain; ``base`` as ``GridMap.from_costs`` takes costs.
+
+        Raises:
+            InvalidMapError: shapes that differ, a class id that is not an integer
+                from 0 to ``len(names) - 1``, or names that break the rules above.
+        """
+        costs = np.ascontiguousarray(base, dtype=np.float32)
+        _check_names(names)
+        ids = np.asarray(classes)
+        if ids.shape != costs.shape:
+            raise InvalidMapError(f"classes have shape {ids.shape}; the costs have "
+                                  f"{costs.shape}")  # fmt: skip
+        if ids.size and (ids.dtype.kind not in "iu" or ids.min() < 0
+                         or ids.max() >= len(names)):  # fmt: skip
+            raise InvalidMapError(f"classes must be integers from 0 to {len(names) - 1} "
+                                  f"(one per name in class_names)")  # fmt: skip
+        named = [c for c, _ in default.multipliers] + [c for c in range(MAX_CLASSES)
+                                                        if default.excludes(c)]  # fmt: skip
+        if named and max(named) >= len(names):
+            raise InvalidMapError(f"the default profile names class {max(named)}; the map "
+                                  f"has {len(names)} classes")  # fmt: skip
+        costs.flags.writeable = False
+        packed = np.ascontiguousarray(ids, dtype=np.uint8)
+        packed.flags.writeable = False
+        return cls(costs, packed, tuple(names), default)
+
+    def costs(self, profile: Profile) -> npt.NDArray[np.float32]:
+        """(height, width) float32: every cell's cost under ``profile``.
+
+        Raises:
+            InvalidQueryError: a multiplier takes a cost out of float32's positive
+                normal range (past its largest value, or below its least).
+        """
+        factors = profile.factors()[self.classes]
+        product = self.base.astype(np.float64) * factors
+        walkable = product > 0
+        bad = walkable & ((product > _FLOAT32_MAX) | (product < _FLOAT32_TINY))
+        if bad.any():
+            y, x = (int(v) for v in np.argwhere(bad)[0])
+            c = int(self.classes[y, x])
+            raise InvalidQueryError(
+                f"the profile's multiplier {factors[y, x]!r} of class {self.names[c]!r} makes "
+                f"the cost of (x={x}, y={y}) {product[y, x]:.3g}, outside float32's range "
+                f"({_FLOAT32_TINY:.3g} to {_FLOAT32_MAX:.3g})"
+            )
+        return product.astype(np.float32)
+
+    def profile(self, spec: Mapping[str, object] | None) -> Profile:
+        """The profile of ``spec`` on this map (see :meth:`Profile.of`); None: the
+        default."""
+        return self.default if spec is None else Profile.of(spec, self.names)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.base.nbytes + self.classes.nbytes)
+
+
+def _check_names(names: Sequence[str]) -> None:
+    if isinstance(names, str) or not 1 <= len(names) <= MAX_CLASSES:
+        raise InvalidMapError(f"class_names must be a list of 1 to {MAX_CLASSES} names")
+    for c, name in enumerate(names):
+        if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
+            raise InvalidMapError(f"class_names[{c}] must be a name of 1 to {MAX_NAME} "
+                                  f"characters, got {name!r}")  # fmt: skip
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if list(names).count(n) > 1})
+        raise InvalidMapError(f"class_names must be distinct; {twice} appear twice or more")
+
+
+def movingai_terrain(rows: Sequence[str]) -> Terrain:
+    """The terrain of a Moving AI map's rows (``movingai.parse_map``): base cost 1 on
+    every terrain letter, 0 on ``@``, ``O`` and anything else; the default profile
+    excludes ``water`` and ``trees``, so the map's own costs are those of
+    ``GridMap.from_rows``."""
+    letters = np.frombuffer("".join(rows).encode("ascii", "replace"), dtype=np.uint8)
+    lookup = np.full(256, 255, dtype=np.uint8)
+    for letter, c in MOVINGAI_LETTERS.items():
+        lookup[ord(letter)] = c
+    ids = lookup[letters].reshape(len(rows), -1)
+    walkable = ids != 255
+    base = walkable.astype(np.float32)
+    classes = np.where(walkable, ids, 0).astype(np.uint8)
+    default = Profile.of({"exclude": ["water", "trees"]}, MOVINGAI_CLASSES)
+    return Terrain.of(base=base, classes=classes, names=MOVINGAI_CLASSES, default=default)

@@ -1,0 +1,233 @@
+"""Terrain classes and profiles: a profile's costs, its views, and exact searches on
+them against scipy's Dijkstra on the profile's own cost grid."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from service.config import get_settings
+from service.engine import GridMap, find_path
+from service.engine.edits import CellsEdit, changes_of
+from service.engine.errors import InvalidMapError, InvalidQueryError, NotWalkableError
+from service.engine.movingai import parse_map
+from service.engine.terrain import MAX_CLASSES, UNIFORM, Profile, Terrain, movingai_terrain
+from service.engine.views import ViewKey
+from tests.engine.test_agent_size import eroded
+from tests.support import POLICIES, close, oracle_distances, walk_cost
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NAMES = ("ground", "swamp", "water", "road")
+#: Ways of walking the random maps below: each class multiplied or excluded.
+PROFILES: tuple[dict[str, object], ...] = (
+    {},
+    {"multipliers": {"swamp": 3.0, "road": 0.5}},
+    {"multipliers": {"water": 1.0}, "exclude": ["ground", "swamp", "road"]},  # a boat
+    {"multipliers": {"swamp": 2.5}, "exclude": ["water"]},
+)
+
+
+def random_terrain(seed: int, width: int = 23, height: int = 19) -> Terrain:
+    rng = np.random.default_rng(seed)
+    base = rng.choice(np.array([0.0, 1.0, 1.0, 2.0, 3.5], np.float32), size=(height, width))
+    classes = rng.integers(len(NAMES), size=(height, width))
+    return Terrain.of(base=base, classes=classes, names=NAMES)
+
+
+def brute_costs(terrain: Terrain, spec: dict[str, object]) -> npt.NDArray[np.float32]:
+    """Each cell's cost under ``spec``, one by one from the definition."""
+    multipliers = spec.get("multipliers") or {}
+    exclude = spec.get("exclude") or []
+    assert isinstance(multipliers, dict)
+    assert isinstance(exclude, list)
+    out = np.zeros(terrain.base.shape, np.float32)
+    for (y, x), base in np.ndenumerate(terrain.base):
+        name = terrain.names[terrain.classes[y, x]]
+        if base > 0 and name not in exclude:
+            out[y, x] = np.float32(float(base) * float(multipliers.get(name, 1.0)))
+    return out
+
+
+def movingai_texts() -> list[str]:
+    texts = [path.read_text() for path in sorted(EXAMPLES.glob("*.map"))]
+    data = get_settings().bench_data
+    for name in ("dao/arena.map", "dao/den520d.map", "sc1/AcrosstheCape.map"):
+        if (data / name).exists():
+            texts.append((data / name).read_text())
+    return texts
+
+
+def test_a_movingai_maps_default_profile_has_the_maps_own_costs() -> None:
+    for text in movingai_texts():
+        rows = parse_map(text)
+        terrain = movingai_terrain(rows)
+        grid = GridMap.from_terrain(terrain)
+        plain = GridMap.from_movingai(text)
+        assert grid.costs.dtype == plain.costs.dtype
+        assert np.array_equal(grid.costs, plain.costs)
+        assert terrain.default.spec(terrain.names) == {"multipliers": {},
+                                                       "exclude": ["water", "trees"]}  # fmt: skip
+
+
+def test_movingai_letters_become_named_classes() -> None:
+    terrain = movingai_terrain([".GSWT", "@O..T"])
+    assert terrain.names == ("ground", "swamp", "water", "trees")
+    assert terrain.classes.tolist() == [[0, 0, 1, 2, 3], [0, 0, 0, 0, 3]]
+    assert terrain.base.tolist() == [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1]]
+    boat = terrain.profile({"exclude": ["ground", "swamp", "trees"]})
+    assert terrain.costs(boat).tolist() == [[0, 0, 0, 1, 0], [0, 0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("spec", PROFILES)
+def test_a_profiles_costs_are_base_times_multiplier_and_walls_where_excluded(
+    spec: dict[str, object],
+) -> None:
+    terrain = random_terrain(7)
+    costs = terrain.costs(Profile.of(spec, NAMES))
+    assert costs.dtype == np.float32
+    assert np.array_equal(costs, brute_costs(terrain, spec))
+
+
+def test_equal_profiles_are_equal_values() -> None:
+    a = Profile.of({"multipliers": {"swamp": 3, "road": 1.0}, "exclude": []}, NAMES)
+    b = Profile.of({"multipliers": {"swamp": 3.0}}, NAMES)
+    assert a == b
+    assert hash(a) == hash(b)
+    assert Profile.of({}, NAMES) == UNIFORM
+    excluded = Profile.of({"multipliers": {"water": 4.0}, "exclude": ["water"]}, NAMES)
+    assert excluded == Profile.of({"exclude": ["water"]}, NAMES)  # excluded wins
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({"multipliers": {"lava": 2.0}}, "'lava'"),
+        ({"exclude": ["lava"]}, "'lava'"),
+        ({"multipliers": {"swamp": 0.0}}, "above 0"),
+        ({"multipliers": {"swamp": -1.0}}, "above 0"),
+        ({"multipliers": {"swamp": math.inf}}, "finite"),
+        ({"multipliers": {"swamp": math.nan}}, "finite"),
+        ({"multipliers": {"swamp": True}}, "number"),
+        ({"multipliers": {"swamp": "2"}}, "number"),
+        ({"multipliers": [["swamp", 2.0]]}, "object"),
+        ({"exclude": "water"}, "list"),
+        ({"costs": {}}, "'costs'"),
+    ],
+)
+def test_an_invalid_profile_names_what_is_wrong(spec: dict[str, object], words: str) -> None:
+    with pytest.raises(InvalidQueryError, match=words):
+        Profile.of(spec, NAMES)
+
+
+def test_a_multiplier_past_float32_is_refused_naming_the_class() -> None:
+    terrain = Terrain.of(base=[[1e30, 1.0]], classes=[[1, 0]], names=NAMES)
+    profile = Profile.of({"multipliers": {"swamp": 1e20}}, NAMES)
+    with pytest.raises(InvalidQueryError, match=r"'swamp'.*float32"):
+        terrain.costs(profile)
+
+
+@pytest.mark.parametrize(
+    ("classes", "names", "words"),
+    [
+        ([[0, 4]], NAMES, "from 0 to 3"),
+        ([[0, -1]], NAMES, "from 0 to 3"),
+        ([[0.5, 1]], NAMES, "integers"),
+        ([[0, 1, 2]], NAMES, "shape"),
+        ([[0, 0]], ("a", "a"), "distinct"),
+        ([[0, 0]], ("a", ""), "class_names\\[1\\]"),
+        ([[0, 0]], tuple(f"c{i}" for i in range(MAX_CLASSES + 1)), "1 to 64"),
+    ],
+)
+def test_invalid_terrain_is_refused(classes: list[list[float]], names: tuple[str, ...],
+                                    words: str) -> None:  # fmt: skip
+    with pytest.raises(InvalidMapError, match=words):
+        Terrain.of(base=[[1.0, 1.0]], classes=classes, names=names)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("spec", PROFILES)
+def test_a_profiles_paths_cost_what_dijkstra_finds_on_its_costs(
+    policy: str, spec: dict[str, object]
+) -> None:
+    terrain = random_terrain(POLICIES.index(policy) * 10 + PROFILES.index(spec))
+    grid = GridMap.from_terrain(terrain)
+    profile = terrain.profile(spec)
+    oracle = GridMap.from_costs(brute_costs(terrain, spec))
+    ys, xs = np.nonzero(oracle.costs > 0)
+    rng = np.random.default_rng(len(spec))
+    picks = rng.integers(xs.size, size=10)
+    start = (int(xs[picks[0]]), int(ys[picks[0]]))
+    distances = oracle_distances(oracle, start, policy)
+    for i in picks[1:]:
+        goal = (int(xs[i]), int(ys[i]))
+        result = find_path(grid, start, goal, diagonal=policy, profile=profile)
+        best = distances[goal[1], goal[0]]
+        if np.isinf(best):
+            assert result.status == "no_path"
+            continue
+        assert result.status == "found"
+        assert close(result.cost or 0.0, best), (start, goal, result.cost, best)
+        # Re-walked on the profile's costs: no excluded cell, the same cost.
+        assert close(walk_cost(oracle, result.cells, policy), best)
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_a_profile_combines_with_an_agent_size(size: int) -> None:
+    terrain = Terrain.of(base=np.ones((20, 24), np.float32),
+                         classes=np.random.default_rng(size).integers(4, size=(20, 24)) // 3 * 2,
+                         names=NAMES)  # fmt: skip
+    spec: dict[str, object] = {"multipliers": {"ground": 2.0}}  # ground 2, water 1
+    grid = GridMap.from_terrain(terrain)
+    small = eroded(GridMap.from_costs(brute_costs(terrain, spec)), size)
+    ys, xs = np.nonzero(small.costs > 0)
+    start = (int(xs[0]), int(ys[0]))
+    distances = oracle_distances(small, start, "no_corner_cutting")
+    for i in range(0, xs.size, max(1, xs.size // 12)):
+        goal = (int(xs[i]), int(ys[i]))
+        result = find_path(grid, start, goal, agent_size=size, profile=terrain.profile(spec))
+        best = distances[goal[1], goal[0]]
+        assert (result.status == "found") == bool(np.isfinite(best))
+        if np.isfinite(best):
+            assert close(result.cost or 0.0, best)
+
+
+def test_a_uniform_profile_runs_jps_on_its_view() -> None:
+    rows = ["WWWWWWWWWW", "W....WWWWW", "WWWW.WW..W", "WWWWWWWWWW"]
+    grid = GridMap.from_terrain(movingai_terrain(rows))
+    assert grid.terrain is not None
+    boat = grid.terrain.profile({"exclude": ["ground"]})
+    result = find_path(grid, (0, 0), (9, 3), profile=boat)
+    assert (result.status, result.algorithm_used) == ("found", "jps")
+    water = GridMap.from_costs(grid.terrain.costs(boat))
+    assert close(result.cost or 0.0, oracle_distances(water, (0, 0), "no_corner_cutting")[3, 9])
+    # The map's own unit (the default profile: no water) cannot start there.
+    with pytest.raises(NotWalkableError):
+        find_path(grid, (0, 0), (9, 3))
+
+
+def test_a_view_per_profile_is_built_once_and_the_default_is_the_map() -> None:
+    terrain = random_terrain(3)
+    grid = GridMap.from_terrain(terrain)
+    assert grid.view(ViewKey(1, terrain.default)) is grid
+    swamp = terrain.profile({"multipliers": {"swamp": 3.0}})
+    view = grid.view(ViewKey(1, swamp))
+    assert view is grid.view(ViewKey(1, terrain.profile({"multipliers": {"swamp": 3}})))
+    assert np.array_equal(view.costs, terrain.costs(swamp))
+    assert ViewKey(1, swamp) in grid.views()
+
+
+def test_a_map_without_classes_takes_only_the_uniform_profile() -> None:
+    grid = GridMap.from_rows(["....", "...."])
+    assert find_path(grid, (0, 0), (3, 1), profile=UNIFORM).status == "found"
+    with pytest.raises(InvalidQueryError, match="no terrain classes"):
+        find_path(grid, (0, 0), (3, 1), profile=Profile(((0, 2.0),)))
+
+
+def test_edits_of_a_map_with_terrain_are_refused() -> None:
+    """An edit would carry the map's costs but not its classes: its profiles' views
+    would then answer for the map before the edit."""
+    grid = GridMap.from_terrain(random_terrain(5))
+    with pytest.raises(InvalidQueryError, match="terrain"):
+        changes_of(grid, [CellsEdit([[0, 0]], 1.0)], max_cells=8)
