@@ -36,6 +36,8 @@ from service.engine.options import (
 )
 from service.engine.scratch import thread_scratch
 from service.engine.sizes import check_walkable, checked_agent_size
+from service.engine.terrain import Profile, checked_profile
+from service.engine.views import ViewKey
 
 #: ``(dx, dy)`` of each direction code of ``Field.next``.
 DIRECTIONS: Final[tuple[tuple[int, int], ...]] = tuple(
@@ -78,13 +80,15 @@ class Field(NamedTuple):
 
 def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
                    diagonal: Diagonal | str = DEFAULT_DIAGONAL,
-                   max_cost: float | None = None, max_goals: int, agent_size: int = 1
-                   ) -> Field:  # fmt: skip
+                   max_cost: float | None = None, max_goals: int, agent_size: int = 1,
+                   profile: Profile | None = None) -> Field:  # fmt: skip
     """The field of ``goals`` (``(x, y)`` cells) on ``grid``, for units of
-    ``agent_size`` (see ``sizes``: costs are those of their top-left cells).
+    ``agent_size`` (see ``sizes``: costs are those of their top-left cells) walking
+    the map's terrain under ``profile`` (see ``terrain``; None: the map's default).
 
-    Validation order: ``diagonal``, ``max_cost``, ``agent_size``, the goal count (1
-    to ``max_goals``), each goal within the map, each goal walkable, room at each.
+    Validation order: ``diagonal``, ``max_cost``, ``agent_size``, ``profile``, the
+    goal count (1 to ``max_goals``), each goal within the map, each goal walkable
+    (under the profile), room at each.
 
     Raises:
         UnknownDiagonalError, InvalidQueryError, OutOfBoundsError, NotWalkableError.
@@ -92,10 +96,11 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     code = option_code(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
     bound = checked_max_cost(max_cost)
     size = checked_agent_size(agent_size)
-    points = checked_goals(grid, goals, max_goals=max_goals)
-    check_walkable(grid, points, "goals")
-    sized = grid.for_agent_size(size)
-    check_walkable(sized, points, "goals", room=(grid, size))
+    walked = grid.view(ViewKey(1, checked_profile(profile)))
+    points = checked_goals(walked, goals, max_goals=max_goals)
+    check_walkable(walked, points, "goals")
+    sized = grid.view(ViewKey(size, profile))
+    check_walkable(sized, points, "goals", room=(walked, size))
     grid = sized
     padded = _padded_cells(grid, points)
     dist, step, settled, late = field_search(grid, padded, code, bound)

@@ -48,7 +48,7 @@ from service.engine.options import (
 )
 from service.engine.result import STATUS_NAMES
 from service.engine.sizes import checked_agent_size
-from service.engine.terrain import Profile
+from service.engine.terrain import Profile, checked_profile
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
@@ -196,14 +196,6 @@ def options_of(heuristic: object, diagonal: object, weight: object, max_expansio
             _KNOWN.clear()
         _KNOWN[key] = made
     return made
-
-
-def checked_profile(profile: object) -> Profile | None:
-    """``profile`` as an option: a ``Profile`` (see ``terrain``), or None."""
-    if profile is not None and not isinstance(profile, Profile):
-        raise InvalidQueryError(f"profile must be a terrain Profile or None, got "
-                                f"{type(profile).__name__}")  # fmt: skip
-    return profile
 
 
 #: The options of a search that names none.

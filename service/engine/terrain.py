@@ -132,6 +132,14 @@ class Profile:
 UNIFORM: Final = Profile()
 
 
+def checked_profile(profile: object) -> Profile | None:
+    """``profile`` as an option: a ``Profile`` (see ``terrain``), or None."""
+    if profile is not None and not isinstance(profile, Profile):
+        raise InvalidQueryError(f"profile must be a terrain Profile or None, got "
+                                f"{type(profile).__name__}")  # fmt: skip
+    return profile
+
+
 def _class_id(ids: Mapping[str, int], name: object, field: str) -> int:
     if not isinstance(name, str) or name not in ids:
         known = ", ".join(ids) or "none"

@@ -12,10 +12,12 @@ from service.config import get_settings
 from service.engine import GridMap, find_path
 from service.engine.edits import CellsEdit, changes_of
 from service.engine.errors import InvalidMapError, InvalidQueryError, NotWalkableError
+from service.engine.fields import distance_field
 from service.engine.movingai import parse_map
 from service.engine.terrain import MAX_CLASSES, UNIFORM, Profile, Terrain, movingai_terrain
 from service.engine.views import ViewKey
 from tests.engine.test_agent_size import eroded
+from tests.engine.test_fields import oracle_field
 from tests.support import POLICIES, close, oracle_distances, walk_cost
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -191,6 +193,31 @@ def test_a_profile_combines_with_an_agent_size(size: int) -> None:
         assert (result.status == "found") == bool(np.isfinite(best))
         if np.isfinite(best):
             assert close(result.cost or 0.0, best)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("spec", PROFILES)
+def test_a_profiles_field_equals_the_oracle_on_its_costs(
+    policy: str, spec: dict[str, object]
+) -> None:
+    terrain = random_terrain(40 + PROFILES.index(spec))
+    own = GridMap.from_costs(brute_costs(terrain, spec))
+    ys, xs = np.nonzero(own.costs > 0)
+    goals = [(int(xs[i]), int(ys[i])) for i in (0, xs.size // 2)]
+    field = distance_field(GridMap.from_terrain(terrain), goals, diagonal=policy,
+                           max_goals=4, profile=terrain.profile(spec))  # fmt: skip
+    np.testing.assert_allclose(field.distance, oracle_field(own, goals, policy), rtol=1e-12)
+
+
+def test_a_goal_the_profile_excludes_is_not_walkable() -> None:
+    terrain = movingai_terrain(["..WW", "..WW"])
+    grid = GridMap.from_terrain(terrain)
+    boat = terrain.profile({"exclude": ["ground"]})
+    assert distance_field(grid, [(3, 1)], max_goals=1, profile=boat).distance[0, 3] == 1.0
+    with pytest.raises(NotWalkableError):
+        distance_field(grid, [(0, 0)], max_goals=1, profile=boat)
+    with pytest.raises(NotWalkableError):
+        find_path(grid, (0, 0), (3, 1), profile=boat)
 
 
 def test_a_uniform_profile_runs_jps_on_its_view() -> None:
