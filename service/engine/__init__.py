@@ -80,6 +80,7 @@ from service.engine.search import (
     find_paths_between,
     shared_goal_rows,
 )
+from service.engine.terrain import MAX_CLASSES, UNIFORM, Profile, Terrain, movingai_terrain
 from service.engine.warmup import kernels_warm, warmup
 
 __all__ = [
@@ -92,10 +93,12 @@ __all__ = [
     "DIAGONALS",
     "HEURISTICS",
     "MAX_AGENT_SIZE",
+    "MAX_CLASSES",
     "NO_POLICY",
     "REASON_NAMES",
     "REFUSED_ROW",
     "STATUS_NAMES",
+    "UNIFORM",
     "Algorithm",
     "AlgorithmUsed",
     "BatchPlan",
@@ -126,6 +129,7 @@ __all__ = [
     "PathQuery",
     "PathResult",
     "PathTooLongError",
+    "Profile",
     "RectRegion",
     "Region",
     "Scratch",
@@ -134,6 +138,7 @@ __all__ = [
     "SmoothedPath",
     "Status",
     "TableBudgetError",
+    "Terrain",
     "UnitGridTooBigError",
     "UnknownAlgorithmError",
     "UnknownDiagonalError",
@@ -147,6 +152,7 @@ __all__ = [
     "find_paths",
     "find_paths_between",
     "kernels_warm",
+    "movingai_terrain",
     "path_cell_scope",
     "scope_spent",
     "set_path_cell_limit",

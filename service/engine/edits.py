@@ -51,6 +51,7 @@ from service.engine.landmarks import LandmarkTable, LandmarkTables
 from service.engine.options import DIAGONALS, Diagonal, option_code
 from service.engine.parts import Census, Islands, Parts
 from service.engine.sizes import checked_agent_size
+from service.engine.terrain import Profile, checked_profile
 from service.engine.views import ViewKey
 
 #: Past this share of the map's cells flipped, the JPS+ table is rebuilt, not repaired.
@@ -601,18 +602,22 @@ class PathCheck:
 
 
 def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
-                diagonal: Diagonal | str = "no_corner_cutting", agent_size: int = 1
-                ) -> PathCheck:  # fmt: skip
+                diagonal: Diagonal | str = "no_corner_cutting", agent_size: int = 1,
+                profile: Profile | None = None) -> PathCheck:  # fmt: skip
     """Check paths (lists of ``(x, y)``, as the search returns them) against ``grid``,
-    for units of ``agent_size`` (see ``sizes``: on the unit's grid).
+    for units of ``agent_size`` (see ``sizes``: on the unit's grid) walking its
+    terrain under ``profile`` (see ``terrain``; None: the map's default): costs and
+    walls are the profile's.
 
     Raises:
         InvalidEditError: a point outside the map, or two consecutive points not on
             one row, column or diagonal (the message names ``paths[i][j]``).
-        InvalidQueryError: ``agent_size`` out of range.
+        InvalidQueryError: ``agent_size`` out of range, or a profile on a map
+            without terrain classes (``GridMap.view``).
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", InvalidEditError)
     size = checked_agent_size(agent_size)
+    unit = grid.view(ViewKey(size, checked_profile(profile)))
     arrays = [_points(p, f"paths[{i}]", grid) for i, p in enumerate(paths)]
     offsets = np.zeros(len(arrays) + 1, np.int64)
     offsets[1:] = np.cumsum([a.shape[0] for a in arrays])
@@ -623,7 +628,6 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
     walkable = np.zeros(count, np.bool_)
     cost = np.zeros(count, np.float64)
     blocked_at = np.zeros((count, 2), np.int64)
-    unit = grid.for_agent_size(size)
     check_paths_kernel((unit.padded, unit.padded_width), code, (xs, ys, offsets),
                        (walkable, cost, blocked_at))  # fmt: skip
     return PathCheck(walkable, cost, blocked_at)

@@ -10,7 +10,7 @@ import pytest
 
 from service.config import get_settings
 from service.engine import GridMap, find_path
-from service.engine.edits import CellsEdit, changes_of
+from service.engine.edits import CellsEdit, changes_of, check_paths
 from service.engine.errors import InvalidMapError, InvalidQueryError, NotWalkableError
 from service.engine.fields import distance_field
 from service.engine.movingai import parse_map
@@ -250,6 +250,20 @@ def test_a_map_without_classes_takes_only_the_uniform_profile() -> None:
     assert find_path(grid, (0, 0), (3, 1), profile=UNIFORM).status == "found"
     with pytest.raises(InvalidQueryError, match="no terrain classes"):
         find_path(grid, (0, 0), (3, 1), profile=Profile(((0, 2.0),)))
+
+
+def test_held_paths_are_checked_on_the_profiles_costs() -> None:
+    terrain = movingai_terrain(["..WW", "..WW"])
+    grid = GridMap.from_terrain(terrain)
+    paths = [[(0, 0), (1, 0)], [(2, 0), (3, 0), (3, 1)], [(1, 0), (2, 0)]]
+    boat = check_paths(grid, paths, profile=terrain.profile({"exclude": ["ground"]}))
+    assert boat.walkable.tolist() == [False, True, False]
+    assert boat.cost[1] == 2.0
+    slow = check_paths(
+        grid, paths, profile=terrain.profile({"multipliers": {"ground": 2.5}, "exclude": ["water"]})
+    )
+    assert slow.walkable.tolist() == [True, False, False]
+    assert slow.cost[0] == 2.5
 
 
 def test_edits_of_a_map_with_terrain_are_refused() -> None:
