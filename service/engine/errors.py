@@ -129,6 +129,8 @@ def outside_map(name: str, x: int, y: int, *, width: int, height: int) -> OutOfB
     )
 
 
-def on_blocked_cell(name: str, x: int, y: int) -> NotWalkableError:
-    """The error for a point ``name`` at ``(x, y)`` on a blocked cell."""
-    return NotWalkableError(f"{name} (x={x}, y={y}) is on a blocked cell")
+def on_blocked_cell(name: str, x: int, y: int, why: str = "on a blocked cell"
+                    ) -> NotWalkableError:  # fmt: skip
+    """The error for a point ``name`` at ``(x, y)`` on a blocked cell (``why``: what
+    blocks it, for the message)."""
+    return NotWalkableError(f"{name} (x={x}, y={y}) is {why}")

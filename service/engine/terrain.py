@@ -221,6 +221,15 @@ class Terrain:
         default."""
         return self.default if spec is None else Profile.of(spec, self.names)
 
+    def blocking(self, profile: Profile | None, x: int, y: int) -> str:
+        """What makes ``(x, y)`` a wall under ``profile`` (None: the default), for
+        an error message: its class, when the profile excludes it, else its cost."""
+        c = int(self.classes[y, x])
+        if self.base[y, x] > 0 and (profile or self.default).excludes(c):
+            whose = "the map's default profile" if profile is None else "the profile"
+            return f"on class {self.names[c]!r}, which {whose} excludes"
+        return "on a blocked cell"
+
     @property
     def nbytes(self) -> int:
         return int(self.base.nbytes + self.classes.nbytes)

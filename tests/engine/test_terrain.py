@@ -216,8 +216,11 @@ def test_a_goal_the_profile_excludes_is_not_walkable() -> None:
     assert distance_field(grid, [(3, 1)], max_goals=1, profile=boat).distance[0, 3] == 1.0
     with pytest.raises(NotWalkableError):
         distance_field(grid, [(0, 0)], max_goals=1, profile=boat)
-    with pytest.raises(NotWalkableError):
+    with pytest.raises(NotWalkableError, match=r"start \(x=0, y=0\) is on class 'ground', "
+                       "which the profile excludes"):  # fmt: skip
         find_path(grid, (0, 0), (3, 1), profile=boat)
+    with pytest.raises(NotWalkableError, match=r"goal .* class 'water', which the map's default"):
+        find_path(grid, (0, 0), (3, 1))
 
 
 def test_a_uniform_profile_runs_jps_on_its_view() -> None:
