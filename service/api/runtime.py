@@ -46,6 +46,10 @@ from service.store.shared_store import SharedMapStore
 
 log = logging.getLogger("gridpath")
 
+#: How long work already past its deadline waits for a free search thread to start
+#: it before it is given up (``Runtime.resume_by``): a thread that just finished
+#: other work may take the next queued item instead.
+START_GRACE_SECONDS: Final = 0.002
 #: How often a query waiting for ``min_revision`` looks at the store again.
 MIN_REVISION_POLL_SECONDS: Final = 0.02
 
@@ -169,10 +173,11 @@ class Runtime:
     async def run_by(self, deadline_ns: int, fn: Callable[P, T], *args: P.args,
                      **kwargs: P.kwargs) -> T | None:  # fmt: skip
         """:meth:`run`, given up (None, nothing done) when it still waits for a search
-        thread at ``deadline_ns`` (a ``time.monotonic_ns`` reading; 0: never given up)
-        and every thread is busy. Once started it runs to its end: its searches stop at
-        the deadline themselves (``deadline_scope``), so work a free thread takes after
-        its deadline answers what its first look at the clock leaves."""
+        thread at ``deadline_ns`` (a ``time.monotonic_ns`` reading; 0: never given up),
+        or, with a thread free then, ``START_GRACE_SECONDS`` later. Once started it runs
+        to its end: its searches stop at the deadline themselves (``deadline_scope``),
+        so work a free thread takes after its deadline answers what its first look at
+        the clock leaves."""
         self._admit()
         return await self.resume_by(deadline_ns, fn, *args, **kwargs)
 
@@ -188,12 +193,14 @@ class Runtime:
             left = (deadline_ns - time.monotonic_ns()) / 1e9
             try:
                 done, _ = await asyncio.wait({waiter}, timeout=max(0.0, left))
+                if not done and self._busy < self.settings.search_threads:
+                    # A free thread takes queued work within microseconds: a moment
+                    # for it, so that an idle service answers a deadline already past.
+                    done, _ = await asyncio.wait({waiter}, timeout=START_GRACE_SECONDS)
             except asyncio.CancelledError:  # the request is gone: so is its queued work
                 work.cancel()
                 raise
-            # Still queued behind busy threads: it never runs. (Behind a free thread it
-            # is about to start: an idle service answers a deadline already past.)
-            if not done and self._busy >= self.settings.search_threads and work.cancel():
+            if not done and work.cancel():  # still queued (behind others): never runs
                 return None
             return await waiter
         finally:
