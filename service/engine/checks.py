@@ -41,11 +41,11 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
         goal_set = make_goal_set(grid, goals=query.goals, region=query.goal_region,
                                  max_goals=max_goals)  # fmt: skip
     if not grid.walkable(sx, sy):
-        raise on_blocked_cell("start", sx, sy, _blocking(walked, options.profile, sx, sy))
+        raise on_blocked_cell("start", sx, sy, blocking(walked, options.profile, sx, sy))
     # With nearest, a blocked goal is one more unreachable goal. A single goal is
     # checked as scalars: this is every query's path, and numpy costs microseconds.
     if not nearest and goal_set is None and not grid.walkable(gx, gy):
-        raise on_blocked_cell("goal", gx, gy, _blocking(walked, options.profile, gx, gy))
+        raise on_blocked_cell("goal", gx, gy, blocking(walked, options.profile, gx, gy))
     if not nearest and goal_set is not None:
         check_walkable(grid, goal_set.points, "goals")
     # (Built only for a query that passed the above.)
@@ -65,8 +65,9 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     return CheckedQuery(sized.flat_index(sx, sy), target, plan, sized, goal_set)
 
 
-def _blocking(grid: GridMap, profile: Profile | None, x: int, y: int) -> str:
-    """What makes ``(x, y)`` a wall for a query on ``grid`` under ``profile``."""
+def blocking(grid: GridMap, profile: Profile | None, x: int, y: int) -> str:
+    """What makes ``(x, y)`` a wall for a query on the map ``grid`` under ``profile``
+    (for ``on_blocked_cell``)."""
     terrain = grid.terrain
     return "on a blocked cell" if terrain is None else terrain.blocking(profile, x, y)
 

@@ -31,8 +31,9 @@ import numpy.typing as npt
 
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import Scalar, paced_copy, paced_full
+from service.engine.costs import positive_zeros
 from service.engine.errors import InvalidEditError, InvalidQueryError, MapTooBigError
-from service.engine.grid import MAX_AGENT_SIZE, GridMap, positive_zeros
+from service.engine.grid import MAX_AGENT_SIZE, GridMap
 from service.engine.kernels.clearance import update_clearance
 from service.engine.kernels.clusters import NO_CLUSTER
 from service.engine.kernels.codes import CLOSED
@@ -145,9 +146,7 @@ def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Chang
             carries costs, not classes, and its profiles' views would answer for
             the map before it.
     """
-    if grid.terrain is not None:
-        raise InvalidQueryError("this map has terrain classes, which cost edits do not "
-                                "carry: it takes no edits")  # fmt: skip
+    _refuse_terrain(grid)
     indices: list[npt.NDArray[np.int64]] = []
     values: list[npt.NDArray[np.float32]] = []
     total = 0
@@ -169,6 +168,12 @@ def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Chang
     new = cost[::-1][first]
     keep = grid.costs[unique // grid.width, unique % grid.width] != new
     return Changes.of_map_cells(grid, unique[keep], new[keep])
+
+
+def _refuse_terrain(grid: GridMap) -> None:
+    if grid.terrain is not None:
+        raise InvalidQueryError("this map has terrain classes, which cost edits do not "
+                                "carry: it takes no edits")  # fmt: skip
 
 
 def _too_many_cells(total: int, max_cells: int) -> MapTooBigError:
@@ -282,6 +287,7 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
     walkability changes); islands exact, JPS bit rows updated, tables kept where
     they stay admissible (see the module docstring).
     """
+    _refuse_terrain(grid)
     padded = paced_copy(grid.padded)
     padded[changes.cells] = changes.new
     costs = padded.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]  # a view: no copy

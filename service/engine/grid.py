@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
+from service.engine.costs import checked_costs
 from service.engine.errors import InvalidMapError, InvalidQueryError, UnitGridTooBigError
 from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, MAX_JUMP_TABLE_LINE, jump_table_fits
 from service.engine.handles import Handle, handle_of
@@ -26,8 +27,6 @@ from service.engine.terrain import UNIFORM, Profile, Terrain
 from service.engine.views import ONE_CELL, ViewKey, Views
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-_FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # the least normal float32
 _NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
 _NO_LANDMARK_TABLE = np.zeros((0, 0), dtype=np.float32)
 _NO_LANDMARKS = (
@@ -46,14 +45,6 @@ _NO_CLUSTERS = (
     np.ones(2, dtype=np.float32),  # units
     np.zeros(2, dtype=np.bool_),  # symmetric
 )
-
-
-def positive_zeros(costs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """``costs`` with every ``-0.0`` made ``+0.0``, in place (IEEE 754: -0.0 + 0.0 is
-    +0.0), for costs entering the service: -0.0 is blocked like 0.0, but would come
-    back as ``-0.0`` from every route that sends costs, and in the edit logs."""
-    costs += np.float32(0.0)
-    return costs
 
 
 #: Epochs of grids (``GridMap.epoch``), unique in the process.
@@ -242,9 +233,12 @@ class GridMap:
         made = self._views.get(key)
         if made is not None:
             return made
+        # A bigger unit's view under a profile is made from the profile's own view,
+        # kept too: room for both, if that one is not there yet.
+        views = 1 if key.agent_size == 1 or self._views.get(key._replace(agent_size=1)) else 2
         with self._derived_lock:  # concurrent first users share one build
             made, added = self._views.build(key, functools.partial(self._build_view, *key),
-                                            needed=self.view_bytes(),
+                                            needed=views * self.view_bytes(),
                                             refuse=self._refused(key))  # fmt: skip
             self._derived_bytes += added
         return made
@@ -260,8 +254,9 @@ class GridMap:
         if profile == default:
             return None
         if self._terrain is None:
-            raise InvalidQueryError("this map has no terrain classes: a profile here "
-                                    "multiplies nothing and excludes nothing")  # fmt: skip
+            raise InvalidQueryError(f"this map has no terrain classes: a profile here "
+                                    f"multiplies nothing and excludes nothing, got "
+                                    f"{profile}")  # fmt: skip
         return profile
 
     def _build_view(self, size: int, profile: Profile | None) -> "GridMap":
@@ -293,13 +288,15 @@ class GridMap:
 
     def _refused(self, key: ViewKey) -> Callable[[int, int, int], Exception]:
         def refuse(needed: int, limit: int, held: int) -> Exception:
-            unit = f"agent_size {key.agent_size}" + ("" if key.profile is None else
-                                                     " under its profile")  # fmt: skip
+            unit = f"agent_size {key.agent_size}"
+            if key.profile is not None:
+                unit += f" under the profile {key.profile}"
             return UnitGridTooBigError(
                 f"{unit} needs a unit grid of {needed} bytes on this "
                 f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
                 f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes "
-                f"{[k.agent_size for k in self._views.held()] or 'none'})"
+                f"{[k.agent_size for k in self._views.held()] or 'none'}, with profiles: "
+                f"{sum(k.profile is not None for k in self._views.held())})"
             )
 
         return refuse
@@ -489,26 +486,7 @@ class GridMap:
                 infinite or not representable as a positive float32 (the message
                 names the first offending cell in row-major order).
         """
-        try:
-            values = np.asarray(costs, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidMapError(f"costs must be a 2-D array of numbers: {exc}") from None
-        if values.ndim != 2:
-            raise InvalidMapError(f"costs must be 2-D (rows of numbers), got {values.ndim}-D")
-        if values.size == 0:
-            raise InvalidMapError(f"costs must not be empty, got shape {values.shape}")
-        with np.errstate(over="ignore"):  # too-large values become inf, rejected below
-            narrowed = values.astype(np.float32)
-        bad = ~np.isfinite(values) | (values < 0) | np.isinf(narrowed)
-        bad |= (values > 0) & (values < _FLOAT32_TINY)  # subnormal, or 0 once narrowed
-        if bad.any():
-            y, x = (int(i) for i in np.argwhere(bad)[0])
-            raise InvalidMapError(
-                f"cost at (x={x}, y={y}) is {float(values[y, x])!r}; costs must be 0 (blocked) "
-                f"or positive and finite, at least {_FLOAT32_TINY:.3g} "
-                f"and at most {_FLOAT32_MAX:.3g}"
-            )
-        return cls(positive_zeros(narrowed))
+        return cls(checked_costs(costs))
 
     @classmethod
     def from_rows(cls, rows: Sequence[str]) -> "GridMap":
@@ -542,7 +520,7 @@ class GridMap:
     def from_terrain(cls, terrain: Terrain) -> "GridMap":
         """The map of ``terrain`` (see ``terrain``): its default profile's costs, and
         a view (``view``) for each other profile a query names."""
-        grid = cls(terrain.costs(terrain.default))
+        grid = cls(terrain.costs(terrain.default))  # (checked by ``Terrain.of``)
         grid._terrain = terrain
         return grid
 

@@ -15,7 +15,7 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.checks import check_query
+from service.engine.checks import blocking, check_query
 from service.engine.errors import (
     EngineError,
     InvalidQueryError,
@@ -239,11 +239,13 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
                 checked.append(check_query(grid, query, max_goals))
                 if key:
                     known[key] = checked[-1]
-            else:
-                sx, sy = checked_cell(grid, query.start, "start")
-                if not grid.walkable(sx, sy):
-                    raise on_blocked_cell("start", sx, sy)
-                checked.append(template._replace(source=grid.flat_index(sx, sy)))
+            else:  # on the grid the template searches: the map, or its profile's view
+                view = template.grid
+                sx, sy = checked_cell(view, query.start, "start")
+                if not view.walkable(sx, sy):
+                    why = blocking(grid, query.options.profile, sx, sy)
+                    raise on_blocked_cell("start", sx, sy, why)
+                checked.append(template._replace(source=view.flat_index(sx, sy)))
             answers.append(None)
         except EngineError as exc:
             answers.append(exc)

@@ -18,6 +18,7 @@ Moving AI maps carry their terrain letters as classes (``movingai_terrain``):
 """
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -25,6 +26,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, checked_costs
 from service.engine.errors import InvalidMapError, InvalidQueryError
 
 #: Terrain classes a map may name: ids 0 to 63 (a profile's exclusions are one word).
@@ -34,8 +36,6 @@ MOVINGAI_CLASSES: Final = ("ground", "swamp", "water", "trees")
 MOVINGAI_LETTERS: Final = {".": 0, "G": 0, "S": 1, "W": 2, "T": 3}
 #: A name's longest form: names are the words of requests and answers.
 MAX_NAME: Final = 64
-_FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
-_FLOAT32_TINY: Final = float(np.finfo(np.float32).tiny)
 _PROFILE_KEYS: Final = frozenset({"multipliers", "exclude"})
 
 
@@ -55,6 +55,18 @@ class Profile:
     excluded: int = 0
 
     def __post_init__(self) -> None:
+        # Plain ints and floats: equal values hash alike (a float32 0.1 equals no
+        # float64 0.1 here), and a list would not hash at all.
+        try:
+            pairs = tuple((operator.index(c), float(m)) for c, m in self.multipliers)
+            excluded = operator.index(self.excluded)
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidQueryError(
+                f"a profile is (class id, multiplier) pairs and an integer of excluded "
+                f"classes, got {self.multipliers!r}, {self.excluded!r}"
+            ) from None
+        object.__setattr__(self, "multipliers", pairs)
+        object.__setattr__(self, "excluded", excluded)
         ids = [c for c, _ in self.multipliers]
         if ids != sorted(set(ids)) or any(not 0 <= c < MAX_CLASSES for c in ids):
             raise InvalidQueryError(f"profile multipliers must name distinct class ids "
@@ -85,7 +97,8 @@ class Profile:
             raise InvalidQueryError(f"a profile has 'multipliers' and 'exclude', not "
                                     f"{', '.join(repr(k) for k in unknown)}")  # fmt: skip
         ids = {name: c for c, name in enumerate(names)}
-        raw = spec.get("multipliers") or {}
+        raw = spec.get("multipliers")
+        raw = {} if raw is None else raw
         if not isinstance(raw, Mapping):
             raise InvalidQueryError("profile multipliers are an object of class names and "
                                     f"numbers, got {type(raw).__name__}")  # fmt: skip
@@ -95,11 +108,16 @@ class Profile:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise InvalidQueryError(f"profile multipliers[{name!r}] must be a number, "
                                         f"got {value!r}")  # fmt: skip
-            if not (math.isfinite(value) and value > 0):
+            try:
+                number = float(value)
+            except OverflowError:  # an integer past any float
+                number = math.inf
+            if not (math.isfinite(number) and number > 0):
                 raise InvalidQueryError(f"profile multipliers[{name!r}] is {value!r}: it "
                                         "must be finite and above 0")  # fmt: skip
-            multipliers[c] = float(value)
-        exclude = spec.get("exclude") or []
+            multipliers[c] = number
+        exclude = spec.get("exclude")
+        exclude = [] if exclude is None else exclude
         if isinstance(exclude, str | bytes) or not isinstance(exclude, Sequence):
             raise InvalidQueryError(f"profile exclude is a list of class names, got "
                                     f"{exclude!r}")  # fmt: skip
@@ -172,10 +190,12 @@ class Terrain:
         """Validated terrain; ``base`` as ``GridMap.from_costs`` takes costs.
 
         Raises:
-            InvalidMapError: shapes that differ, a class id that is not an integer
-                from 0 to ``len(names) - 1``, or names that break the rules above.
+            InvalidMapError: a base cost as ``GridMap.from_costs`` refuses it, shapes
+                that differ, a class id that is not an integer from 0 to
+                ``len(names) - 1``, names that break the rules above, or a default
+                profile that takes a cost out of float32's range.
         """
-        costs = np.ascontiguousarray(base, dtype=np.float32)
+        costs = checked_costs(base, "base")
         _check_names(names)
         ids = np.asarray(classes)
         if ids.shape != costs.shape:
@@ -193,7 +213,12 @@ class Terrain:
         costs.flags.writeable = False
         packed = np.ascontiguousarray(ids, dtype=np.uint8)
         packed.flags.writeable = False
-        return cls(costs, packed, tuple(names), default)
+        terrain = cls(costs, packed, tuple(names), default)
+        try:
+            terrain.costs(default)
+        except InvalidQueryError as exc:
+            raise InvalidMapError(f"the default profile: {exc}") from None
+        return terrain
 
     def costs(self, profile: Profile) -> npt.NDArray[np.float32]:
         """(height, width) float32: every cell's cost under ``profile``.
@@ -205,14 +230,14 @@ class Terrain:
         factors = profile.factors()[self.classes]
         product = self.base.astype(np.float64) * factors
         walkable = product > 0
-        bad = walkable & ((product > _FLOAT32_MAX) | (product < _FLOAT32_TINY))
+        bad = walkable & ((product > FLOAT32_MAX) | (product < FLOAT32_TINY))
         if bad.any():
             y, x = (int(v) for v in np.argwhere(bad)[0])
             c = int(self.classes[y, x])
             raise InvalidQueryError(
-                f"the profile's multiplier {factors[y, x]!r} of class {self.names[c]!r} makes "
-                f"the cost of (x={x}, y={y}) {product[y, x]:.3g}, outside float32's range "
-                f"({_FLOAT32_TINY:.3g} to {_FLOAT32_MAX:.3g})"
+                f"the profile's multiplier {float(factors[y, x])!r} of class "
+                f"{self.names[c]!r} makes the cost of (x={x}, y={y}) {product[y, x]:.3g}, "
+                f"outside float32's range ({FLOAT32_TINY:.3g} to {FLOAT32_MAX:.3g})"
             )
         return product.astype(np.float32)
 

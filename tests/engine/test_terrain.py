@@ -9,9 +9,22 @@ import numpy.typing as npt
 import pytest
 
 from service.config import get_settings
-from service.engine import GridMap, find_path
-from service.engine.edits import CellsEdit, changes_of, check_paths
-from service.engine.errors import InvalidMapError, InvalidQueryError, NotWalkableError
+from service.engine import (
+    STATUS_NAMES,
+    GridMap,
+    PathQuery,
+    SearchOptions,
+    find_path,
+    find_paths,
+    find_paths_between,
+)
+from service.engine.edits import CellsEdit, apply_changes, changes_of, check_paths
+from service.engine.errors import (
+    InvalidMapError,
+    InvalidQueryError,
+    NotWalkableError,
+    UnitGridTooBigError,
+)
 from service.engine.fields import distance_field
 from service.engine.movingai import parse_map
 from service.engine.terrain import MAX_CLASSES, UNIFORM, Profile, Terrain, movingai_terrain
@@ -275,3 +288,68 @@ def test_edits_of_a_map_with_terrain_are_refused() -> None:
     grid = GridMap.from_terrain(random_terrain(5))
     with pytest.raises(InvalidQueryError, match="terrain"):
         changes_of(grid, [CellsEdit([[0, 0]], 1.0)], max_cells=8)
+
+
+def test_a_batch_checks_every_start_on_the_profiles_view() -> None:
+    """Later queries sharing a goal were checked on the map's own costs: a boat's
+    start on water was NotWalkable, and a start the profile excludes crashed the
+    batch."""
+    terrain = movingai_terrain(["WWW.WWW", "WWWWWWW"])
+    grid = GridMap.from_terrain(terrain)
+    options = SearchOptions(profile=terrain.profile({"exclude": ["ground"]}))
+    starts = [(0, 0), (1, 0), (3, 0), (2, 1)]
+    answers = find_paths(grid, [PathQuery(s, (6, 0), options) for s in starts])
+    assert [getattr(a, "status", None) for a in answers] == ["found", "found", None, "found"]
+    assert isinstance(answers[2], NotWalkableError)
+    assert "class 'ground', which the profile excludes" in str(answers[2])
+    batch = find_paths_between(grid, np.array([[0, 0, 6, 0], [2, 1, 6, 0]]), options=options)
+    assert batch.status.tolist() == [STATUS_NAMES.index("found")] * 2
+
+
+def test_a_bigger_units_view_under_a_profile_keeps_within_the_bound() -> None:
+    terrain = random_terrain(9, 40, 40)
+    grid = GridMap.from_terrain(terrain)
+    grid.limit_views(int(1.5 * grid.view_bytes()))
+    swamp = terrain.profile({"multipliers": {"swamp": 2.0}})
+    with pytest.raises(UnitGridTooBigError, match="agent_size 2 under the profile"):
+        grid.view(ViewKey(2, swamp))
+    grid.view(ViewKey(1, swamp))  # one view fits
+    assert sum(view.nbytes for view in grid.views().values()) <= 1.5 * grid.view_bytes()
+
+
+def test_profiles_equal_in_value_are_equal_in_hash() -> None:
+    half = Profile(((1, np.float32(0.5)),))  # type: ignore[arg-type]
+    assert half == Profile([(1, 0.5)])  # type: ignore[arg-type]
+    assert hash(half) == hash(Profile(((1, 0.5),)))
+    tenth = Profile(((1, np.float32(0.1)),))  # type: ignore[arg-type]
+    assert tenth != Profile(((1, 0.1),))  # not the same number
+    with pytest.raises(InvalidQueryError, match="integer of excluded classes"):
+        Profile(excluded=2.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({"multipliers": {"swamp": 10**400}}, "finite"),
+        ({"multipliers": []}, "object"),
+        ({"multipliers": 0}, "object"),
+        ({"exclude": 0}, "list"),
+    ],
+)
+def test_a_profile_of_odd_json_is_invalid(spec: dict[str, object], words: str) -> None:
+    with pytest.raises(InvalidQueryError, match=words):
+        Profile.of(spec, NAMES)
+
+
+@pytest.mark.parametrize("base", [math.nan, -1.0, math.inf, 1e39])
+def test_a_bad_base_cost_is_refused_naming_the_cell(base: float) -> None:
+    with pytest.raises(InvalidMapError, match=r"base cost at \(x=1, y=0\)"):
+        Terrain.of(base=[[1.0, base]], classes=[[0, 0]], names=NAMES)
+
+
+def test_replayed_changes_of_a_map_with_terrain_are_refused() -> None:
+    grid = GridMap.from_terrain(random_terrain(5))
+    plain = GridMap.from_costs(grid.costs)
+    changes = changes_of(plain, [CellsEdit([[0, 0]], 1.0)], max_cells=8)
+    with pytest.raises(InvalidQueryError, match="terrain"):
+        apply_changes(grid, changes)
