@@ -195,6 +195,17 @@ def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
+def assert_optimal(result: Any, optimal: float, grid: GridMap, policy: str) -> None:
+    """``result`` (a ``PathResult``) is ``no_path`` where the oracle's ``optimal`` is
+    inf, else ``found`` at that cost, its cells re-walked on ``grid`` at that cost."""
+    if np.isinf(optimal):
+        assert result.status == "no_path"
+        return
+    assert result.status == "found"
+    assert close(result.cost or 0.0, optimal), (result.cost, optimal)
+    assert close(walk_cost(grid, result.cells, policy), optimal)
+
+
 class Gate:
     """Holds every call of ``module.name`` until ``release`` is set; ``started`` is set
     when one reaches the gate."""

@@ -32,11 +32,11 @@ from service.engine.clusters import (
 )
 from service.engine.kernels.clusters import NO_CLUSTER
 from tests.support import (
+    assert_optimal,
     close,
     oracle_distances,
     oracle_graph,
     random_grid,
-    walk_cost,
     walkable_cells,
 )
 
@@ -151,13 +151,7 @@ def test_cluster_heuristic_is_optimal_against_the_oracle(
             result = find_path(grid, start, goal, heuristic="cluster", diagonal=policy)
             expected = "cluster" if policy in TABLE_POLICIES else "octile"
             assert result.heuristic_used == expected
-            optimal = distances[goal[1], goal[0]]
-            if np.isinf(optimal):
-                assert result.status == "no_path"
-                continue
-            assert result.status == "found"
-            assert close(result.cost or 0, optimal), (policy, goal, result.cost, optimal)
-            assert close(walk_cost(grid, result.cells, policy), optimal)
+            assert_optimal(result, distances[goal[1], goal[0]], grid, policy)
 
 
 @pytest.mark.parametrize("policy", sorted(TABLE_POLICIES))  # never: the bucket kernel
