@@ -235,7 +235,8 @@ class GridMap:
             return made
         # A bigger unit's view under a profile is made from the profile's own view,
         # kept too: room for both, if that one is not there yet.
-        views = 1 if key.agent_size == 1 or self._views.get(key._replace(agent_size=1)) else 2
+        alone = key.profile is None or key.agent_size == 1
+        views = 1 if alone or self._views.get(key._replace(agent_size=1)) else 2
         with self._derived_lock:  # concurrent first users share one build
             made, added = self._views.build(key, functools.partial(self._build_view, *key),
                                             needed=views * self.view_bytes(),
@@ -291,12 +292,14 @@ class GridMap:
             unit = f"agent_size {key.agent_size}"
             if key.profile is not None:
                 unit += f" under the profile {key.profile}"
+            kept = self._views.held()
+            sizes = [k.agent_size for k in kept if k.profile is None] or "none"
+            profiled = sum(k.profile is not None for k in kept)
+            also = f", and {profiled} views under profiles" if profiled else ""
             return UnitGridTooBigError(
                 f"{unit} needs a unit grid of {needed} bytes on this "
                 f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
-                f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes "
-                f"{[k.agent_size for k in self._views.held()] or 'none'}, with profiles: "
-                f"{sum(k.profile is not None for k in self._views.held())})"
+                f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes {sizes}{also})"
             )
 
         return refuse

@@ -128,7 +128,9 @@ def test_a_batch_answers_what_it_finished_and_leaves_the_rest_unstarted(maze: Ma
     rows = np.array([[0, 0, *near], [0, 0, *far], [0, 0, *near], [0, 0, *far]])
     options = SearchOptions(algorithm="astar")
     whole = find_paths_between(grid, rows, options=options)
-    with deadline_scope(soon(5)):
+    # Time for the near query however busy the machine, none for half a million
+    # expansions towards the far end.
+    with deadline_scope(soon(10)):
         cut = find_paths_between(grid, rows, options=options)
     first, second, third, fourth = cut.results()
     expected = whole.result(0)
