@@ -1,6 +1,8 @@
 """The full check of a query, in a fixed order (as in OSRM): options, bounds,
 walkability (of the start, then of the goals), then what the options ask of the map."""
 
+import functools
+
 import numpy as np
 
 from service.engine.errors import EngineError, InvalidQueryError, on_blocked_cell
@@ -15,8 +17,7 @@ from service.engine.queries import (
     PathQuery,
     checked_cell,
 )
-from service.engine.sizes import check_room, check_walkable
-from service.engine.terrain import Profile
+from service.engine.sizes import blocking, check_room, check_walkable
 from service.engine.views import ViewKey
 
 
@@ -47,7 +48,8 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     if not nearest and goal_set is None and not grid.walkable(gx, gy):
         raise on_blocked_cell("goal", gx, gy, blocking(walked, options.profile, gx, gy))
     if not nearest and goal_set is not None:
-        check_walkable(grid, goal_set.points, "goals")
+        check_walkable(grid, goal_set.points, "goals",
+                       why=functools.partial(blocking, walked, options.profile))  # fmt: skip
     # (Built only for a query that passed the above.)
     sized = walked.view(ViewKey(size, options.profile))
     if size > 1:  # (a one-cell unit has room wherever the cell is walkable)
@@ -63,13 +65,6 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     plan = plan_for(sized, options, single_goal=query.goal is not None,
                     goal_set=goal_set is not None)  # fmt: skip
     return CheckedQuery(sized.flat_index(sx, sy), target, plan, sized, goal_set)
-
-
-def blocking(grid: GridMap, profile: Profile | None, x: int, y: int) -> str:
-    """What makes ``(x, y)`` a wall for a query on the map ``grid`` under ``profile``
-    (for ``on_blocked_cell``)."""
-    terrain = grid.terrain
-    return "on a blocked cell" if terrain is None else terrain.blocking(profile, x, y)
 
 
 def refusal(grid: GridMap, query: PathQuery) -> EngineError:

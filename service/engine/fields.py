@@ -10,6 +10,7 @@ of ``kernels.moves.DX``/``DY``)::
     -1 a goal, or a cell with no way to a goal (cost inf)
 """
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Final, NamedTuple
@@ -35,7 +36,7 @@ from service.engine.options import (
     option_code,
 )
 from service.engine.scratch import thread_scratch
-from service.engine.sizes import check_walkable, checked_agent_size
+from service.engine.sizes import blocking, check_walkable, checked_agent_size
 from service.engine.terrain import Profile, checked_profile
 from service.engine.views import ViewKey
 
@@ -98,7 +99,7 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     size = checked_agent_size(agent_size)
     walked = grid.view(ViewKey(1, checked_profile(profile)))
     points = checked_goals(walked, goals, max_goals=max_goals)
-    check_walkable(walked, points, "goals")
+    check_walkable(walked, points, "goals", why=functools.partial(blocking, grid, profile))
     sized = grid.view(ViewKey(size, profile))
     check_walkable(sized, points, "goals", room=(walked, size))
     grid = sized

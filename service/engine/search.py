@@ -15,7 +15,7 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.checks import blocking, check_query
+from service.engine.checks import check_query
 from service.engine.errors import (
     EngineError,
     InvalidQueryError,
@@ -70,6 +70,7 @@ from service.engine.runs import (
 )
 from service.engine.scratch import Scratch, path_cell_scope
 from service.engine.sharing import NO_SHARING, Sharing, field_groups, sharing_of
+from service.engine.sizes import blocking
 from service.engine.terrain import Profile
 
 #: The option keywords of ``find_path`` as left out.

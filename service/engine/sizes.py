@@ -11,12 +11,14 @@ unit's anchor (top-left) enters.
 """
 
 import operator
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.errors import InvalidQueryError, NotWalkableError, on_blocked_cell
 from service.engine.grid import MAX_AGENT_SIZE, GridMap
+from service.engine.terrain import Profile
 
 
 def checked_agent_size(size: int) -> int:
@@ -44,11 +46,12 @@ def check_room(grid: GridMap, sized: GridMap, name: str, x: int, y: int, size: i
 
 
 def check_walkable(grid: GridMap, points: npt.NDArray[np.int64], name: str, *,
-                   room: tuple[GridMap, int] | None = None) -> None:  # fmt: skip
+                   room: tuple[GridMap, int] | None = None,
+                   why: Callable[[int, int], str] | None = None) -> None:  # fmt: skip
     """Raise ``NotWalkableError`` for the first of ``points`` ((k, 2) ``(x, y)``, within
-    the map) blocked on ``grid``, named ``name[i]``. With ``room`` = (the map, size),
-    ``grid`` is that size's and the error says the unit has no room there (see
-    :func:`check_room`)."""
+    the map) blocked on ``grid``, named ``name[i]``; ``why(x, y)`` says what blocks it
+    (``blocking``). With ``room`` = (the map, size), ``grid`` is that size's and the
+    error says the unit has no room there (see :func:`check_room`)."""
     blocked = grid.costs[points[:, 1], points[:, 0]] <= 0
     if not blocked.any():
         return
@@ -56,5 +59,14 @@ def check_walkable(grid: GridMap, points: npt.NDArray[np.int64], name: str, *,
     label = f"{name}[{i}]"
     x, y = int(points[i, 0]), int(points[i, 1])
     if room is None:
-        raise on_blocked_cell(label, x, y)
+        raise (
+            on_blocked_cell(label, x, y) if why is None else on_blocked_cell(label, x, y, why(x, y))
+        )
     check_room(room[0], grid, label, x, y, room[1])
+
+
+def blocking(grid: GridMap, profile: Profile | None, x: int, y: int) -> str:
+    """What makes ``(x, y)`` a wall for a query on the map ``grid`` under ``profile``
+    (for ``on_blocked_cell``): a class the profile excludes, or the cell's cost."""
+    terrain = grid.terrain
+    return "on a blocked cell" if terrain is None else terrain.blocking(profile, x, y)

@@ -221,8 +221,10 @@ def test_a_goal_the_profile_excludes_is_not_walkable() -> None:
     grid = GridMap.from_terrain(terrain)
     boat = terrain.profile({"exclude": ["ground"]})
     assert distance_field(grid, [(3, 1)], max_goals=1, profile=boat).distance[0, 3] == 1.0
-    with pytest.raises(NotWalkableError):
+    with pytest.raises(NotWalkableError, match=r"goals\[0\] .* class 'ground', which the prof"):
         distance_field(grid, [(0, 0)], max_goals=1, profile=boat)
+    with pytest.raises(NotWalkableError, match=r"goals\[1\] .* class 'ground', which the prof"):
+        find_path(grid, (3, 0), goals=[(3, 1), (1, 1)], profile=boat)
     with pytest.raises(NotWalkableError, match=r"start \(x=0, y=0\) is on class 'ground', "
                        "which the profile excludes"):  # fmt: skip
         find_path(grid, (0, 0), (3, 1), profile=boat)
