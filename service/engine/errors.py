@@ -129,7 +129,11 @@ def outside_map(name: str, x: int, y: int, *, width: int, height: int) -> OutOfB
     )
 
 
-def on_blocked_cell(name: str, x: int, y: int, why: str = "on a blocked cell"
+#: What blocks a cell, in ``on_blocked_cell``'s message, unless more is known.
+BLOCKED_CELL = "on a blocked cell"
+
+
+def on_blocked_cell(name: str, x: int, y: int, why: str = BLOCKED_CELL
                     ) -> NotWalkableError:  # fmt: skip
     """The error for a point ``name`` at ``(x, y)`` on a blocked cell (``why``: what
     blocks it, for the message)."""

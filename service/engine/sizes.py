@@ -16,7 +16,12 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import InvalidQueryError, NotWalkableError, on_blocked_cell
+from service.engine.errors import (
+    BLOCKED_CELL,
+    InvalidQueryError,
+    NotWalkableError,
+    on_blocked_cell,
+)
 from service.engine.grid import MAX_AGENT_SIZE, GridMap
 from service.engine.terrain import Profile
 
@@ -59,9 +64,7 @@ def check_walkable(grid: GridMap, points: npt.NDArray[np.int64], name: str, *,
     label = f"{name}[{i}]"
     x, y = int(points[i, 0]), int(points[i, 1])
     if room is None:
-        raise (
-            on_blocked_cell(label, x, y) if why is None else on_blocked_cell(label, x, y, why(x, y))
-        )
+        raise on_blocked_cell(label, x, y, BLOCKED_CELL if why is None else why(x, y))
     check_room(room[0], grid, label, x, y, room[1])
 
 
@@ -69,4 +72,4 @@ def blocking(grid: GridMap, profile: Profile | None, x: int, y: int) -> str:
     """What makes ``(x, y)`` a wall for a query on the map ``grid`` under ``profile``
     (for ``on_blocked_cell``): a class the profile excludes, or the cell's cost."""
     terrain = grid.terrain
-    return "on a blocked cell" if terrain is None else terrain.blocking(profile, x, y)
+    return BLOCKED_CELL if terrain is None else terrain.blocking(profile, x, y)

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, checked_costs
-from service.engine.errors import InvalidMapError, InvalidQueryError
+from service.engine.errors import BLOCKED_CELL, InvalidMapError, InvalidQueryError
 
 #: Terrain classes a map may name: ids 0 to 63 (a profile's exclusions are one word).
 MAX_CLASSES: Final = 64
@@ -253,7 +253,7 @@ class Terrain:
         if self.base[y, x] > 0 and (profile or self.default).excludes(c):
             whose = "the map's default profile" if profile is None else "the profile"
             return f"on class {self.names[c]!r}, which {whose} excludes"
-        return "on a blocked cell"
+        return BLOCKED_CELL
 
     @property
     def nbytes(self) -> int:
