@@ -32,7 +32,7 @@ import numpy.typing as npt
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import Scalar, paced_copy, paced_full
 from service.engine.costs import positive_zeros
-from service.engine.errors import InvalidEditError, InvalidQueryError, MapTooBigError
+from service.engine.errors import InvalidEditError, MapTooBigError
 from service.engine.grid import MAX_AGENT_SIZE, GridMap
 from service.engine.kernels.clearance import update_clearance
 from service.engine.kernels.clusters import NO_CLUSTER
@@ -52,12 +52,21 @@ from service.engine.landmarks import LandmarkTable, LandmarkTables
 from service.engine.options import DIAGONALS, Diagonal, option_code
 from service.engine.parts import Census, Islands, Parts
 from service.engine.sizes import checked_agent_size
-from service.engine.terrain import Profile, checked_profile
+from service.engine.terrain import MAX_PROFILES, Profile, check_class_name, checked_profile
+from service.engine.terrain_edits import (
+    Painted,
+    ProfileEdit,
+    TerrainChanges,
+    profile_changes,
+    terrain_changes,
+)
 from service.engine.views import ViewKey
 
 #: Past this share of the map's cells flipped, the JPS+ table is rebuilt, not repaired.
 REBUILD_JUMPS_FRACTION: Final = 1 / 16
 
+#: A logged record's profiles were checked against the bound when it was made.
+_ANY: Final = 1 << 30
 _FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
 _TINY: Final = float(np.finfo(np.float32).tiny)
 
@@ -65,7 +74,9 @@ _TINY: Final = float(np.finfo(np.float32).tiny)
 @dataclass(frozen=True, slots=True)
 class RectEdit:
     """Cells ``x..x+w-1`` by ``y..y+h-1`` get ``cost``, or ``costs[row][column]``
-    ((h, w) numbers) when ``costs`` is given."""
+    ((h, w) numbers) when ``costs`` is given; and the class ``class_name`` when given
+    (a map with terrain classes: there the costs are base costs, see
+    ``terrain_edits``)."""
 
     x: int
     y: int
@@ -73,17 +84,20 @@ class RectEdit:
     h: int
     cost: float | None = None
     costs: npt.ArrayLike | None = None
+    class_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class CellsEdit:
-    """The listed ``(x, y)`` cells get ``cost``."""
+    """The listed ``(x, y)`` cells get ``cost``, and the class ``class_name`` when
+    given (as :class:`RectEdit`)."""
 
     cells: npt.ArrayLike  # (n, 2) integers
-    cost: float
+    cost: float | None = None
+    class_name: str | None = None
 
 
-Edit = RectEdit | CellsEdit
+Edit = RectEdit | CellsEdit | ProfileEdit
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +105,14 @@ class Changes:
     """The cells an edit request changes, each once, with old and new costs.
 
     ``cells``: (k,) int64 padded indices, ascending; ``old``/``new``: (k,) float32.
+    ``terrain``: on a map with terrain classes, what the edit changes there (the
+    costs above are then the default profile's); None on another map.
     """
 
     cells: npt.NDArray[np.int64]
     old: npt.NDArray[np.float32]
     new: npt.NDArray[np.float32]
+    terrain: TerrainChanges | None = None
 
     @classmethod
     def of_map_cells(cls, grid: GridMap, cells: npt.NDArray[np.int64],
@@ -134,35 +151,44 @@ class Changes:
         return flips
 
 
-def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Changes:
+def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int,
+               max_profiles: int = MAX_PROFILES) -> Changes:  # fmt: skip
     """Validate ``edits`` in order and gather the cells whose cost they change (a
-    later edit of a cell wins).
+    later edit of a cell wins). On a map with terrain classes, costs are base
+    costs, and classes and named profiles change too (``terrain_edits``).
 
     Raises:
-        InvalidEditError: a rect or cell outside the map, a bad size or cost; the
-            message names the edit (``edits[3].rect``) and the limit.
+        InvalidEditError: a rect or cell outside the map, a bad size, cost or class,
+            a class or profile edit on a map without terrain classes, a profile
+            edit past ``max_profiles``; the message names the edit
+            (``edits[3].rect``) and the limit.
         MapTooBigError: the edits name more than ``max_cells`` cells.
-        InvalidQueryError: the map has terrain classes (``terrain``): an edit
-            carries costs, not classes, and its profiles' views would answer for
-            the map before it.
     """
-    _refuse_terrain(grid)
-    indices: list[npt.NDArray[np.int64]] = []
-    values: list[npt.NDArray[np.float32]] = []
+    painted: list[Painted] = []
+    profiles: list[ProfileEdit] = []
     total = 0
     for i, edit in enumerate(edits):
+        if isinstance(edit, ProfileEdit):
+            _need_terrain(grid, f"the profile {edit.name!r}")
+            profiles.append(edit)
+            continue
         where, cost = (_rect(grid, edit, i, named=total, max_cells=max_cells)
                        if isinstance(edit, RectEdit) else _cells(grid, edit, i))  # fmt: skip
+        if edit.class_name is not None:
+            _need_terrain(grid, f"edits[{i}].class")
+            check_class_name(edit.class_name, f"edits[{i}].class")
         total += where.size
         if total > max_cells:
             raise _too_many_cells(total, max_cells)
-        indices.append(where)
-        values.append(cost)
-    if not indices:
+        painted.append(Painted(f"edits[{i}]", where, cost, edit.class_name))
+    if grid.terrain is not None:
+        return _terrain_changes(grid, terrain_changes(grid.terrain, painted, profiles,
+                                                      max_profiles=max_profiles))  # fmt: skip
+    if not painted:
         empty = np.zeros(0, np.int64)
         return Changes(empty, np.zeros(0, np.float32), np.zeros(0, np.float32))
-    flat = np.concatenate(indices)
-    cost = np.concatenate(values)
+    flat = np.concatenate([edit.cells for edit in painted])
+    cost = np.concatenate([edit.costs for edit in painted if edit.costs is not None])
     # The last write of each cell wins: unique over the reversed order.
     unique, first = np.unique(flat[::-1], return_index=True)
     new = cost[::-1][first]
@@ -170,10 +196,35 @@ def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int) -> Chang
     return Changes.of_map_cells(grid, unique[keep], new[keep])
 
 
-def _refuse_terrain(grid: GridMap) -> None:
-    if grid.terrain is not None:
-        raise InvalidQueryError("this map has terrain classes, which cost edits do not "
-                                "carry: it takes no edits")  # fmt: skip
+def _need_terrain(grid: GridMap, what: str) -> None:
+    if grid.terrain is None:
+        raise InvalidEditError(f"{what}: this map has no terrain classes (upload it with "
+                               "'classes' and 'class_names' to give it some)")  # fmt: skip
+
+
+def _terrain_changes(grid: GridMap, terrain: TerrainChanges) -> Changes:
+    """The default profile's changed cells of a terrain edit, carrying it."""
+    padded, costs = profile_changes(terrain, terrain.terrain.default, grid.padded_width)
+    old = grid.padded[padded]
+    moved = old != costs
+    return Changes(padded[moved], old[moved], costs[moved], terrain)
+
+
+def logged_changes(grid: GridMap, cells: npt.NDArray[np.int64], costs: npt.NDArray[np.float32],
+                   classes: npt.NDArray[np.uint8] | None, names: Sequence[str] | None,
+                   profiles: Sequence[ProfileEdit]) -> Changes:  # fmt: skip
+    """The changes of an edit log record (``TerrainChanges``' fields, or for a map
+    without terrain classes its cells and new costs) to ``grid``, the revision
+    before it."""
+    if grid.terrain is None:
+        return Changes.of_map_cells(grid, cells, costs)
+    known = tuple(names) if names is not None else grid.terrain.names
+    terrain = grid.terrain.edited(names=known)  # (classes the record adds keep their ids)
+    ids = np.asarray(classes if classes is not None else terrain.classes.reshape(-1)[cells])
+    painted = [Painted(f"logged[{c}]", cells[ids == c], costs[ids == c], known[c])
+               for c in np.unique(ids).tolist()]  # fmt: skip
+    return _terrain_changes(grid, terrain_changes(terrain, painted, profiles,
+                                                  max_profiles=_ANY))  # fmt: skip
 
 
 def _too_many_cells(total: int, max_cells: int) -> MapTooBigError:
@@ -182,10 +233,10 @@ def _too_many_cells(total: int, max_cells: int) -> MapTooBigError:
 
 
 def _rect(grid: GridMap, edit: RectEdit, i: int, *, named: int, max_cells: int
-          ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
-    """A rect's cells and costs; MapTooBigError, before its cells are listed, when
-    with the ``named`` cells of the edits before it there are more than
-    ``max_cells``."""
+          ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32] | None]:  # fmt: skip
+    """A rect's cells and costs (None: a class edit that keeps them);
+    MapTooBigError, before its cells are listed, when with the ``named`` cells of
+    the edits before it there are more than ``max_cells``."""
     x, y, w, h = edit.x, edit.y, edit.w, edit.h
     if w < 1 or h < 1:
         raise InvalidEditError(f"edits[{i}].rect [{x}, {y}, {w}, {h}]: width and height "
@@ -203,11 +254,13 @@ def _rect(grid: GridMap, edit: RectEdit, i: int, *, named: int, max_cells: int
     if edit.costs is not None:
         costs = _checked_costs(edit.costs, i, (h, w))
         return where, costs.reshape(-1)
+    if edit.cost is None and edit.class_name is not None:
+        return where, None
     return where, np.full(where.size, _checked_cost(edit.cost, f"edits[{i}].cost"), np.float32)
 
 
 def _cells(grid: GridMap, edit: CellsEdit, i: int
-           ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
+           ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32] | None]:  # fmt: skip
     cells = _points(edit.cells, f"edits[{i}].cells", grid)
     xs, ys = cells[:, 0], cells[:, 1]
     bad = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
@@ -217,6 +270,8 @@ def _cells(grid: GridMap, edit: CellsEdit, i: int
             f"edits[{i}].cells[{j}] [{int(xs[j])}, {int(ys[j])}] is outside the map: x in "
             f"[0, {grid.width - 1}] and y in [0, {grid.height - 1}]"
         )
+    if edit.cost is None and edit.class_name is not None:
+        return ys * grid.width + xs, None
     cost = _checked_cost(edit.cost, f"edits[{i}].cost")
     return ys * grid.width + xs, np.full(xs.size, cost, np.float32)
 
@@ -287,7 +342,6 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
     walkability changes); islands exact, JPS bit rows updated, tables kept where
     they stay admissible (see the module docstring).
     """
-    _refuse_terrain(grid)
     padded = paced_copy(grid.padded)
     padded[changes.cells] = changes.new
     costs = padded.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]  # a view: no copy
@@ -310,6 +364,7 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
         landmarks=grid.landmarks if keep else None,
         clearance=_clearance(grid, padded, changes), auto_astar=grid.auto_prefers_astar,
     ))  # fmt: skip
+    new._terrain = grid.terrain if changes.terrain is None else changes.terrain.terrain
     new.adopt_views(carried_views(grid, new, changes))
     return new
 
@@ -320,11 +375,13 @@ def carried_views(grid: GridMap, new: GridMap, changes: Changes) -> dict[ViewKey
     rather than built again from ``new`` by the next query of its kind. A ``k x k``
     unit's view changes only at anchors whose square holds a changed cell."""
     views = grid.views()
+    carried = _carried_profiles(views, new, changes)
     clearance = new.known_clearance  # (carried along: a view's build computed it)
     if not views or clearance is None:
-        return {}
-    carried = {}
+        return carried
     for key, view in views.items():
+        if key.profile is not None:
+            continue
         cells = _anchors(changes.cells, grid.padded_width, key.agent_size)
         fits = clearance[cells] >= key.agent_size
         now = np.where(fits, new.padded[cells], np.float32(0)).astype(np.float32)
@@ -337,6 +394,31 @@ def carried_views(grid: GridMap, new: GridMap, changes: Changes) -> dict[ViewKey
             carried[key] = edited
         else:
             carried[key] = _relabeled(view, new.revision)
+    return carried
+
+
+def _carried_profiles(views: dict[ViewKey, GridMap], new: GridMap, changes: Changes
+                      ) -> dict[ViewKey, GridMap]:  # fmt: skip
+    """The one-cell views of profiles, at ``new``'s revision, with the cells the edit
+    changes under each profile applied. A bigger unit's view under a profile is
+    dropped: the next query of its kind builds it from the profile's view."""
+    carried = {}
+    for key, view in views.items():
+        if key.profile is None or key.agent_size != 1:
+            continue
+        if changes.terrain is None:
+            carried[key] = _relabeled(view, new.revision)
+            continue
+        cells, now = profile_changes(changes.terrain, key.profile, new.padded_width)
+        before = view.padded[cells]
+        moved = now != before
+        if not moved.any():
+            carried[key] = _relabeled(view, new.revision)
+            continue
+        edited = apply_changes(view, Changes(cells[moved], before[moved], now[moved]))
+        if edited.uniform and edited.jump_bits is None:  # (as a view is built)
+            edited.prepare_jumps(max_table_bytes=0)
+        carried[key] = edited
     return carried
 
 

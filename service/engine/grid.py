@@ -520,10 +520,12 @@ class GridMap:
         return cls.from_rows(parse_map(text))
 
     @classmethod
-    def from_terrain(cls, terrain: Terrain) -> "GridMap":
+    def from_terrain(cls, terrain: Terrain, *, islands: Islands | None = None,
+                     revision: int = 0) -> "GridMap":  # fmt: skip
         """The map of ``terrain`` (see ``terrain``): its default profile's costs, and
-        a view (``view``) for each other profile a query names."""
-        grid = cls(terrain.costs(terrain.default))  # (checked by ``Terrain.of``)
+        a view (``view``) for each other profile a query names. ``islands`` and
+        ``revision`` as the constructor takes them."""
+        grid = cls(terrain.costs(terrain.default), islands=islands, revision=revision)
         grid._terrain = terrain
         return grid
 

@@ -17,17 +17,24 @@ Moving AI maps carry their terrain letters as classes (``movingai_terrain``):
 ``water`` and ``trees``, which the benchmarks' maps treat as walls.
 """
 
+import dataclasses
 import math
 import operator
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, checked_costs
-from service.engine.errors import BLOCKED_CELL, InvalidMapError, InvalidQueryError
+from service.engine.errors import (
+    BLOCKED_CELL,
+    InvalidEditError,
+    InvalidMapError,
+    InvalidQueryError,
+)
 
 #: Terrain classes a map may name: ids 0 to 63 (a profile's exclusions are one word).
 MAX_CLASSES: Final = 64
@@ -37,6 +44,12 @@ MOVINGAI_LETTERS: Final = {".": 0, "G": 0, "S": 1, "W": 2, "T": 3}
 #: A name's longest form: names are the words of requests and answers.
 MAX_NAME: Final = 64
 _PROFILE_KEYS: Final = frozenset({"multipliers", "exclude"})
+#: A named profile's name: a path segment of its route, and none of the words an
+#: answer's ``profile_used`` gives for an unnamed profile.
+PROFILE_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+UNNAMED: Final = frozenset({"default", "inline"})
+#: Named profiles a map may hold when the caller names no bound.
+MAX_PROFILES: Final = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +141,36 @@ class Profile:
                             if m != 1.0 and not excluded >> c & 1))  # fmt: skip
         return cls(kept, excluded)
 
+    def ids(self) -> dict[str, list[list[float]] | list[int]]:
+        """The profile by class ids, as stores keep it (names change with edits):
+        ``{"multipliers": [[id, multiplier], ...], "excluded": [id, ...]}``."""
+        return {"multipliers": [[c, m] for c, m in self.multipliers],
+                "excluded": [c for c in range(MAX_CLASSES) if self.excludes(c)]}  # fmt: skip
+
+    @classmethod
+    def of_ids(cls, data: object) -> "Profile":
+        """The profile :meth:`ids` gave.
+
+        Raises:
+            InvalidQueryError: another form, or values a profile does not take.
+        """
+        try:
+            spec: Mapping[str, Any] = data  # type: ignore[assignment]
+            pairs = tuple((int(c), float(m)) for c, m in spec["multipliers"])
+            excluded = sum(1 << int(c) for c in set(spec["excluded"]))
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise InvalidQueryError(f"a stored profile is unreadable: {exc!r}") from None
+        return cls(pairs, excluded)
+
     def spec(self, names: Sequence[str]) -> dict[str, object]:
         """The profile as :meth:`of` reads it, with ``names`` for the class ids."""
         return {"multipliers": {names[c]: m for c, m in self.multipliers},
                 "exclude": [names[c] for c in range(len(names)) if self.excludes(c)]}  # fmt: skip
+
+    def last_class(self) -> int:
+        """The greatest class id the profile names; -1: none."""
+        listed = [c for c, _ in self.multipliers]
+        return max([*listed, self.excluded.bit_length() - 1])
 
     def excludes(self, class_id: int) -> bool:
         """Whether the profile may not enter class ``class_id``."""
@@ -158,6 +197,19 @@ def checked_profile(profile: object) -> Profile | None:
     return profile
 
 
+def check_profile_name(name: object) -> str:
+    """``name`` as a named profile's name.
+
+    Raises:
+        InvalidQueryError: not 1 to 64 letters, digits, ``_``, ``.`` or ``-``, or a
+            word ``profile_used`` gives for an unnamed profile.
+    """
+    if not isinstance(name, str) or not PROFILE_NAME.fullmatch(name) or name in UNNAMED:
+        raise InvalidQueryError(f"a profile name is 1 to 64 letters, digits, '_', '.' or "
+                                f"'-', and not 'default' or 'inline'; got {name!r}")  # fmt: skip
+    return name
+
+
 def _class_id(ids: Mapping[str, int], name: object, field: str) -> int:
     if not isinstance(name, str) or name not in ids:
         known = ", ".join(ids) or "none"
@@ -177,23 +229,28 @@ class Terrain:
         names: the classes' names, by id: distinct, non-empty, at most ``MAX_NAME``
             characters, at most ``MAX_CLASSES`` of them.
         default: the profile of queries that name none (the map's own costs).
+        profiles: the named profiles that live with the map, ``(name, profile)``
+            ascending by name (``PROFILE_NAME``); they change with edits.
     """
 
     base: npt.NDArray[np.float32]
     classes: npt.NDArray[np.uint8]
     names: tuple[str, ...]
     default: Profile
+    profiles: tuple[tuple[str, Profile], ...] = ()
 
     @classmethod
     def of(cls, *, base: npt.ArrayLike, classes: npt.ArrayLike, names: Sequence[str],
-           default: Profile = UNIFORM) -> "Terrain":  # fmt: skip
+           default: Profile = UNIFORM,
+           profiles: Mapping[str, Profile] | None = None) -> "Terrain":  # fmt: skip
         """Validated terrain; ``base`` as ``GridMap.from_costs`` takes costs.
 
         Raises:
             InvalidMapError: a base cost as ``GridMap.from_costs`` refuses it, shapes
                 that differ, a class id that is not an integer from 0 to
                 ``len(names) - 1``, names that break the rules above, or a default
-                profile that takes a cost out of float32's range.
+                or named profile that names a class the map lacks or takes a cost
+                out of float32's range.
         """
         costs = checked_costs(base, "base")
         _check_names(names)
@@ -205,20 +262,36 @@ class Terrain:
                          or ids.max() >= len(names)):  # fmt: skip
             raise InvalidMapError(f"classes must be integers from 0 to {len(names) - 1} "
                                   f"(one per name in class_names)")  # fmt: skip
-        named = [c for c, _ in default.multipliers] + [c for c in range(MAX_CLASSES)
-                                                        if default.excludes(c)]  # fmt: skip
-        if named and max(named) >= len(names):
-            raise InvalidMapError(f"the default profile names class {max(named)}; the map "
-                                  f"has {len(names)} classes")  # fmt: skip
+        named = dict(sorted((profiles or {}).items()))
         costs.flags.writeable = False
         packed = np.ascontiguousarray(ids, dtype=np.uint8)
         packed.flags.writeable = False
-        terrain = cls(costs, packed, tuple(names), default)
-        try:
-            terrain.costs(default)
-        except InvalidQueryError as exc:
-            raise InvalidMapError(f"the default profile: {exc}") from None
+        terrain = cls(costs, packed, tuple(names), default, tuple(named.items()))
+        for name, profile in [(None, default), *named.items()]:
+            try:
+                if name is not None:
+                    check_profile_name(name)
+                terrain.check(profile)
+                terrain.costs(profile)
+            except InvalidQueryError as exc:
+                what = "the default profile" if name is None else f"the profile {name!r}"
+                raise InvalidMapError(f"{what}: {exc}") from None
         return terrain
+
+    def check(self, profile: Profile) -> None:
+        """Raise InvalidQueryError unless ``profile`` names only this map's classes."""
+        last = profile.last_class()
+        if last >= len(self.names):
+            raise InvalidQueryError(f"the profile names class {last}; the map has "
+                                    f"{len(self.names)} classes")  # fmt: skip
+
+    def named(self, name: str) -> Profile | None:
+        """The named profile ``name``, or None."""
+        return dict(self.profiles).get(name)
+
+    def edited(self, **parts: object) -> "Terrain":
+        """This terrain with ``parts`` (fields) replaced, already checked."""
+        return dataclasses.replace(self, **parts)  # type: ignore[arg-type]
 
     def costs(self, profile: Profile) -> npt.NDArray[np.float32]:
         """(height, width) float32: every cell's cost under ``profile``.
@@ -258,6 +331,15 @@ class Terrain:
     @property
     def nbytes(self) -> int:
         return int(self.base.nbytes + self.classes.nbytes)
+
+
+def check_class_name(name: object, where: str) -> str:
+    """``name`` as a class name (1 to ``MAX_NAME`` characters), or InvalidEditError
+    naming ``where``."""
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
+        raise InvalidEditError(f"{where} must be a class name of 1 to {MAX_NAME} "
+                               f"characters, got {name!r}")  # fmt: skip
+    return name
 
 
 def _check_names(names: Sequence[str]) -> None:

@@ -314,9 +314,9 @@ def test_a_repaired_jump_table_equals_a_rebuild(seed: int, monkeypatch: pytest.M
         assert before is not None
         kept = before.copy()
         edits = random_edits(rng, grid)
-        edits = [CellsEdit(e.cells, float(e.cost > 0)) if isinstance(e, CellsEdit)
+        edits = [CellsEdit(e.cells, float((e.cost or 0) > 0)) if isinstance(e, CellsEdit)
                  else RectEdit(e.x, e.y, e.w, e.h, cost=float(rng.integers(2)))
-                 for e in edits]  # fmt: skip
+                 for e in edits if isinstance(e, CellsEdit | RectEdit)]  # fmt: skip
         after = edited(grid, *edits)
         repaired = repair_jump_table(before, flipped=flipped(grid, after), grid=after)
         np.testing.assert_array_equal(repaired, build_jump_table(after))

@@ -18,7 +18,7 @@ from service.engine import (
     find_paths,
     find_paths_between,
 )
-from service.engine.edits import CellsEdit, apply_changes, changes_of, check_paths
+from service.engine.edits import check_paths
 from service.engine.errors import (
     InvalidMapError,
     InvalidQueryError,
@@ -278,14 +278,6 @@ def test_held_paths_are_checked_on_the_profiles_costs() -> None:
     assert slow.cost[0] == 2.5
 
 
-def test_edits_of_a_map_with_terrain_are_refused() -> None:
-    """An edit would carry the map's costs but not its classes: its profiles' views
-    would then answer for the map before the edit."""
-    grid = GridMap.from_terrain(random_terrain(5))
-    with pytest.raises(InvalidQueryError, match="terrain"):
-        changes_of(grid, [CellsEdit([[0, 0]], 1.0)], max_cells=8)
-
-
 def test_a_batch_checks_every_start_on_the_profiles_view() -> None:
     """Later queries sharing a goal were checked on the map's own costs: a boat's
     start on water was NotWalkable, and a start the profile excludes crashed the
@@ -341,11 +333,3 @@ def test_a_profile_of_odd_json_is_invalid(spec: dict[str, object], words: str) -
 def test_a_bad_base_cost_is_refused_naming_the_cell(base: float) -> None:
     with pytest.raises(InvalidMapError, match=r"base cost at \(x=1, y=0\)"):
         Terrain.of(base=[[1.0, base]], classes=[[0, 0]], names=NAMES)
-
-
-def test_replayed_changes_of_a_map_with_terrain_are_refused() -> None:
-    grid = GridMap.from_terrain(random_terrain(5))
-    plain = GridMap.from_costs(grid.costs)
-    changes = changes_of(plain, [CellsEdit([[0, 0]], 1.0)], max_cells=8)
-    with pytest.raises(InvalidQueryError, match="terrain"):
-        apply_changes(grid, changes)
