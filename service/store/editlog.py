@@ -3,10 +3,14 @@
 A record is ``length`` (u32) ``crc32`` (u32) then ``length`` bytes of payload:
 a JSON header (u32 length, then the JSON: ``revision``, ``lowers``, ``count`` and
 the map's figures after the edit) followed by ``count`` int64 cell indices
-(``y * width + x``) and ``count`` float32 new costs. Every record is appended and
-fsynced before its revision is published, so an acknowledged edit survives a
-crash; a crash mid-append leaves a torn last record, which fails its length or
-checksum and is dropped (it was never acknowledged).
+(``y * width + x``) and ``count`` float32 new costs. A map with terrain classes
+logs base costs, and its header may add ``classes`` (true: ``count`` uint8 class
+ids follow the costs), ``names`` (the class names after an edit that added one)
+and ``profiles`` (the named profiles put or deleted: ``terrain_edits``).
+
+Every record is appended and fsynced before its revision is published, so an
+acknowledged edit survives a crash; a crash mid-append leaves a torn last record,
+which fails its length or checksum and is dropped (it was never acknowledged).
 """
 
 import contextlib
@@ -35,18 +39,35 @@ class LogRecord:
     revision: int
     lowers: bool
     cells: npt.NDArray[np.int64]  # (k,) y * width + x
-    costs: npt.NDArray[np.float32]  # (k,)
+    costs: npt.NDArray[np.float32]  # (k,) new costs (a terrain map's: base costs)
     figures: dict[str, Any]  # the map's figures after the edit (see ``MapStore``)
+    classes: npt.NDArray[np.uint8] | None = None  # (k,) new class ids (terrain maps)
+    names: tuple[str, ...] | None = None  # class names after, when the edit added one
+    profiles: dict[str, Any] | None = None  # named profiles put or deleted (by name)
+
+    @property
+    def terrain(self) -> dict[str, Any]:
+        """The header's terrain fields of the record (none for a cost edit)."""
+        fields: dict[str, Any] = {}
+        if self.classes is not None:
+            fields["classes"] = True
+        if self.names is not None:
+            fields["names"] = list(self.names)
+        if self.profiles:
+            fields["profiles"] = self.profiles
+        return fields
 
 
 def encode(record: LogRecord) -> bytes:
     """The bytes of one record, checksum included."""
     header = orjson.dumps({"revision": record.revision, "lowers": record.lowers,
-                           "count": int(record.cells.size), **record.figures})  # fmt: skip
+                           "count": int(record.cells.size), **record.figures,
+                           **record.terrain})  # fmt: skip
+    classes = b"" if record.classes is None else np.ascontiguousarray(record.classes, np.uint8)
     payload = b"".join((
         _JSON_LENGTH.pack(len(header)), header,
         np.ascontiguousarray(record.cells, np.int64).tobytes(),
-        np.ascontiguousarray(record.costs, np.float32).tobytes(),
+        np.ascontiguousarray(record.costs, np.float32).tobytes(), bytes(classes),
     ))  # fmt: skip
     return _HEAD.pack(len(payload), zlib.crc32(payload) & 0xFFFFFFFF) + payload
 
@@ -151,9 +172,14 @@ def _decode(payload: bytes) -> LogRecord | None:
         costs = np.frombuffer(payload, np.float32, count, at + 8 * count).copy()
         revision = int(header.pop("revision"))
         lowers = bool(header.pop("lowers"))
+        classes = (np.frombuffer(payload, np.uint8, count, at + 12 * count).copy()
+                   if header.pop("classes", False) else None)  # fmt: skip
+        names = header.pop("names", None)
+        names = None if names is None else tuple(str(name) for name in names)
+        profiles = header.pop("profiles", None)
     except (struct.error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
-    return LogRecord(revision, lowers, cells, costs, header)
+    return LogRecord(revision, lowers, cells, costs, header, classes, names, profiles)
 
 
 def damaged_within(path: Path | str, whole: int) -> bool:

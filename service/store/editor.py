@@ -16,20 +16,21 @@ background (tables to repair, a JPS+ table, a log to compact) is handed to
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from service.engine import GridMap, InvalidEditError
 from service.engine.edits import Changes, Edit, apply_changes, changes_of
+from service.engine.terrain import MAX_PROFILES
 from service.store.backend import Store
 from service.store.builder import TableBuilder
 from service.store.cache import MapCache
 from service.store.editlog import LogRecord
 from service.store.errors import RevisionTakenError, StoreUnavailableError, UnknownMapError
 from service.store.priority import BackgroundPriority
-from service.store.records import figures_of
 from service.store.repairs import MapState, Repairs
+from service.store.revisions import record_changes, record_of
 
 log = logging.getLogger("gridpath.edits")
 
@@ -83,7 +84,8 @@ class MapEditor:
     def __init__(self, store: Store, cache: MapCache, builder: TableBuilder, *,
                  max_edit_cells: int, compact_log_bytes: int,
                  jump_table_bytes: int, priority: BackgroundPriority = "normal",
-                 retry_seconds: float = 10.0) -> None:  # fmt: skip
+                 retry_seconds: float = 10.0,
+                 max_profiles: int = MAX_PROFILES) -> None:  # fmt: skip
         """``retry_seconds``: how long an edit that keeps losing the race for its
         revision to other services sharing the store is made again before
         :class:`EditContentionError`."""
@@ -92,6 +94,7 @@ class MapEditor:
         self._cache = cache
         self._builder = builder
         self._max_cells = max_edit_cells
+        self._max_profiles = max_profiles
         self._compact_bytes = compact_log_bytes
         self._repairs = Repairs(store, cache, builder, jump_table_bytes=jump_table_bytes,
                                 priority=priority)  # fmt: skip
@@ -99,8 +102,11 @@ class MapEditor:
     # -- edits ------------------------------------------------------------------------
 
     def edit(self, map_id: str, edits: Sequence[Edit], *, if_revision: int | None = None,
-             keep_connected: Sequence[tuple[int, int]] = ()) -> EditOutcome:  # fmt: skip
+             keep_connected: Sequence[tuple[int, int]] = (),
+             kept_on: Callable[[GridMap], GridMap] | None = None) -> EditOutcome:  # fmt: skip
         """Apply one edit request as one new revision, durably, or not at all.
+        ``kept_on``: the view of the new revision ``keep_connected`` holds on (a
+        profile's, see ``GridMap.view``); by default the map itself.
 
         Raises:
             UnknownMapError, StoreError, CacheBudgetError: as loading the map.
@@ -118,7 +124,7 @@ class MapEditor:
         attempt = 1
         while True:
             try:
-                return self._edit_once(map_id, edits, if_revision, keep_connected)
+                return self._edit_once(map_id, edits, if_revision, keep_connected, kept_on)
             except RevisionTakenError:  # the copy was stale and is dropped: edit anew
                 pause = random.uniform(0, _backoff_bound(attempt))
                 if time.monotonic() + pause >= deadline:
@@ -129,7 +135,8 @@ class MapEditor:
                 time.sleep(pause)
 
     def _edit_once(self, map_id: str, edits: Sequence[Edit], if_revision: int | None,
-                   keep_connected: Sequence[tuple[int, int]]) -> EditOutcome:  # fmt: skip
+                   keep_connected: Sequence[tuple[int, int]],
+                   kept_on: Callable[[GridMap], GridMap] | None) -> EditOutcome:  # fmt: skip
         state = self._repairs.state(map_id)
         # The store's edit lock inside the map's own: the follower takes that one
         # before it reads the store.
@@ -140,12 +147,13 @@ class MapEditor:
             grid = self._catch_up_locked(map_id, state, held) if exclusive else held
             if if_revision is not None and if_revision != grid.revision:
                 raise RevisionConflictError(if_revision, grid.revision)
-            changes = changes_of(grid, edits, max_cells=self._max_cells)
+            changes = changes_of(grid, edits, max_cells=self._max_cells,
+                                 max_profiles=self._max_profiles)  # fmt: skip
             _check_points(grid, keep_connected)
             new = _next_revision(grid, changes)
-            _check_connected(new, keep_connected)
-            record = LogRecord(new.revision, changes.lowers, changes.map_cells(grid), changes.new,
-                               figures_of(new))  # fmt: skip
+            if keep_connected:
+                _check_connected(new if kept_on is None else kept_on(new), keep_connected)
+            record = record_of(grid, new, changes)
             try:
                 self._store.append_edit(map_id, record)
             except RevisionTakenError:  # another service edited it: this copy is stale
@@ -232,7 +240,7 @@ class MapEditor:
                 log.warning("map %s: edit log jumps from revision %d to %d; reloading",
                             map_id, grid.revision, record.revision)  # fmt: skip
                 return None
-            changes = Changes.of_map_cells(grid, record.cells, record.costs)
+            changes = record_changes(grid, record)
             new = _next_revision(grid, changes)
             self._publish(map_id, state, grid, new, changes)
             grid = new

@@ -24,7 +24,6 @@ without reading the file again.
 """
 
 import contextlib
-import io
 import logging
 import os
 import shutil
@@ -34,7 +33,6 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import BinaryIO, Final, NoReturn, TypeVar
 
-import numpy as np
 import orjson
 
 from service.engine import ClusterTables, GridMap, LandmarkTables
@@ -56,6 +54,7 @@ from service.store.files import (
     npy_bytes,
     write_durably,
 )
+from service.store.grids import grid_bytes, grid_from
 from service.store.records import (
     META_FILE,
     MapRecord,
@@ -194,9 +193,8 @@ class MapStore:
                     self._fail(map_id, damaged_log(map_id, whole, length))
             if islands_data is None:  # moved away, unless the file is lost or damaged
                 self._missing(record)
-            costs = np.load(io.BytesIO(grid_data), allow_pickle=False)
             islands = None if islands_data is None else islands_of(record, islands_data)
-            grid = GridMap(costs, islands=islands, revision=record.revision)
+            grid = grid_from(grid_data, islands=islands, revision=record.revision)
             if islands is None:
                 log.warning("map %s: island table failed its check; rebuilt", map_id)
                 self._rewrite_islands(folder, record, grid)
@@ -269,7 +267,7 @@ class MapStore:
         record = self.record(map_id)
         if record is None or grid.revision <= record.revision:
             return record is not None
-        grid_data = npy_bytes(grid.costs)
+        grid_data = grid_bytes(grid)
         islands_data = npy_bytes(grid.island_tables.labels)
         grid_file = f"grid-{grid.revision}.npy"
         islands_file = f"islands-{grid.revision}.npy"
@@ -419,7 +417,7 @@ class MapStore:
         record = self.record(map_id)
         if record is None:
             return False
-        data = npy_bytes(grid.costs)
+        data = grid_bytes(grid)
         if checksum(data) != record.grid_crc32:
             return False
         try:
@@ -571,7 +569,7 @@ class MapStore:
     def create(self, grid: GridMap, name: str | None) -> MapRecord:
         """Persist ``grid`` durably under a new id and return its record."""
         map_id = new_map_id()
-        grid_data = npy_bytes(grid.costs)
+        grid_data = grid_bytes(grid)
         islands_data = npy_bytes(grid.island_tables.labels)
         record = new_record(map_id, grid, name, grid_data, islands_data)
         incoming = self.root / f"{_INCOMING}{map_id}"

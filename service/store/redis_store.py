@@ -29,7 +29,6 @@ the requests during it a wait or a retry, never a wrong answer.
 
 import contextlib
 import dataclasses
-import io
 import logging
 import secrets
 import threading
@@ -37,7 +36,6 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Final, NoReturn
 
-import numpy as np
 import orjson
 import redis
 from redis.backoff import ExponentialBackoff
@@ -53,6 +51,7 @@ from service.store.errors import (
     UnknownMapError,
 )
 from service.store.files import checksum, npy_bytes
+from service.store.grids import grid_bytes, grid_from
 from service.store.records import (
     MapRecord,
     decode_record,
@@ -268,9 +267,10 @@ class RedisStore:
         record = _record(map_id, meta)
         if record is None:
             raise UnknownMapError(map_id)
-        costs = np.load(io.BytesIO(self._check_grid(record, grid_data)), allow_pickle=False)
         islands = islands_of(record, _blob(islands_data))
-        grid = GridMap(costs, islands=islands, revision=record.revision)
+        grid = grid_from(
+            self._check_grid(record, grid_data), islands=islands, revision=record.revision
+        )
         if islands is None:
             log.warning("map %s: island table failed its check; rebuilt", map_id)
             self._rewrite_islands(_blob(meta) or b"", record, grid)
@@ -366,7 +366,7 @@ class RedisStore:
     def compact(self, map_id: str, grid: GridMap) -> bool:
         """Make ``grid`` the map's snapshot and trim the log entries it holds, in one
         transaction that is retried if the map changed meanwhile."""
-        grid_data = npy_bytes(grid.costs)
+        grid_data = grid_bytes(grid)
         islands_data = npy_bytes(grid.island_tables.labels)
         key, edits = self._map_key(map_id), self._edits_key(map_id)
         with (_reachable(self.writes, f"a compaction of map {map_id}"),
@@ -412,7 +412,7 @@ class RedisStore:
         record = _record(map_id, meta)
         if record is None:
             return False
-        data = npy_bytes(grid.costs)
+        data = grid_bytes(grid)
         if checksum(data) != record.grid_crc32:
             return False
         with _reachable(self.writes, f"a repair of map {map_id}"):
@@ -506,7 +506,7 @@ class RedisStore:
 
     def create(self, grid: GridMap, name: str | None) -> MapRecord:
         map_id = new_map_id()
-        grid_data = npy_bytes(grid.costs)
+        grid_data = grid_bytes(grid)
         islands_data = npy_bytes(grid.island_tables.labels)
         record = new_record(map_id, grid, name, grid_data, islands_data)
         with _reachable(self.writes, f"map {map_id}"):

@@ -11,7 +11,8 @@ snapshot.
 from typing import Any, NamedTuple
 
 from service.engine import GridMap
-from service.engine.edits import Changes, apply_changes
+from service.engine.edits import Changes, apply_changes, logged_changes
+from service.engine.terrain_edits import log_profiles, logged_profiles
 from service.store.editlog import LogRecord
 from service.store.errors import LogGapError
 from service.store.files import checksum
@@ -55,8 +56,31 @@ def replayed(grid: GridMap, records: list[LogRecord]) -> GridMap:
         if entry.revision != grid.revision + 1:
             raise LogGapError(f"the edit log jumps from revision {grid.revision} to "
                               f"{entry.revision}")  # fmt: skip
-        grid = apply_changes(grid, Changes.of_map_cells(grid, entry.cells, entry.costs))
+        grid = apply_changes(grid, record_changes(grid, entry))
     return grid
+
+
+def record_changes(grid: GridMap, entry: LogRecord) -> Changes:
+    """The changes a logged edit makes to ``grid``, the revision before it.
+
+    Raises:
+        InvalidEditError: the record does not fit the map (a record of another map).
+    """
+    return logged_changes(grid, entry.cells, entry.costs, entry.classes, entry.names,
+                          logged_profiles(entry.profiles))  # fmt: skip
+
+
+def record_of(grid: GridMap, new: GridMap, changes: Changes) -> LogRecord:
+    """The edit log's record of ``changes``, which made ``new`` from ``grid``."""
+    terrain = changes.terrain
+    if terrain is None:
+        return LogRecord(new.revision, changes.lowers, changes.map_cells(grid), changes.new,
+                         figures_of(new))  # fmt: skip
+    before = () if grid.terrain is None else grid.terrain.names
+    names = terrain.names if len(terrain.names) != len(before) else None
+    return LogRecord(new.revision, changes.lowers, terrain.cells, terrain.base,
+                     figures_of(new), classes=terrain.classes, names=names,
+                     profiles=log_profiles(terrain))  # fmt: skip
 
 
 def snapshot_record(current: MapRecord, grid: GridMap, grid_data: bytes, islands_data: bytes,

@@ -9,12 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service.engine import GridMap, build_clusters, build_landmarks
-from service.engine.edits import Changes, apply_changes
+from service.engine import GridMap, Profile, Terrain, build_clusters, build_landmarks
+from service.engine.edits import CellsEdit, Changes, Edit, RectEdit, apply_changes, changes_of
+from service.engine.terrain_edits import ProfileEdit
 from service.store import MapStore, Store, UnknownMapError
 from service.store.editlog import LogRecord
 from service.store.records import figures_of
 from service.store.redis_store import RedisStore
+from service.store.revisions import record_of
 from service.store.shared_store import SharedMapStore
 from tests.redis_server import RedisServer, require_binary
 
@@ -193,3 +195,59 @@ def test_a_sound_map_verifies_and_a_deleted_one_has_no_problem(
     assert store.problem(record.id) is None
     store.delete(record.id)
     assert store.verify(record.id) is None
+
+
+def terrain_grid() -> GridMap:
+    names = ("ground", "swamp", "water")
+    default = Profile.of({"exclude": ["water"]}, names)
+    base = np.array([[1, 0, 2.5, 1], [1, 3, 1, 1], [1, 1, 1, 1]], np.float32)
+    return GridMap.from_terrain(Terrain.of(base=base,
+                                           classes=[[0, 0, 1, 2], [0, 1, 2, 2], [0, 0, 0, 0]],
+                                           names=names, default=default))  # fmt: skip
+
+
+def terrain_edited(grid: GridMap, edits: list[Edit]) -> tuple[GridMap, LogRecord]:
+    changes = changes_of(grid, edits, max_cells=100)
+    new = apply_changes(grid, changes)
+    return new, record_of(grid, new, changes)
+
+
+def assert_same_terrain(loaded: GridMap, expected: GridMap) -> None:
+    np.testing.assert_array_equal(loaded.costs, expected.costs)
+    assert loaded.terrain is not None
+    assert expected.terrain is not None
+    np.testing.assert_array_equal(loaded.terrain.base, expected.terrain.base)
+    np.testing.assert_array_equal(loaded.terrain.classes, expected.terrain.classes)
+    assert loaded.terrain.names == expected.terrain.names
+    assert loaded.terrain.default == expected.terrain.default
+    assert loaded.terrain.profiles == expected.terrain.profiles
+
+
+def test_a_map_with_terrain_keeps_its_classes_edits_and_profiles(
+    backend: tuple[Store, Reopen],
+) -> None:
+    """Class edits, added classes and named profiles are logged, replayed after a
+    restart, and carried into a compacted snapshot."""
+    store, reopen = backend
+    grid = terrain_grid()
+    record = store.create(grid, "terrain")
+    assert grid.terrain is not None
+    boat = grid.terrain.profile({"exclude": ["ground", "swamp"]})
+    paint: list[Edit] = [RectEdit(0, 2, 2, 1, class_name="road"),
+                         CellsEdit([[1, 0]], cost=2.0, class_name="swamp")]  # fmt: skip
+    one, entry = terrain_edited(grid, paint)
+    store.append_edit(record.id, entry)
+    two, entry2 = terrain_edited(one, [ProfileEdit("boat", boat)])
+    store.append_edit(record.id, entry2)
+    for again in (store, reopen()):
+        assert_same_terrain(again.load(record.id), two)
+    assert store.compact(record.id, one) is True
+    three, entry3 = terrain_edited(two, [CellsEdit([[3, 0]], class_name="ground")])
+    store.append_edit(record.id, entry3)
+    for again in (store, reopen()):
+        loaded = again.load(record.id)
+        assert loaded.revision == 3
+        assert_same_terrain(loaded, three)
+    assert store.compact(record.id, three) is True
+    assert_same_terrain(reopen().load(record.id), three)
+    assert store.repair(record.id, three) is True  # the same grid is the same bytes

@@ -1,0 +1,67 @@
+"""A map's grid as a store holds it: the bytes of a snapshot, and the grid read back.
+
+A map without terrain classes is its costs, a ``.npy`` file (float32, (height,
+width)). A map with terrain classes (``engine.terrain``) is a ``.npz`` archive of
+its base costs (``base``), classes (``classes``, uint8) and the rest of its terrain
+as JSON (``terrain``: class names, default and named profiles), so that one
+checksum covers all of it; the costs searches see are computed from them.
+"""
+
+import io
+import zipfile
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+from service.engine import GridMap, Islands, Profile, Terrain
+from service.store.files import npy_bytes
+
+_ZIP: Final = b"PK"
+_EPOCH: Final = (1980, 1, 1, 0, 0, 0)
+
+
+def grid_bytes(grid: GridMap) -> bytes:
+    """The bytes a store keeps of ``grid``'s revision."""
+    terrain = grid.terrain
+    if terrain is None:
+        return npy_bytes(grid.costs)
+    buffer = io.BytesIO()
+    members: dict[str, npt.NDArray[np.generic]] = {"base": terrain.base, "classes": terrain.classes,
+               "terrain": np.frombuffer(orjson.dumps(terrain_json(terrain)), np.uint8)}  # fmt: skip
+    # As ``np.savez`` writes it, but with a fixed time on each member: the same grid
+    # is the same bytes (a repair rewrites a grid from memory, by its checksum).
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name, array in members.items():
+            archive.writestr(zipfile.ZipInfo(f"{name}.npy", _EPOCH), npy_bytes(array))
+    return buffer.getvalue()
+
+
+def grid_from(data: bytes, *, islands: Islands | None, revision: int) -> GridMap:
+    """The grid stored as ``data`` (:func:`grid_bytes`), checked as an upload is.
+
+    Raises:
+        InvalidMapError: the data do not make a valid map.
+        ValueError, OSError, KeyError: unreadable data.
+    """
+    if not data.startswith(_ZIP):
+        costs = np.load(io.BytesIO(data), allow_pickle=False)
+        return GridMap(costs, islands=islands, revision=revision)
+    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+        base, classes = archive["base"], archive["classes"]
+        rest = orjson.loads(archive["terrain"].tobytes())
+    terrain = Terrain.of(
+        base=base,
+        classes=classes,
+        names=rest["names"],
+        default=Profile.of_ids(rest["default"]),
+        profiles={n: Profile.of_ids(p) for n, p in rest["profiles"].items()},
+    )
+    return GridMap.from_terrain(terrain, islands=islands, revision=revision)
+
+
+def terrain_json(terrain: Terrain) -> dict[str, Any]:
+    """A terrain's names and profiles, by class id (names change with edits)."""
+    return {"names": list(terrain.names), "default": terrain.default.ids(),
+            "profiles": {n: p.ids() for n, p in terrain.profiles}}  # fmt: skip
