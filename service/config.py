@@ -190,6 +190,11 @@ class Settings(BaseSettings):
         ge=1,
         description="Most cells one edit request may name (rects and cell lists together).",
     )
+    max_profiles: int = Field(
+        default=32,
+        ge=0,
+        description="Most named profiles a map may hold (PUT /v1/maps/{map_id}/profiles/{name}).",
+    )
     min_free_bytes: int = Field(
         default=64 * MIB,
         ge=0,

@@ -73,8 +73,9 @@ class AnswerCache:
         if not self.enabled or query.trace:
             return None
         spec = query.spec
-        key = (map_id, revision, epoch, query.format, spec.options, _frozen(spec.start),
-               _frozen(spec.goal), _frozen(spec.goals), spec.goal_region)  # fmt: skip
+        key = (map_id, revision, epoch, query.format, spec.options, query.profile,
+               _frozen(spec.start), _frozen(spec.goal), _frozen(spec.goals),
+               spec.goal_region)  # fmt: skip
         try:
             hash(key)
         except TypeError:

@@ -51,6 +51,7 @@ class ErrorCode(StrEnum):
     INVALID_VALUE = "InvalidValue"
     NOT_WALKABLE = "NotWalkable"
     MAP_NOT_FOUND = "MapNotFound"
+    PROFILE_NOT_FOUND = "ProfileNotFound"
     TOO_BIG = "TooBig"
     UNAUTHORIZED = "Unauthorized"
     FORBIDDEN = "Forbidden"
@@ -71,6 +72,7 @@ STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.INVALID_VALUE: 400,
     ErrorCode.NOT_WALKABLE: 400,
     ErrorCode.MAP_NOT_FOUND: 404,
+    ErrorCode.PROFILE_NOT_FOUND: 404,
     ErrorCode.TOO_BIG: 413,
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,
@@ -92,6 +94,8 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "weight < 1, a budget above the server cap, a malformed map.",
     ErrorCode.NOT_WALKABLE: "The start or goal is on a blocked cell.",
     ErrorCode.MAP_NOT_FOUND: "No map has this id.",
+    ErrorCode.PROFILE_NOT_FOUND: "The map holds no named profile of this name (the message "
+    "lists those it holds); `PUT /v1/maps/{map_id}/profiles/{name}` makes one.",
     ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes (per route), batch size, "
     "a map whose grid and tables would not fit the map cache, a unit size whose grid "
     "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES, or a path holding more than "

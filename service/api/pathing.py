@@ -20,6 +20,7 @@ from service.api.errors import (
     error_body,
     validation_message,
 )
+from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
 from service.api.schemas import GoalRegion, PathFormat, PathOptions, PathRequest
 from service.config import Settings
 from service.engine import (
@@ -37,6 +38,7 @@ from service.engine import (
     PathBatch,
     PathQuery,
     PathResult,
+    Profile,
     RectRegion,
     Region,
     SearchOptions,
@@ -59,6 +61,7 @@ class Query(NamedTuple):
     spec: PathQuery
     format: PathFormat
     trace: int = 0
+    profile: ProfileRef = None  # bound to the map when searched (``bound_spec``)
 
 
 def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settings, *,
@@ -114,7 +117,9 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
     )
     # A search expands at most its budget: a longer trace buffer would never fill.
     capacity = min(settings.max_trace_expansions, max(1, budget)) if traced else 0
-    return Query(spec=spec, format=request.format or d.format or "waypoints", trace=capacity)
+    profile = profile_ref(request.profile if request.profile is not None else d.profile)
+    return Query(spec=spec, format=request.format or d.format or "waypoints", trace=capacity,
+                 profile=profile)  # fmt: skip
 
 
 def capped_agent_size(size: int | None, settings: Settings) -> int:
@@ -141,9 +146,9 @@ def _region(region: GoalRegion) -> Region:
 def simple(query: Query) -> bool:
     """Whether a query is one goal for a one-cell unit, with no nearest-cell fallback:
     the only kind short enough to try on the event loop (others may build a sized
-    grid or scan for the nearest cell first)."""
+    grid or scan for the nearest cell first, or a profile's view)."""
     spec = query.spec
-    return (spec.goal is not None and spec.options.agent_size == 1
+    return (spec.goal is not None and spec.options.agent_size == 1 and query.profile is None
             and spec.options.unreachable == "no_path" and not query.trace)  # fmt: skip
 
 
@@ -200,7 +205,7 @@ def _at_cells(template: Query | dict[str, str], cells: tuple[int, int, int, int]
         return template
     sx, sy, gx, gy = cells
     return Query(PathQuery((sx, sy), (gx, gy), *template.spec[2:]), template.format,
-                 template.trace)  # fmt: skip
+                 template.trace, template.profile)  # fmt: skip
 
 
 #: JSON values an option set may hold to be resolved once per batch: plain scalars
@@ -319,7 +324,7 @@ def search(grid: GridMap, query: Query, *, policy: BatchPolicy, budget: int | No
            ) -> PathResult:  # fmt: skip
     """Run the engine (``policy``: its goal limit); ``budget`` lowers the query's own
     (for bounded inline attempts)."""
-    spec = query.spec
+    spec = bound_spec(grid, query)
     options = spec.options if budget is None else spec.options.with_budget(budget)
     return find_path(grid, spec.start, spec.goal, options=options, goals=spec.goals,
                      goal_region=spec.goal_region, max_goals=policy.max_goals,
@@ -347,6 +352,7 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         "revision": 0 if result.grid is None else result.grid.revision,
         "reached": result.reached,
         "partial_reason": result.partial_reason,
+        "profile_used": profile_used(query.profile),
     }
     if result.trace is not None:
         trace = result.trace
@@ -367,7 +373,7 @@ def unstarted(query_format: PathFormat, revision: int) -> dict[str, Any]:
     return {"status": "partial", "cost": 0.0, "length": 0.0, "path": [],
             "format": query_format, "expanded": 0, "heuristic_used": None,
             "algorithm_used": None, "elapsed_us": 0, "revision": revision, "reached": None,
-            "partial_reason": "deadline"}  # fmt: skip
+            "partial_reason": "deadline", "profile_used": "default"}  # fmt: skip
 
 
 def run(grid: GridMap, query: Query, *, policy: BatchPolicy) -> dict[str, Any]:
@@ -435,6 +441,7 @@ def run_batch(grid: GridMap, items: list[Query | dict[str, str]], *,
     event loop: see ``find_paths``); None when it cannot answer so, when its paths
     hold more than ``bound.cells`` together, or when a query is traced (a trace is
     kept for the search threads, like every query that is not ``simple``)."""
+    items = bound_items(grid, items)
     queries = [item for item in items if isinstance(item, Query)]
     specs = [q.spec for q in queries]
     if bound is None:
@@ -475,7 +482,8 @@ def run_cells(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POLIC
     """``run_batch`` of a ``cell_batch``: one engine call, answers built from its
     columns (the same JSON as ``answer``'s, tested); with ``bound``, as there."""
     began = time.perf_counter_ns()
-    found = find_paths_between(grid, batch.cells, options=batch.query.spec.options,
+    options = bound_spec(grid, batch.query).options
+    found = find_paths_between(grid, batch.cells, options=options,
                                policy=policy,
                                bound=None if bound is None else bound.expansions)  # fmt: skip
     if found is None or (bound is not None and found.offsets[-1] > bound.cells):
@@ -489,7 +497,8 @@ def cell_groups(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POL
                 ) -> list[npt.NDArray[np.int64]] | None:  # fmt: skip
     """The rows of a ``cell_batch`` that ``run_cells`` answers together (see
     ``shared_goal_rows``); None when the map cannot tell yet."""
-    return shared_goal_rows(grid, batch.cells, options=batch.query.spec.options, policy=policy)
+    options = bound_spec(grid, batch.query).options
+    return shared_goal_rows(grid, batch.cells, options=options, policy=policy)
 
 
 def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:
@@ -544,6 +553,51 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
                 # A found path ends at its goal, and so do its waypoints.
                 "reached": points[offsets[i + 1] - 1] if code == _FOUND else None,
                 "partial_reason": REASON_NAMES[code],
+                "profile_used": profile_used(queries[i].profile),
             }
         )
     return answers
+
+
+def bound_spec(grid: GridMap, query: Query) -> PathQuery:
+    """``query``'s engine query with its profile bound to ``grid`` (``profiles.bind``).
+
+    Raises:
+        ApiError: ProfileNotFound. EngineError: a profile the map refuses.
+    """
+    if query.profile is None:
+        return query.spec
+    return _with_profile(query.spec, bind(grid, query.profile))
+
+
+def _with_profile(spec: PathQuery, profile: Profile | None) -> PathQuery:
+    return spec._replace(options=spec.options._replace(profile=profile))
+
+
+def bound_items(grid: GridMap, items: list[Query | dict[str, str]]
+                ) -> list[Query | dict[str, str]]:  # fmt: skip
+    """A batch's items with their profiles bound (``bound_spec``), each profile once;
+    an item whose profile the map refuses becomes its error body."""
+    if all(not isinstance(item, Query) or item.profile is None for item in items):
+        return items
+    known: dict[ProfileRef, Profile | dict[str, str] | None] = {}
+    out: list[Query | dict[str, str]] = []
+    for item in items:
+        if not isinstance(item, Query) or item.profile is None:
+            out.append(item)
+            continue
+        if item.profile not in known:
+            known[item.profile] = _bound_or_error(grid, item.profile)
+        profile = known[item.profile]
+        out.append(profile if isinstance(profile, dict)
+                   else item._replace(spec=_with_profile(item.spec, profile)))  # fmt: skip
+    return out
+
+
+def _bound_or_error(grid: GridMap, ref: ProfileRef) -> Profile | dict[str, str] | None:
+    try:
+        return bind(grid, ref)
+    except ApiError as exc:
+        return error_body(exc.code, exc.message)
+    except EngineError as exc:
+        return error_body(engine_error_code(exc), str(exc))

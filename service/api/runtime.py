@@ -126,7 +126,8 @@ class Runtime:
                                 compact_log_bytes=settings.compact_log_bytes,
                                 jump_table_bytes=settings.max_jump_table_bytes,
                                 priority=settings.background_priority,
-                                retry_seconds=settings.edit_retry_seconds)  # fmt: skip
+                                retry_seconds=settings.edit_retry_seconds,
+                                max_profiles=settings.max_profiles)  # fmt: skip
         # A shared store: other services' edits reach the maps cached here.
         self.follower = (EditFollower(self.store, self.cache, self.editor)
                          if isinstance(self.store, RedisStore | SharedMapStore)

@@ -204,6 +204,62 @@ class MapList(BaseModel):
 # -- paths -----------------------------------------------------------------------------
 
 
+class ProfileSpec(BaseModel):
+    """How one kind of unit walks the map's terrain classes: a multiplier per class
+    (unlisted: 1) and the classes it may not enter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    multipliers: dict[str, StrictNumber] | None = Field(
+        default=None,
+        description="Class name to multiplier, finite and above 0: a cell of the class costs "
+        "its base cost times this. Unlisted classes multiply by 1.",
+    )
+    exclude: list[str] | None = Field(
+        default=None, description="Class names the unit may not enter (walls to it)."
+    )
+
+
+class ProfileView(BaseModel):
+    status: Literal["built", "on_demand"] = Field(
+        description="'built': this service holds the profile's view of the map (its costs, "
+        "islands and JPS bit rows); 'on_demand': the next query naming it builds it."
+    )
+    bytes: int = Field(description="What the view takes in memory (0 until built).")
+    uniform: bool | None = Field(
+        description="Whether every cell the profile may enter costs the same (JPS applies); "
+        "null until built."
+    )
+
+
+class ProfilePublic(BaseModel):
+    """A named profile of a map."""
+
+    name: str
+    profile: ProfileSpec = Field(description="Its multipliers and exclusions, by class name.")
+    revision: int = Field(description="The map's revision this answer reads.")
+    view: ProfileView
+
+
+class ProfileList(BaseModel):
+    """A map's terrain classes, default profile and named profiles."""
+
+    revision: int = Field(description="The map's revision this answer reads.")
+    class_names: list[str] = Field(description="By class id; empty for a map without classes.")
+    default: ProfileSpec | None = Field(
+        description="The profile of queries that name none; null for a map without classes."
+    )
+    profiles: list[ProfilePublic] = Field(description="By name.")
+
+
+PROFILE_DESCRIPTION = (
+    "Default: the map's default profile. The name of one of the map's named profiles "
+    "(ProfileNotFound if it holds none of that name), or a profile inline; on a map with "
+    "terrain classes only (a map without classes takes only the empty profile). See "
+    "profile_used."
+)
+
+
 class PathOptions(BaseModel):
     """Search options shared by single and batch queries; all optional."""
 
@@ -262,6 +318,7 @@ class PathOptions(BaseModel):
         description=DEADLINE_DESCRIPTION + " In a batch, given once: beside 'queries' or in "
         "'defaults' (InvalidQuery in an item).",
     )
+    profile: str | ProfileSpec | None = Field(default=None, description=PROFILE_DESCRIPTION)
 
 
 class GoalRegion(BaseModel):
@@ -386,6 +443,11 @@ class PathResponse(BaseModel):
         "be reached) or 'deadline' (deadline_ms came: the path so far, empty for a query not "
         "started); null otherwise."
     )
+    profile_used: str = Field(
+        default="default",
+        description="The profile searched with: its name (a named profile), 'inline' or "
+        "'default' (the map's default profile).",
+    )
     trace: SearchTrace | None = Field(
         default=None, description="Present when the query asked for a trace."
     )
@@ -441,17 +503,26 @@ class BatchResponse(BaseModel):
 
 
 class EditItem(BaseModel):
-    """One edit: ``rect`` + ``cost``, ``cells`` + ``cost``, or ``rect`` + ``costs``."""
+    """One edit: ``rect`` + ``cost``, ``cells`` + ``cost``, or ``rect`` + ``costs``; on a
+    map with terrain classes, ``class`` as well or instead."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     rect: Rect | None = Field(default=None, description="Cells [x, y, w, h] to set.")
     cells: list[Point] | None = Field(default=None, description="Cells to set, as [x, y].")
     cost: StrictNumber | None = Field(
-        default=None, description="New cost of every cell named: 0 = blocked, else positive."
+        default=None,
+        description="New cost of every cell named: 0 = blocked, else positive (on a map with "
+        "terrain classes, the base cost, which each profile multiplies).",
     )
     costs: list[list[StrictNumber]] | None = Field(
         default=None, description="With rect: h rows of w new costs."
+    )
+    class_name: str | None = Field(
+        default=None,
+        alias="class",
+        description="A map with terrain classes only: the class every cell named gets, by "
+        "name; a new name adds a class (while the map has fewer than 64).",
     )
 
 
@@ -473,6 +544,10 @@ class EditRequest(BaseModel):
         default=None,
         description="Refuse the request (409 WouldDisconnect) unless afterwards these "
         "cells are all walkable and in one island (no_corner_cutting).",
+    )
+    profile: str | ProfileSpec | None = Field(
+        default=None,
+        description="The profile keep_connected holds for (" + PROFILE_DESCRIPTION + ")",
     )
 
 
@@ -500,6 +575,7 @@ class PathCheckRequest(BaseModel):
         description="Default 1: check the paths of k x k units (see PathOptions.agent_size); "
         "a point where the unit has no room is blocked.",
     )
+    profile: str | ProfileSpec | None = Field(default=None, description=PROFILE_DESCRIPTION)
 
 
 class PathCheck(BaseModel):
@@ -513,6 +589,7 @@ class PathCheck(BaseModel):
 
 class PathCheckResponse(BaseModel):
     revision: int = Field(description="The map revision the paths were checked on.")
+    profile_used: str = Field(default="default", description="As a path answer's.")
     results: list[PathCheck] = Field(description="In the order of the paths.")
 
 
@@ -541,6 +618,7 @@ class FieldRequest(BaseModel):
         description="Default 1: the field of k x k units (see PathOptions.agent_size); goals "
         "need room for the unit.",
     )
+    profile: str | ProfileSpec | None = Field(default=None, description=PROFILE_DESCRIPTION)
     format: Literal["npz", "json"] = Field(
         default="npz",
         description="'npz': arrays 'cost' float32 (height, width) (float64 when a finite "
@@ -561,6 +639,9 @@ class FieldResponse(BaseModel):
     """The JSON form of a field (``format: json``)."""
 
     revision: int = Field(description="The map revision the field was computed on.")
+    profile_used: str = Field(
+        default="default", description="As a path answer's (in npz: the X-Profile-Used header)."
+    )
     goals: list[Point]
     cost: list[list[float | None]] = Field(
         description="Rows of costs to the nearest goal; null where unreachable or beyond max_cost."

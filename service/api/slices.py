@@ -381,4 +381,4 @@ def _goal_key(item: Query | Answer) -> tuple[str, ...]:
     assert isinstance(item, Query)
     spec = item.spec
     return (repr(spec.goal), repr(spec.goals), repr(spec.goal_region),
-            spec.options.diagonal, str(spec.options.agent_size))  # fmt: skip
+            spec.options.diagonal, str(spec.options.agent_size), repr(item.profile))  # fmt: skip

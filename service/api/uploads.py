@@ -15,7 +15,7 @@ import orjson
 
 from service.api.errors import ApiError, ErrorCode, shown
 from service.config import Settings
-from service.engine import GridMap
+from service.engine import MAX_CLASSES, UNIFORM, GridMap, Profile, Terrain, movingai_terrain
 from service.engine.clusters import MAX_CLUSTER_SIZE, MIN_CLUSTER_SIZE
 from service.engine.movingai import parse_map
 
@@ -25,6 +25,9 @@ NPY: Final = "application/x-npy"
 CONTENT_TYPES: Final = (TEXT, JSON, NPY)
 _NUMERIC_KINDS: Final = "biuf"
 _NUMBER_TYPES: Final = frozenset({int, float})
+_INTEGER_TYPES: Final = frozenset({int})
+_JSON_FIELDS: Final = frozenset({"name", "costs", "rows", "cluster_size", "classes",
+                                 "class_names", "default_profile"})  # fmt: skip
 
 
 def media_type(header: str | None) -> str:
@@ -112,7 +115,7 @@ def _from_text(body: bytes, settings: Settings) -> GridMap:
         raise ApiError(ErrorCode.INVALID_VALUE, f"map text is not UTF-8: {exc}") from None
     # The header's size is checked before the rows: MapTooBigError -> TooBig.
     rows = parse_map(text, max_cells=settings.max_map_cells)
-    return GridMap.from_rows(rows)
+    return GridMap.from_terrain(movingai_terrain(rows))
 
 
 def check_cluster_size(size: int | None) -> int | None:
@@ -135,7 +138,7 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
         raise ApiError(ErrorCode.INVALID_QUERY, f"body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ApiError(ErrorCode.INVALID_QUERY, "body must be a JSON object")
-    unknown = set(data) - {"name", "costs", "rows", "cluster_size"}
+    unknown = set(data) - _JSON_FIELDS
     if unknown:
         raise ApiError(ErrorCode.INVALID_QUERY, f"unknown fields: {', '.join(sorted(unknown))}")
     name = data.get("name")
@@ -146,6 +149,9 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
         raise ApiError(ErrorCode.INVALID_QUERY,
                        f"cluster_size: must be an integer (got {shown(cluster_size)})")  # fmt: skip
     cluster_size = check_cluster_size(cluster_size)
+    if "classes" in data or "class_names" in data or "default_profile" in data:
+        return Upload(_terrain_from_json(data, settings), check_name(name, settings),
+                      cluster_size)  # fmt: skip
     if ("costs" in data) == ("rows" in data):
         raise ApiError(ErrorCode.INVALID_QUERY, "send exactly one of 'costs' or 'rows'")
     grid_rows = data.get("rows", data.get("costs"))
@@ -162,26 +168,82 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
     if "rows" in data:
         if not all(isinstance(r, str) for r in grid_rows):
             raise ApiError(ErrorCode.INVALID_QUERY, "rows: must be a list of strings")
-        grid = GridMap.from_rows(grid_rows)
+        grid = GridMap.from_terrain(movingai_terrain(grid_rows))
     else:
         _check_numbers(grid_rows)
         grid = GridMap.from_costs(_costs_array(grid_rows))
     return Upload(grid, check_name(name, settings), cluster_size)
 
 
-def _check_numbers(rows: list[Any]) -> None:
+def _terrain_from_json(data: dict[str, Any], settings: Settings) -> GridMap:
+    """The map of a JSON body with terrain classes: ``classes`` (rows of class ids),
+    ``class_names``, and optional ``costs`` (base costs, 1 by default) and
+    ``default_profile`` (see ``engine.terrain``)."""
+    if "rows" in data:
+        raise ApiError(ErrorCode.INVALID_QUERY, "'rows' carry their own classes (the Moving "
+                       "AI letters): send 'classes' with 'costs', or 'rows' alone")  # fmt: skip
+    if "classes" not in data or "class_names" not in data:
+        raise ApiError(ErrorCode.INVALID_QUERY, "a map with terrain classes needs both "
+                       "'classes' and 'class_names'")  # fmt: skip
+    classes = _rows_of(data["classes"], "classes", settings, _INTEGER_TYPES, "an integer")
+    names = data["class_names"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ApiError(ErrorCode.INVALID_QUERY,
+                       f"class_names: must be a list of strings (got {shown(names)})")  # fmt: skip
+    ids = _class_array(classes)
+    base: Any = np.ones(ids.shape, np.float32)
+    if "costs" in data:
+        base = _costs_array(_rows_of(data["costs"], "costs", settings, _NUMBER_TYPES, "a number"))
+    spec = data.get("default_profile")
+    if spec is not None and not isinstance(spec, dict):
+        raise ApiError(ErrorCode.INVALID_QUERY,
+                       f"default_profile: must be an object (got {shown(spec)})")  # fmt: skip
+    default = UNIFORM if spec is None else Profile.of(spec, names)
+    return GridMap.from_terrain(Terrain.of(base=base, classes=ids, names=names, default=default))
+
+
+def _class_array(rows: list[list[int]]) -> npt.NDArray[np.int64]:
+    """Rows of class ids as one array, a row at a time (as ``_costs_array``)."""
+    width = len(rows[0]) if rows else 0
+    if not rows or any(len(row) != width for row in rows):
+        raise ApiError(ErrorCode.INVALID_VALUE, "classes must be rows of equal length, "
+                       "at least one row of at least one class")  # fmt: skip
+    ids = np.empty((len(rows), width), np.int64)
+    for y, row in enumerate(rows):
+        try:
+            ids[y] = row
+        except OverflowError:
+            raise ApiError(ErrorCode.INVALID_VALUE, f"classes[{y}] holds an id past "
+                           f"{MAX_CLASSES - 1}, the last a class may have") from None  # fmt: skip
+    return ids
+
+
+def _rows_of(rows: Any, field: str, settings: Settings, types: frozenset[type], kind: str
+             ) -> list[list[Any]]:  # fmt: skip
+    """``rows`` checked as a JSON grid of ``types`` (``kind`` in messages)."""
+    if not isinstance(rows, list):
+        raise ApiError(ErrorCode.INVALID_QUERY,
+                       f"{field}: must be a list of rows (got {shown(rows)})")  # fmt: skip
+    check_cells(max((len(r) for r in rows if isinstance(r, list)), default=0), len(rows), settings)
+    _check_numbers(rows, field, types, kind)
+    return rows
+
+
+def _check_numbers(rows: list[Any], field: str = "costs",
+                   types: frozenset[type] = frozenset({int, float}),
+                   kind: str = "a number") -> None:  # fmt: skip
     """JSON costs are numbers: not strings, not booleans (which numpy would convert).
     One C-level pass per row (``map(type, row)``), so the interpreter lock is never
     held for a whole big map at once."""
     for y, row in enumerate(rows):
         if not isinstance(row, list):
-            raise ApiError(ErrorCode.INVALID_QUERY, f"costs[{y}]: must be a list of numbers")
-        if set(map(type, row)) <= _NUMBER_TYPES:
+            raise ApiError(ErrorCode.INVALID_QUERY, f"{field}[{y}]: must be a list of numbers")
+        if set(map(type, row)) <= types:
             continue
-        x = next(i for i, v in enumerate(row) if type(v) not in _NUMBER_TYPES)
+        x = next(i for i, v in enumerate(row) if type(v) not in types)
         raise ApiError(
             ErrorCode.INVALID_QUERY,
-            f"costs[{y}][{x}]: must be a number, got {type(row[x]).__name__} {row[x]!r}"[:200],
+            f"{field}[{y}][{x}]: must be {kind}, got {type(row[x]).__name__} {row[x]!r}"[:200],
         )
 
 

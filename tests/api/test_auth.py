@@ -16,7 +16,8 @@ WRONG = {"authorization": "Bearer Rk7qax"}
 KEYS = "read:Rk7qa, write:Wz9xb"
 #: The routes a write key alone opens; every other /v1 route is a read.
 WRITES = {("post", "/v1/maps"), ("delete", "/v1/maps/{map_id}"),
-          ("post", "/v1/maps/{map_id}/edits")}  # fmt: skip
+          ("post", "/v1/maps/{map_id}/edits"), ("put", "/v1/maps/{map_id}/profiles/{name}"),
+          ("delete", "/v1/maps/{map_id}/profiles/{name}")}  # fmt: skip
 #: The routes open whatever the keys: the probes (and /metrics without its own key).
 OPEN = {"/healthz", "/readyz", "/metrics"}
 

@@ -1,5 +1,6 @@
 """``/v1/maps/{map_id}/edits``, ``/grid`` and ``/paths/check``: maps that change."""
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -10,6 +11,7 @@ from service.api.deps import MapDep, RuntimeDep, body_of, require_reader, requir
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import capped_agent_size
+from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
 from service.api.routes.maps import committed_tables, etag
 from service.api.runtime import Runtime
 from service.api.schemas import (
@@ -20,8 +22,9 @@ from service.api.schemas import (
     PathCheckResponse,
 )
 from service.api.uploads import NPY
-from service.engine import DEFAULT_DIAGONAL
+from service.engine import DEFAULT_DIAGONAL, GridMap
 from service.engine.edits import CellsEdit, Edit, RectEdit, check_paths
+from service.engine.views import ViewKey
 from service.store.files import npy_bytes
 
 router = APIRouter(prefix="/v1/maps", tags=["edits"])
@@ -29,23 +32,33 @@ router = APIRouter(prefix="/v1/maps", tags=["edits"])
 
 def _edit(item: EditItem, i: int) -> Edit:
     """One schema edit as the engine's; the three shapes are told apart here."""
+    painted = item.class_name is not None
     if item.rect is not None and item.cells is None:
-        if (item.cost is None) == (item.costs is None):
-            why = f"edits[{i}]: a rect needs exactly one of 'cost' or 'costs'"
+        costed = (item.cost is not None) + (item.costs is not None)
+        if costed > 1 or not (costed or painted):
+            why = f"edits[{i}]: a rect needs exactly one of 'cost' or 'costs', or 'class'"
             raise ApiError(ErrorCode.INVALID_QUERY, why)
-        return RectEdit(*item.rect, cost=item.cost, costs=item.costs)
+        return RectEdit(*item.rect, cost=item.cost, costs=item.costs, class_name=item.class_name)
     if item.cells is not None and item.rect is None:
-        if item.cost is None or item.costs is not None:
-            raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: cells need 'cost' (not 'costs')")
-        return CellsEdit(item.cells, item.cost)
+        if (item.cost is None and not painted) or item.costs is not None:
+            raise ApiError(ErrorCode.INVALID_QUERY,
+                           f"edits[{i}]: cells need 'cost' or 'class' (not 'costs')")  # fmt: skip
+        return CellsEdit(item.cells, item.cost, item.class_name)
     raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: give exactly one of 'rect' or 'cells'")
+
+
+def _profile_view(ref: ProfileRef) -> Callable[[GridMap], GridMap]:
+    """What ``keep_connected`` holds on for a profile: its view of a revision."""
+    return lambda grid: grid.view(ViewKey(1, bind(grid, ref)))
 
 
 def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     body = parsed_body(EditRequest, raw)
     edits = [_edit(item, i) for i, item in enumerate(body.edits)]
+    ref = profile_ref(body.profile)
     outcome = runtime.editor.edit(map_id, edits, if_revision=body.if_revision,
-                                  keep_connected=body.keep_connected or ())  # fmt: skip
+                                  keep_connected=body.keep_connected or (),
+                                  kept_on=None if ref is None else _profile_view(ref))  # fmt: skip
     revision = outcome.grid.revision
     return {
         "revision": revision,
@@ -123,16 +136,17 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
         raise ApiError(ErrorCode.TOO_BIG, f"paths hold {points} points, more than the limit of "
                        f"{limit} (GRIDPATH_MAX_CHECK_POINTS)")  # fmt: skip
     size = capped_agent_size(body.agent_size, runtime.settings)
+    ref = profile_ref(body.profile)
     with runtime.cache.acquire(map_id) as grid:
         checked = check_paths(grid, body.paths, diagonal=body.diagonal or DEFAULT_DIAGONAL,
-                              agent_size=size)  # fmt: skip
+                              agent_size=size, profile=bind(grid, ref))  # fmt: skip
         revision = grid.revision
     results = []
     for ok, cost, (x, y) in zip(checked.walkable.tolist(), checked.cost.tolist(),
                                 checked.blocked_at.tolist(), strict=True):  # fmt: skip
         results.append({"walkable": ok, "cost": cost if ok else None,
                         "blocked_at": None if ok else [x, y]})  # fmt: skip
-    return {"revision": revision, "results": results}
+    return {"revision": revision, "profile_used": profile_used(ref), "results": results}
 
 
 @router.post(

@@ -15,11 +15,13 @@ from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import capped_agent_size, deadline_of
+from service.api.profiles import bind, profile_ref, profile_used
 from service.api.routes.maps import etag
 from service.api.runtime import Runtime
 from service.api.schemas import FieldRequest, FieldResponse
-from service.engine import DEFAULT_DIAGONAL, GridMap, deadline_scope
+from service.engine import DEFAULT_DIAGONAL, GridMap, Profile, deadline_scope
 from service.engine.fields import Field, distance_field
+from service.engine.views import ViewKey
 
 router = APIRouter(prefix="/v1/maps", tags=["fields"])
 
@@ -28,6 +30,8 @@ NPZ = "application/x-npz"
 CACHE_HEADER = "X-Field-Cache"
 #: Response header of a field its deadline cut short: ``deadline``.
 PARTIAL_HEADER = "X-Partial-Reason"
+#: Response header naming the profile the field is for (``profile_used``).
+PROFILE_HEADER = "X-Profile-Used"
 
 
 class Encoded(NamedTuple):
@@ -38,9 +42,11 @@ class Encoded(NamedTuple):
     revision: int
     hit: bool
     partial_reason: str | None = None
+    profile_used: str = "default"
 
     def headers(self) -> dict[str, str]:
-        headers = {"ETag": etag(self.revision), CACHE_HEADER: "hit" if self.hit else "miss"}
+        headers = {"ETag": etag(self.revision), CACHE_HEADER: "hit" if self.hit else "miss",
+                   PROFILE_HEADER: self.profile_used}  # fmt: skip
         if self.partial_reason is not None:
             headers[PARTIAL_HEADER] = self.partial_reason
         return headers
@@ -57,18 +63,21 @@ def _npz(field: Field) -> bytes:
     return buffer.getvalue()
 
 
-def _json(field: Field) -> bytes:
+def _json(field: Field, profile_used: str) -> bytes:
     # The float64 costs, exact; orjson writes inf as null.
-    return orjson.dumps({"revision": field.revision, "goals": field.goals.tolist(),
-                         "cost": field.distance.tolist(), "next": field.next.tolist(),
+    return orjson.dumps({"revision": field.revision, "profile_used": profile_used,
+                         "goals": field.goals.tolist(), "cost": field.distance.tolist(),
+                         "next": field.next.tolist(),
                          "partial_reason": field.partial_reason})  # fmt: skip
 
 
-def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int) -> Field:
+def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int,
+             profile: Profile | None) -> Field:  # fmt: skip
     # (None is 1; 0 is the engine's to refuse, as on every route: ``or 1`` took it.)
     agent_size = 1 if body.agent_size is None else body.agent_size
     return distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
-                          max_goals=max_goals, agent_size=agent_size)  # fmt: skip
+                          max_goals=max_goals, agent_size=agent_size,
+                          profile=profile)  # fmt: skip
 
 
 def cached_field(
@@ -89,25 +98,31 @@ def cached_field(
     diagonal = body.diagonal or DEFAULT_DIAGONAL
     settings = runtime.settings
     agent_size = capped_agent_size(body.agent_size, settings)
+    ref = profile_ref(body.profile)
+    used = profile_used(ref)
     with runtime.cache.acquire(map_id) as grid:
         if check is not None:
             check(grid)
+        profile = bind(grid, ref)
+        seen = grid.view(ViewKey(1, profile))  # what the field's unit sees (a picture's walls)
         key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost, agent_size,
-               encoding)  # fmt: skip
+               ref, encoding)  # fmt: skip
+
+        def compute() -> Field:
+            return _compute(grid, body, diagonal, settings.max_goals, profile)
+
         if not deadline:
-            data, hit = runtime.fields.get(
-                key, lambda: encode(grid, _compute(grid, body, diagonal, settings.max_goals))
-            )
-            return Encoded(data, grid.revision, hit)
+            data, hit = runtime.fields.get(key, lambda: encode(seen, compute()))
+            return Encoded(data, grid.revision, hit, profile_used=used)
         kept = runtime.fields.peek(key)
         if kept is not None:
-            return Encoded(kept, grid.revision, True)
+            return Encoded(kept, grid.revision, True, profile_used=used)
         with deadline_scope(deadline):
-            field = _compute(grid, body, diagonal, settings.max_goals)
-        data = encode(grid, field)
+            field = compute()
+        data = encode(seen, field)
         if field.partial_reason is None:
             runtime.fields.offer(key, data)
-        return Encoded(data, grid.revision, False, field.partial_reason)
+        return Encoded(data, grid.revision, False, field.partial_reason, used)
 
 
 def _json_limit(limit: int) -> Callable[[GridMap], None]:
@@ -126,8 +141,9 @@ def _json_limit(limit: int) -> Callable[[GridMap], None]:
 def _field(runtime: Runtime, map_id: str, body: FieldRequest, deadline: int) -> Encoded:
     """The encoded field (its media type: ``_media``)."""
     if body.format == "json":
+        used = profile_used(profile_ref(body.profile))
         return cached_field(runtime, map_id, body, encoding="json",
-                            encode=lambda _, field: _json(field),
+                            encode=lambda _, field: _json(field, used),
                             check=_json_limit(runtime.settings.max_json_field_cells),
                             deadline=deadline)  # fmt: skip
     return cached_field(runtime, map_id, body, encoding="npz",

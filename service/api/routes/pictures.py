@@ -17,8 +17,8 @@ from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import Query as PathQuery
-from service.api.pathing import answer, deadline_of, resolve, search
-from service.api.routes.fields import PARTIAL_HEADER, Encoded, cached_field
+from service.api.pathing import answer, bound_spec, deadline_of, resolve, search
+from service.api.routes.fields import PARTIAL_HEADER, PROFILE_HEADER, Encoded, cached_field
 from service.api.routes.maps import etag, no_clusters_error
 from service.api.runtime import Runtime
 from service.api.schemas import (
@@ -32,6 +32,7 @@ from service.config import Settings
 from service.engine import CircleRegion, GridMap, RectRegion, deadline_scope
 from service.engine.fields import DIRECTIONS, Field
 from service.engine.pictures import field_arrows, field_pixels, map_pixels, paint_trace
+from service.engine.views import ViewKey
 
 router = APIRouter(prefix="/v1/maps", tags=["pictures"])
 
@@ -218,7 +219,9 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
         with deadline_scope(deadline):
             result = search(grid, query, policy=runtime.batch_policy)
         payload = answer(result, query, 0)
-        rgb = map_pixels(grid, scale=scale)
+        # The map as the unit's profile sees it: its walls, its costs' shades.
+        profile = bound_spec(grid, query).options.profile
+        rgb = map_pixels(grid.view(ViewKey(1, profile)), scale=scale)
         revision = grid.revision
     if result.trace is not None:
         paint_trace(rgb, result.trace.expanded, scale)
@@ -235,6 +238,7 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
         "X-Path-Status": result.status,
         "X-Path-Cost": "" if result.cost is None else repr(result.cost),
         "X-Path-Expanded": str(result.expanded),
+        PROFILE_HEADER: payload["profile_used"],
     }
     if result.partial_reason is not None:
         headers[PARTIAL_HEADER] = result.partial_reason
