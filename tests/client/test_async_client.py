@@ -14,6 +14,7 @@ from gridpath_client import (
     MapNotFound,
     NotWalkable,
     PathResult,
+    ProfileNotFound,
     Query,
     RectEdit,
     RevisionConflict,
@@ -21,6 +22,7 @@ from gridpath_client import (
 
 from tests.client.conftest import ROOMS, untabled
 from tests.client.test_client import COST, GOAL, START
+from tests.client.test_profiles import BOAT, CLASSES, COSTS, NAMES, TANK
 
 T = TypeVar("T")
 
@@ -97,5 +99,32 @@ def test_field_edit_and_check(server_url: str) -> None:
         assert checks.results[0].blocked_at == (1, 1)
         walled = await client.field(info.id, [(3, 1)])
         assert np.isinf(np.asarray(walled.cost)[1, 0])
+
+    run(server_url, scenario)
+
+
+def test_profiles_classes_and_class_edits(server_url: str) -> None:
+    async def scenario(client: AsyncClient) -> None:
+        info = await client.upload_map(COSTS, classes=CLASSES, class_names=NAMES)
+        tank = await client.put_profile(info.id, "tank", TANK)
+        assert (tank.name, tank.profile, tank.revision) == ("tank", TANK, 1)
+        assert await client.profile(info.id, "tank") == tank
+        listed = await client.profiles(info.id)
+        assert (listed.class_names, [p.name for p in listed.profiles]) == (NAMES, ["tank"])
+        route = await client.path(info.id, (0, 0), (7, 0), profile="tank")
+        assert (route.status, route.profile_used) == ("found", "tank")
+        (boat,) = await client.paths(info.id, [Query((3, 0), (4, 1))], profile=BOAT)
+        assert isinstance(boat, PathResult)
+        assert boat.profile_used == "inline"
+        checks = await client.check_paths(info.id, [[(0, 0), (7, 0)]], profile="tank")
+        assert (checks.profile_used, checks.results[0].walkable) == ("tank", False)
+        field = await client.field(info.id, [(7, 0)], profile="tank")
+        assert field.profile_used == "tank"
+        ford = [RectEdit(2, 2, 4, 1, class_name="water")]
+        await client.edit(info.id, ford, keep_connected=[(0, 0), (0, 3)], profile="tank")
+        assert (await client.path(info.id, (0, 0), (7, 0), profile="tank")).status == "no_path"
+        assert await client.delete_profile(info.id, "tank") == 3
+        with pytest.raises(ProfileNotFound):
+            await client.profile(info.id, "tank")
 
     run(server_url, scenario)

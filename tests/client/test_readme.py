@@ -47,6 +47,16 @@ def test_the_usage_example_runs(server_url: str) -> None:
     assert 8 <= reached_cell[1] < 12
 
 
+def test_the_profiles_example_runs(server_url: str) -> None:
+    tank, ford, flooded, cut_off, names = run_example(
+        python_block("## Terrain classes and profiles"), server_url
+    )
+    assert tank.startswith("found tank ")
+    assert float(tank.split()[-1]) > 7.0  # round by the ford, not over the water
+    assert (ford, flooded, cut_off) == ("no_path", "found", "no_path")
+    assert ast.literal_eval(names) == ["tank"]
+
+
 def test_the_front_doors_game_loop_runs(server_url: str) -> None:
     lines = run_example(python_block("## Python client", FRONT_DOOR), server_url)
     units = ast.literal_eval(lines[-1])

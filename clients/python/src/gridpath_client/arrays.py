@@ -34,6 +34,9 @@ CodeGrid: TypeAlias = "list[list[int]] | NDArray[np.int8]"
 PointsLike: TypeAlias = "Sequence[Sequence[int]] | NDArray[Any]"
 #: Costs given to the client by ``[row][column]``: rows of numbers, or a 2-D array.
 CostsLike: TypeAlias = "Sequence[Sequence[float]] | NDArray[Any]"
+#: Terrain class ids given to the client by ``[row][column]``: rows of integers, or a
+#: 2-D integer array.
+ClassesLike: TypeAlias = "Sequence[Sequence[int]] | NDArray[Any]"
 
 
 @cache

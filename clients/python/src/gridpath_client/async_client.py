@@ -10,13 +10,28 @@ from typing import Any, TypeVar, Unpack
 import httpx
 
 from gridpath_client import calls
-from gridpath_client.arrays import PointsLike
+from gridpath_client.arrays import ClassesLike, PointsLike
 from gridpath_client.calls import Call
 from gridpath_client.config import DEFAULT_URL, ClientConfig
 from gridpath_client.edits import Edit
 from gridpath_client.errors import GridpathError, NotReady, UnexpectedResponse
-from gridpath_client.queries import Diagonal, GoalRegion, PathOptions, PointLike, Query
-from gridpath_client.results import EditResult, FlowField, MapInfo, PathChecks, PathResult
+from gridpath_client.queries import (
+    Diagonal,
+    GoalRegion,
+    PathOptions,
+    PointLike,
+    ProfileLike,
+    Query,
+)
+from gridpath_client.results import (
+    EditResult,
+    FlowField,
+    MapInfo,
+    PathChecks,
+    PathResult,
+    ProfileInfo,
+    Profiles,
+)
 from gridpath_client.retries import Attempts
 from gridpath_client.uploads import MapSource
 
@@ -86,10 +101,25 @@ class AsyncClient:
     # -- maps ---------------------------------------------------------------------------
 
     async def upload_map(
-        self, source: MapSource, *, name: str | None = None, cluster_size: int | None = None
+        self,
+        source: MapSource | None,
+        *,
+        name: str | None = None,
+        cluster_size: int | None = None,
+        classes: ClassesLike | None = None,
+        class_names: Sequence[str] | None = None,
+        default_profile: Mapping[str, Any] | None = None,
     ) -> MapInfo:
         """See :meth:`Client.upload_map`."""
-        return await self._run(calls.upload_map(source, name=name, cluster_size=cluster_size))
+        call = calls.upload_map(
+            source,
+            name=name,
+            cluster_size=cluster_size,
+            classes=classes,
+            class_names=class_names,
+            default_profile=default_profile,
+        )
+        return await self._run(call)
 
     async def get_map(self, map_id: str) -> MapInfo:
         """See :meth:`Client.get_map`."""
@@ -162,9 +192,11 @@ class AsyncClient:
         *,
         diagonal: Diagonal | None = None,
         agent_size: int | None = None,
+        profile: ProfileLike | None = None,
     ) -> PathChecks:
         """See :meth:`Client.check_paths`."""
-        call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size)
+        call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size,
+                                 profile=profile)  # fmt: skip
         return await self._run(call)
 
     # -- fields and edits ---------------------------------------------------------------
@@ -178,6 +210,7 @@ class AsyncClient:
         max_cost: float | None = None,
         agent_size: int | None = None,
         deadline_ms: float | None = None,
+        profile: ProfileLike | None = None,
     ) -> FlowField:
         """See :meth:`Client.field`."""
         call = calls.flow_field(
@@ -188,6 +221,7 @@ class AsyncClient:
             agent_size=agent_size,
             as_numpy=self.as_numpy,
             deadline_ms=deadline_ms,
+            profile=profile,
         )
         return await self._run(call)
 
@@ -198,10 +232,30 @@ class AsyncClient:
         *,
         if_revision: int | None = None,
         keep_connected: PointsLike | None = None,
+        profile: ProfileLike | None = None,
     ) -> EditResult:
         """See :meth:`Client.edit`."""
-        call = calls.edit(map_id, edits, if_revision=if_revision, keep_connected=keep_connected)
+        call = calls.edit(map_id, edits, if_revision=if_revision, keep_connected=keep_connected,
+                          profile=profile)  # fmt: skip
         return await self._run(call)
+
+    # -- profiles -----------------------------------------------------------------------
+
+    async def put_profile(self, map_id: str, name: str, profile: Mapping[str, Any]) -> ProfileInfo:
+        """See :meth:`Client.put_profile`."""
+        return await self._run(calls.put_profile(map_id, name, profile))
+
+    async def profile(self, map_id: str, name: str) -> ProfileInfo:
+        """See :meth:`Client.profile`."""
+        return await self._run(calls.get_profile(map_id, name))
+
+    async def profiles(self, map_id: str) -> Profiles:
+        """See :meth:`Client.profiles`."""
+        return await self._run(calls.list_profiles(map_id))
+
+    async def delete_profile(self, map_id: str, name: str) -> int:
+        """See :meth:`Client.delete_profile`."""
+        return await self._run(calls.delete_profile(map_id, name))
 
     # -- I/O ----------------------------------------------------------------------------
 

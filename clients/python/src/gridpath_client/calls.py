@@ -14,15 +14,17 @@ from urllib.parse import quote
 
 import httpx
 
-from gridpath_client.arrays import PointsLike, to_points
+from gridpath_client.arrays import ClassesLike, PointsLike, to_points
 from gridpath_client.edits import Edit, edits_body
 from gridpath_client.errors import GridpathError, UnexpectedResponse, error_for
 from gridpath_client.queries import (
     Diagonal,
     GoalRegion,
     PointLike,
+    ProfileLike,
     Query,
     batch_body,
+    profile_json,
     query_body,
 )
 from gridpath_client.results import (
@@ -31,6 +33,8 @@ from gridpath_client.results import (
     MapInfo,
     PathChecks,
     PathResult,
+    ProfileInfo,
+    Profiles,
 )
 from gridpath_client.uploads import MapSource, upload_of
 
@@ -111,11 +115,31 @@ def map_url(map_id: str, tail: str = "") -> str:
     return f"/v1/maps/{quote(map_id, safe='')}{tail}"
 
 
+def profile_url(map_id: str, name: str) -> str:
+    """A named profile's URL; the name is quoted as the id is.
+
+    Raises:
+        ValueError: an empty id or name (the URL would be another route's).
+    """
+    if not name:
+        raise ValueError("a profile's name must not be empty")
+    return map_url(map_id, f"/profiles/{quote(name, safe='')}")
+
+
 # -- maps -------------------------------------------------------------------------------
 
 
-def upload_map(source: MapSource, *, name: str | None, cluster_size: int | None) -> Call[MapInfo]:
-    upload = upload_of(source, name=name, cluster_size=cluster_size)
+def upload_map(
+    source: MapSource | None,
+    *,
+    name: str | None,
+    cluster_size: int | None,
+    classes: ClassesLike | None = None,
+    class_names: Sequence[str] | None = None,
+    default_profile: Mapping[str, Any] | None = None,
+) -> Call[MapInfo]:
+    upload = upload_of(source, name=name, cluster_size=cluster_size, classes=classes,
+                       class_names=class_names, default_profile=default_profile)  # fmt: skip
     return Call(
         "POST",
         "/v1/maps",
@@ -201,12 +225,15 @@ def check_paths(
     *,
     diagonal: Diagonal | None,
     agent_size: int | None,
+    profile: ProfileLike | None = None,
 ) -> Call[PathChecks]:
     body: dict[str, Any] = {"paths": [to_points(p) for p in held]}
     if diagonal is not None:
         body["diagonal"] = diagonal
     if agent_size is not None:
         body["agent_size"] = agent_size
+    if profile is not None:
+        body["profile"] = profile_json(profile)
     url = map_url(map_id, "/paths/check")
     return Call("POST", url, lambda r: PathChecks.from_json(r.json()), safe=True, json=body)
 
@@ -223,6 +250,7 @@ def flow_field(
     agent_size: int | None,
     as_numpy: bool,
     deadline_ms: float | None = None,
+    profile: ProfileLike | None = None,
 ) -> Call[FlowField]:
     """With numpy the compact ``.npz`` form is asked for; without, JSON (which the
     service only gives for maps up to ``GRIDPATH_MAX_JSON_FIELD_CELLS`` cells)."""
@@ -232,6 +260,7 @@ def flow_field(
         "max_cost": max_cost,
         "agent_size": agent_size,
         "deadline_ms": deadline_ms,
+        "profile": None if profile is None else profile_json(profile),
     }
     body.update({name: value for name, value in optional.items() if value is not None})
 
@@ -240,7 +269,8 @@ def flow_field(
         hit = None if header is None else header == "hit"
         if response.headers.get("content-type", "").startswith("application/json"):
             return FlowField.from_json(response.json(), as_numpy=as_numpy, cache_hit=hit)
-        return FlowField.from_npz(response.content, cache_hit=hit)
+        used = response.headers.get("x-profile-used")
+        return FlowField.from_npz(response.content, cache_hit=hit, profile_used=used)
 
     return Call("POST", map_url(map_id, "/field"), read, safe=True, json=body)
 
@@ -251,8 +281,10 @@ def edit(
     *,
     if_revision: int | None,
     keep_connected: PointsLike | None,
+    profile: ProfileLike | None = None,
 ) -> Call[EditResult]:
-    body = edits_body(edits, if_revision=if_revision, keep_connected=keep_connected)
+    body = edits_body(edits, if_revision=if_revision, keep_connected=keep_connected,
+                      profile=profile)  # fmt: skip
     return Call(
         "POST",
         map_url(map_id, "/edits"),
@@ -260,3 +292,33 @@ def edit(
         safe=False,  # applied twice if retried after it went through
         json=body,
     )
+
+
+# -- profiles ---------------------------------------------------------------------------
+
+
+def put_profile(map_id: str, name: str, profile: Mapping[str, Any]) -> Call[ProfileInfo]:
+    body = profile_json(profile)
+    return Call(
+        "PUT",
+        profile_url(map_id, name),
+        lambda r: ProfileInfo.from_json(r.json()),
+        safe=True,  # idempotent: put again, the profile is the same (at a later revision)
+        json=body,
+    )
+
+
+def get_profile(map_id: str, name: str) -> Call[ProfileInfo]:
+    url = profile_url(map_id, name)
+    return Call("GET", url, lambda r: ProfileInfo.from_json(r.json()), safe=True)
+
+
+def list_profiles(map_id: str) -> Call[Profiles]:
+    url = map_url(map_id, "/profiles")
+    return Call("GET", url, lambda r: Profiles.from_json(r.json()), safe=True)
+
+
+def delete_profile(map_id: str, name: str) -> Call[int]:
+    # Not safe: a delete that went through and is retried would answer ProfileNotFound.
+    url = profile_url(map_id, name)
+    return Call("DELETE", url, lambda r: int(r.json()["revision"]), safe=False)

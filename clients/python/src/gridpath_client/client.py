@@ -10,13 +10,28 @@ from typing import Any, TypeVar, Unpack
 import httpx
 
 from gridpath_client import calls
-from gridpath_client.arrays import PointsLike
+from gridpath_client.arrays import ClassesLike, PointsLike
 from gridpath_client.calls import Call
 from gridpath_client.config import DEFAULT_URL, ClientConfig
 from gridpath_client.edits import Edit
 from gridpath_client.errors import GridpathError, NotReady, UnexpectedResponse
-from gridpath_client.queries import Diagonal, GoalRegion, PathOptions, PointLike, Query
-from gridpath_client.results import EditResult, FlowField, MapInfo, PathChecks, PathResult
+from gridpath_client.queries import (
+    Diagonal,
+    GoalRegion,
+    PathOptions,
+    PointLike,
+    ProfileLike,
+    Query,
+)
+from gridpath_client.results import (
+    EditResult,
+    FlowField,
+    MapInfo,
+    PathChecks,
+    PathResult,
+    ProfileInfo,
+    Profiles,
+)
 from gridpath_client.retries import Attempts
 from gridpath_client.uploads import MapSource
 
@@ -104,7 +119,14 @@ class Client:
     # -- maps ---------------------------------------------------------------------------
 
     def upload_map(
-        self, source: MapSource, *, name: str | None = None, cluster_size: int | None = None
+        self,
+        source: MapSource | None,
+        *,
+        name: str | None = None,
+        cluster_size: int | None = None,
+        classes: ClassesLike | None = None,
+        class_names: Sequence[str] | None = None,
+        default_profile: Mapping[str, Any] | None = None,
     ) -> MapInfo:
         """Store a map; it is queryable at once (its tables build in the background).
 
@@ -113,13 +135,34 @@ class Client:
                 Moving AI ``.map`` (``str``), ``.map`` or ``.npy`` bytes, a 2-D numpy
                 array of costs, a list of rows in Moving AI characters (``"..@."``), or
                 a list of rows of costs. Costs: 0 = blocked, else the cost of entering.
+                With ``classes``: the base costs (rows of numbers or a 2-D numpy array),
+                or ``None`` for 1 on every cell.
             name: The map's name (a path's default: the file's stem).
             cluster_size: Sector side of the cluster tables (4..1024).
+            classes: Each cell's terrain class id (0..63), rows or a 2-D integer array
+                of the map's shape; the map is then sent as JSON, with its costs as
+                base costs that each profile multiplies.
+            class_names: The classes' names by id (needed with ``classes``).
+            default_profile: The profile of queries that name none
+                (``{"multipliers": {...}, "exclude": [...]}``); default: every class
+                by 1, none excluded.
+
+        Raises:
+            ValueError: ``classes`` or ``class_names`` without the other.
+            TypeError: with ``classes``, a source that is not costs.
 
         Returns:
             The new map's metadata; ``.id`` is what every other call takes.
         """
-        return self._run(calls.upload_map(source, name=name, cluster_size=cluster_size))
+        call = calls.upload_map(
+            source,
+            name=name,
+            cluster_size=cluster_size,
+            classes=classes,
+            class_names=class_names,
+            default_profile=default_profile,
+        )
+        return self._run(call)
 
     def get_map(self, map_id: str) -> MapInfo:
         """A map's metadata at its current revision (``MapNotFound`` if none)."""
@@ -174,11 +217,11 @@ class Client:
                 answers); ``NotReady`` if the service cannot reach it in time.
             **options: :class:`PathOptions` (``heuristic``, ``diagonal``, ``weight``,
                 ``max_expansions``, ``format``, ``algorithm``, ``unreachable``,
-                ``agent_size``, ``deadline_ms``): only those given are sent.
+                ``agent_size``, ``deadline_ms``, ``profile``): only those given are sent.
 
         Raises:
-            InvalidQuery, InvalidValue, NotWalkable, MapNotFound, ...: the service's
-                refusal, as the class of its code.
+            InvalidQuery, InvalidValue, NotWalkable, MapNotFound, ProfileNotFound, ...:
+                the service's refusal, as the class of its code.
         """
         call = calls.path(
             map_id,
@@ -228,10 +271,13 @@ class Client:
         *,
         diagonal: Diagonal | None = None,
         agent_size: int | None = None,
+        profile: ProfileLike | None = None,
     ) -> PathChecks:
         """Which held paths (as returned: waypoints or cells) an edit broke, their cost
-        now, and the first cell each can no longer enter."""
-        call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size)
+        now, and the first cell each can no longer enter; for ``profile`` (a named
+        profile's name or a profile inline; default: the map's default profile)."""
+        call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size,
+                                 profile=profile)  # fmt: skip
         return self._run(call)
 
     # -- fields and edits ---------------------------------------------------------------
@@ -245,6 +291,7 @@ class Client:
         max_cost: float | None = None,
         agent_size: int | None = None,
         deadline_ms: float | None = None,
+        profile: ProfileLike | None = None,
     ) -> FlowField:
         """The distance and flow field towards ``goals``: for every cell the cost to
         the nearest goal and the first step there (one search for any number of units).
@@ -254,6 +301,8 @@ class Client:
         as JSON rows (the service allows that only for
         maps up to ``GRIDPATH_MAX_JSON_FIELD_CELLS`` cells: ``TooBig`` past it).
         ``deadline_ms``: stop the search then; the field says so (``partial_reason``).
+        ``profile``: the movement profile (a named profile's name or a profile inline;
+        default: the map's default), which ``profile_used`` names.
         """
         call = calls.flow_field(
             map_id,
@@ -263,6 +312,7 @@ class Client:
             agent_size=agent_size,
             as_numpy=self.as_numpy,
             deadline_ms=deadline_ms,
+            profile=profile,
         )
         return self._run(call)
 
@@ -273,6 +323,7 @@ class Client:
         *,
         if_revision: int | None = None,
         keep_connected: PointsLike | None = None,
+        profile: ProfileLike | None = None,
     ) -> EditResult:
         """Apply ``edits`` (:class:`RectEdit`, :class:`CellsEdit`, :class:`PatchEdit`)
         together as one new revision, or none of them.
@@ -281,9 +332,42 @@ class Client:
             if_revision: Apply only at this revision (else ``RevisionConflict``).
             keep_connected: Refuse (``WouldDisconnect``) unless these cells stay
                 walkable and in one island.
+            profile: The profile ``keep_connected`` holds for (a named profile's name
+                or a profile inline; default: the map's default profile).
         """
-        call = calls.edit(map_id, edits, if_revision=if_revision, keep_connected=keep_connected)
+        call = calls.edit(map_id, edits, if_revision=if_revision, keep_connected=keep_connected,
+                          profile=profile)  # fmt: skip
         return self._run(call)
+
+    # -- profiles -----------------------------------------------------------------------
+
+    def put_profile(self, map_id: str, name: str, profile: Mapping[str, Any]) -> ProfileInfo:
+        """Add the named movement profile ``name``, or replace the one of that name, as
+        one new revision of the map (a map with terrain classes only).
+
+        Args:
+            name: 1 to 64 letters, digits, ``_``, ``.`` or ``-`` (not ``default`` or
+                ``inline``).
+            profile: ``{"multipliers": {"swamp": 3.0}, "exclude": ["water"]}`` (both
+                optional), by class name.
+
+        Returns:
+            The profile as the service holds it; ``.revision`` is the new revision.
+        """
+        return self._run(calls.put_profile(map_id, name, profile))
+
+    def profile(self, map_id: str, name: str) -> ProfileInfo:
+        """A named profile of the map (``ProfileNotFound`` if it holds none)."""
+        return self._run(calls.get_profile(map_id, name))
+
+    def profiles(self, map_id: str) -> Profiles:
+        """The map's terrain classes, default profile and named profiles."""
+        return self._run(calls.list_profiles(map_id))
+
+    def delete_profile(self, map_id: str, name: str) -> int:
+        """Delete a named profile as one new revision of the map, and return that
+        revision; queries naming it then answer ``ProfileNotFound``."""
+        return self._run(calls.delete_profile(map_id, name))
 
     # -- I/O ----------------------------------------------------------------------------
 

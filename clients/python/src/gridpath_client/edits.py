@@ -1,43 +1,81 @@
 """Edits of a live map (``edit``): the three shapes the service takes.
 
 A cost of 0 blocks a cell; any positive finite cost makes it walkable at that cost.
-The edits of one request apply together as one new revision, or none does; later
-edits of a cell win.
+On a map with terrain classes a rectangle or cells edit may paint a class as well as
+or instead of a cost (``class_name``; the cost is then the base cost, which each
+profile multiplies). The edits of one request apply together as one new revision, or
+none does; later edits of a cell win.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, TypeAlias
 
 from gridpath_client.arrays import CostsLike, PointsLike, as_rows, to_point, to_points
-from gridpath_client.queries import PointLike
+from gridpath_client.queries import PointLike, ProfileLike, profile_json
 
 
 @dataclass(frozen=True)
 class RectEdit:
-    """Set every cell of the ``width`` x ``height`` rectangle at ``(x, y)`` to ``cost``."""
+    """Set every cell of the ``width`` x ``height`` rectangle at ``(x, y)`` to ``cost``,
+    to the terrain class ``class_name`` (by name; a new name adds a class), or both.
+
+    Raises:
+        ValueError: neither ``cost`` nor ``class_name`` is given.
+    """
 
     x: int
     y: int
     width: int
     height: int
-    cost: float
+    cost: float | None = None
+    _: KW_ONLY
+    class_name: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_paint("RectEdit", self.cost, self.class_name)
 
     def to_json(self) -> dict[str, Any]:
-        return {"rect": [self.x, self.y, self.width, self.height], "cost": self.cost}
+        rect = {"rect": [self.x, self.y, self.width, self.height]}
+        return rect | _paint_json(self.cost, self.class_name)
 
 
 @dataclass(frozen=True)
 class CellsEdit:
-    """Set each of ``cells`` (``(x, y)`` each, or an ``(n, 2)`` array) to ``cost``."""
+    """Set each of ``cells`` (``(x, y)`` each, or an ``(n, 2)`` array) to ``cost``, to
+    the terrain class ``class_name``, or both.
+
+    Raises:
+        ValueError: neither ``cost`` nor ``class_name`` is given.
+    """
 
     cells: PointsLike
-    cost: float
+    cost: float | None = None
+    _: KW_ONLY
+    class_name: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_paint("CellsEdit", self.cost, self.class_name)
 
     def to_json(self) -> dict[str, Any]:
-        return {"cells": to_points(self.cells), "cost": self.cost}
+        return {"cells": to_points(self.cells)} | _paint_json(self.cost, self.class_name)
+
+
+def _check_paint(kind: str, cost: float | None, class_name: str | None) -> None:
+    if cost is None and class_name is None:
+        raise ValueError(f"a {kind} needs a cost, a class_name or both")
+
+
+def _paint_json(cost: float | None, class_name: str | None) -> dict[str, Any]:
+    """What an edit sets: ``cost`` and ``class`` (the service's name for it) when given."""
+    paint: dict[str, Any] = {}
+    if cost is not None:
+        paint["cost"] = cost
+    if class_name is not None:
+        paint["class"] = class_name
+    return paint
 
 
 @dataclass(frozen=True)
@@ -64,12 +102,16 @@ def edits_body(
     *,
     if_revision: int | None,
     keep_connected: PointsLike | None,
+    profile: ProfileLike | None = None,
 ) -> dict[str, Any]:
-    """An edit request's JSON: the edits, and the two guards when given."""
+    """An edit request's JSON: the edits, and the guards when given (``profile``: the
+    one ``keep_connected`` holds for)."""
     items = [dict(e) if isinstance(e, Mapping) else e.to_json() for e in edits]
     body: dict[str, Any] = {"edits": items}
     if if_revision is not None:
         body["if_revision"] = if_revision
     if keep_connected is not None:
         body["keep_connected"] = to_points(keep_connected)
+    if profile is not None:
+        body["profile"] = profile_json(profile)
     return body

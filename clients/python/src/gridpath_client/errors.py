@@ -72,6 +72,14 @@ class MapNotFound(GridpathError):
     STATUS = 404
 
 
+class ProfileNotFound(GridpathError):
+    """The map holds no named profile of this name (the message lists those it holds);
+    ``put_profile`` makes one."""
+
+    CODE = "ProfileNotFound"
+    STATUS = 404
+
+
 class TooBig(GridpathError):
     """Over a server limit: map cells, body bytes, batch size, cache or table bounds."""
 
@@ -175,6 +183,7 @@ ERROR_CLASSES: Final[dict[str, type[GridpathError]]] = {
         InvalidValue,
         NotWalkable,
         MapNotFound,
+        ProfileNotFound,
         TooBig,
         Unauthorized,
         Forbidden,

@@ -21,6 +21,9 @@ PathFormat: TypeAlias = Literal["waypoints", "cells", "smoothed"]
 Unreachable: TypeAlias = Literal["no_path", "nearest"]
 #: A cell given to the client: ``(x, y)`` (a list, or a numpy row, works too).
 PointLike: TypeAlias = Sequence[int]
+#: A movement profile given to the client: a named profile's name, or a profile inline
+#: (``{"multipliers": {"swamp": 3.0}, "exclude": ["water"]}``, both keys optional).
+ProfileLike: TypeAlias = str | Mapping[str, Any]
 
 
 class PathOptions(TypedDict, total=False):
@@ -42,6 +45,10 @@ class PathOptions(TypedDict, total=False):
             request: what is unfinished then answers ``partial`` with
             ``partial_reason`` ``deadline`` (the path so far, or none). For ``paths``,
             the whole batch's.
+        profile: The movement profile searched with: the name of one of the map's
+            named profiles (``ProfileNotFound`` if it holds none of that name), or a
+            profile inline (``{"multipliers": {"swamp": 3.0}, "exclude": ["water"]}``);
+            default: the map's default profile. ``profile_used`` says which.
     """
 
     heuristic: Heuristic
@@ -53,6 +60,7 @@ class PathOptions(TypedDict, total=False):
     unreachable: Unreachable
     agent_size: int
     deadline_ms: float
+    profile: str | Mapping[str, Any]
 
 
 OPTION_NAMES: Final = PathOptions.__optional_keys__ | PathOptions.__required_keys__
@@ -64,7 +72,26 @@ def options_body(options: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(options) - OPTION_NAMES)
     if unknown:
         raise TypeError(f"unexpected path option(s): {', '.join(unknown)}")
-    return {name: value for name, value in options.items() if value is not None}
+    body = {name: value for name, value in options.items() if value is not None}
+    if "profile" in body:
+        body["profile"] = profile_json(body["profile"])
+    return body
+
+
+def profile_json(profile: ProfileLike) -> str | dict[str, Any]:
+    """A profile for a request body: a name as is, an inline profile as a ``dict`` (its
+    mappings and sequences as dicts and lists, so that any ``Mapping`` encodes)."""
+    if isinstance(profile, str):
+        return profile
+    return {key: _plain(value) for key, value in profile.items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -143,6 +170,7 @@ class Query:
     algorithm: Algorithm | None = None
     unreachable: Unreachable | None = None
     agent_size: int | None = None
+    profile: str | Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         options = {f.name: getattr(self, f.name) for f in fields(self) if f.name in OPTION_NAMES}

@@ -2,7 +2,7 @@
 
 Each has a ``from_json`` that reads the service's JSON; fields a newer server adds are
 ignored, and fields an older one lacks (``revision``, ``reached``, ``partial_reason``,
-``trace``) come out as ``None``. Points follow the client's ``as_numpy`` rule (see
+``trace``, ``profile_used``) come out as ``None``. Points follow the client's ``as_numpy`` rule (see
 :mod:`gridpath_client.arrays`).
 """
 
@@ -85,6 +85,9 @@ class PathResult:
             (``deadline_ms`` came); else ``None``.
         trace: The search's trace when asked for with ``trace=True`` and the server
             sends one; else ``None``.
+        profile_used: The movement profile searched with: its name (a named profile),
+            ``inline`` or ``default`` (the map's default profile); ``None`` from servers
+            before profiles existed.
     """
 
     status: Status
@@ -100,6 +103,7 @@ class PathResult:
     reached: Point | None = None
     partial_reason: str | None = None
     trace: Trace | None = None
+    profile_used: str | None = None
 
     @property
     def found(self) -> bool:
@@ -123,6 +127,7 @@ class PathResult:
             reached=from_point(data.get("reached")),
             partial_reason=data.get("partial_reason"),
             trace=Trace.from_json(data.get("trace"), as_numpy=as_numpy),
+            profile_used=data.get("profile_used"),
         )
 
 
@@ -152,14 +157,20 @@ class PathCheck:
 
 @dataclass(frozen=True)
 class PathChecks:
-    """The answer of ``check_paths``: the revision checked and one check per path."""
+    """The answer of ``check_paths``: the revision checked and one check per path, and
+    the profile they were checked for (as :attr:`PathResult.profile_used`)."""
 
     revision: int
     results: list[PathCheck]
+    profile_used: str | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> PathChecks:
-        return cls(int(data["revision"]), [PathCheck.from_json(r) for r in data["results"]])
+        return cls(
+            int(data["revision"]),
+            [PathCheck.from_json(r) for r in data["results"]],
+            profile_used=data.get("profile_used"),
+        )
 
 
 # -- maps -------------------------------------------------------------------------------
@@ -309,6 +320,77 @@ class EditResult:
         )
 
 
+# -- profiles ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfileInfo:
+    """A named movement profile of a map (``put_profile``, ``profile``, ``profiles``).
+
+    Attributes:
+        name: Its name, as queries give it in ``profile``.
+        profile: Its multipliers and exclusions by class name, as the service holds
+            them: ``{"multipliers": {"swamp": 3.0}, "exclude": ["water"]}``.
+        revision: The map's revision the answer reads (for ``put_profile``: the
+            revision that added or replaced it).
+        view_status: ``built`` (the answering service holds the profile's view of the
+            map: its costs, islands and JPS rows) or ``on_demand`` (the next query
+            naming it builds it).
+        view_bytes: What the view takes in memory (0 until built).
+        uniform: Whether every cell the profile may enter costs the same (JPS
+            applies); ``None`` until the view is built.
+    """
+
+    name: str
+    profile: dict[str, Any]
+    revision: int
+    view_status: str
+    view_bytes: int
+    uniform: bool | None
+
+    @classmethod
+    def from_json(cls, data: Json) -> ProfileInfo:
+        view = data["view"]
+        uniform = view.get("uniform")
+        return cls(
+            name=data["name"],
+            profile=dict(data["profile"]),
+            revision=int(data["revision"]),
+            view_status=view["status"],
+            view_bytes=int(view.get("bytes") or 0),
+            uniform=None if uniform is None else bool(uniform),
+        )
+
+
+@dataclass(frozen=True)
+class Profiles:
+    """A map's terrain classes, default profile and named profiles (``profiles``).
+
+    Attributes:
+        revision: The map's revision the answer reads.
+        class_names: The terrain classes' names by class id; empty for a map without
+            classes.
+        default: The profile of queries that name none (as :attr:`ProfileInfo.profile`);
+            ``None`` for a map without classes.
+        profiles: The named profiles, by name.
+    """
+
+    revision: int
+    class_names: list[str]
+    default: dict[str, Any] | None
+    profiles: list[ProfileInfo]
+
+    @classmethod
+    def from_json(cls, data: Json) -> Profiles:
+        default = data.get("default")
+        return cls(
+            revision=int(data["revision"]),
+            class_names=[str(name) for name in data["class_names"]],
+            default=None if default is None else dict(default),
+            profiles=[ProfileInfo.from_json(p) for p in data["profiles"]],
+        )
+
+
 # -- fields -----------------------------------------------------------------------------
 
 #: ``next`` codes as (dx, dy) steps; y grows downwards. -1: a goal, or no way to one.
@@ -341,6 +423,8 @@ class FlowField:
         cache_hit: Whether the service had the field cached (``X-Field-Cache``).
         partial_reason: ``deadline`` when ``deadline_ms`` stopped the search (the cells
             it had not settled are unreached); ``None`` for a whole field.
+        profile_used: The profile the field is for, as :attr:`PathResult.profile_used`
+            (the JSON form's field, or the ``.npz`` form's ``X-Profile-Used`` header).
     """
 
     revision: int
@@ -349,6 +433,7 @@ class FlowField:
     next: CodeGrid
     cache_hit: bool | None = None
     partial_reason: str | None = None
+    profile_used: str | None = None
 
     def next_cell(self, x: int, y: int) -> Point | None:
         """The cell one step from ``(x, y)`` towards the nearest goal; ``None`` at a
@@ -368,13 +453,17 @@ class FlowField:
             next=from_code_rows(data["next"], as_numpy=as_numpy),
             cache_hit=cache_hit,
             partial_reason=data.get("partial_reason"),
+            profile_used=data.get("profile_used"),
         )
 
     @classmethod
-    def from_npz(cls, content: bytes, *, cache_hit: bool | None) -> FlowField:
+    def from_npz(
+        cls, content: bytes, *, cache_hit: bool | None, profile_used: str | None = None
+    ) -> FlowField:
         """The ``.npz`` form: ``cost`` float32 (float64 when a finite cost is past
         float32's range) and ``next`` int8, both (height, width), ``revision`` and
-        ``goals`` (k, 2) int32. Read without pickles."""
+        ``goals`` (k, 2) int32. Read without pickles. ``profile_used`` comes in a
+        header (``X-Profile-Used``), not in the arrays."""
         np = numpy_or_fail()
         with np.load(io.BytesIO(content), allow_pickle=False) as arrays:
             return cls(
@@ -386,4 +475,5 @@ class FlowField:
                 partial_reason=(
                     str(arrays["partial_reason"]) if "partial_reason" in arrays else None
                 ),
+                profile_used=profile_used,
             )

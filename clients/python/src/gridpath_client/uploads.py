@@ -3,8 +3,10 @@
 The service takes three bodies (``POST /v1/maps``):
 
 - ``text/plain``: a Moving AI ``.map`` file (name and cluster size as query parameters);
-- ``application/json``: ``{"rows": [str]}`` in Moving AI characters, or
-  ``{"costs": [[number]]}`` with 0 = blocked (name and cluster size in the body);
+- ``application/json``: ``{"rows": [str]}`` in Moving AI characters,
+  ``{"costs": [[number]]}`` with 0 = blocked, or a map of terrain classes,
+  ``{"classes": [[int]], "class_names": [str], "costs"?, "default_profile"?}`` (name
+  and cluster size in the body);
 - ``application/x-npy``: a 2-D numeric ``.npy``, 0 = blocked (query parameters).
 """
 
@@ -13,12 +15,13 @@ from __future__ import annotations
 import io
 import numbers
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
-from gridpath_client.arrays import CostsLike, is_array, numpy_or_fail
+from gridpath_client.arrays import ClassesLike, CostsLike, as_rows, is_array, numpy_or_fail
+from gridpath_client.queries import profile_json
 
 TEXT: Final = "text/plain; charset=utf-8"
 JSON: Final = "application/json"
@@ -39,7 +42,15 @@ class Upload:
     params: dict[str, str] = field(default_factory=dict)
 
 
-def upload_of(source: MapSource, *, name: str | None, cluster_size: int | None) -> Upload:
+def upload_of(
+    source: MapSource | None,
+    *,
+    name: str | None,
+    cluster_size: int | None,
+    classes: ClassesLike | None = None,
+    class_names: Sequence[str] | None = None,
+    default_profile: Mapping[str, Any] | None = None,
+) -> Upload:
     """The request for ``source``:
 
     - a path (``os.PathLike``): the file, as ``.npy`` if its name ends so, else as a
@@ -50,7 +61,16 @@ def upload_of(source: MapSource, *, name: str | None, cluster_size: int | None) 
     - a 2-D numpy array: sent as ``.npy`` (costs, 0 = blocked);
     - a sequence of ``str``: rows in Moving AI characters (JSON ``rows``);
     - a sequence of number sequences: rows of costs (JSON ``costs``, 0 = blocked).
+
+    With ``classes`` (and ``class_names``, which it needs; ``default_profile`` too) the
+    body is JSON whatever the source: see :func:`terrain_body`.
     """
+    if classes is not None or class_names is not None or default_profile is not None:
+        body = terrain_body(source, classes=classes, class_names=class_names,
+                            default_profile=default_profile)  # fmt: skip
+        return _json(body, name, cluster_size)
+    if source is None:
+        raise TypeError("a map's source may be None only with classes= (1 on every cell)")
     if isinstance(source, os.PathLike):
         path = Path(source)
         return upload_of(path.read_bytes(), name=name or path.stem, cluster_size=cluster_size)
@@ -63,15 +83,60 @@ def upload_of(source: MapSource, *, name: str | None, cluster_size: int | None) 
         return _raw(NPY, _npy_bytes(source), name, cluster_size)
     rows = list(source)
     if rows and all(isinstance(row, str) for row in rows):
-        body: dict[str, Any] = {"rows": rows}
-    else:
-        body = {"costs": [[_cost(value, x, y) for x, value in enumerate(row)]
-                          for y, row in enumerate(rows)]}  # fmt: skip
+        return _json({"rows": rows}, name, cluster_size)
+    return _json({"costs": _cost_rows(rows)}, name, cluster_size)
+
+
+def terrain_body(
+    source: MapSource | None,
+    *,
+    classes: ClassesLike | None,
+    class_names: Sequence[str] | None,
+    default_profile: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The JSON of a map of terrain classes: ``classes`` (rows of class ids 0..63, or a
+    2-D integer array), ``class_names`` (the classes' names by id), the base costs from
+    ``source`` (rows of numbers or a 2-D numpy array, sent as rows; ``None``: 1 on
+    every cell) and ``default_profile`` when given.
+
+    Raises:
+        ValueError: ``classes`` or ``class_names`` without the other.
+        TypeError: a source that is not costs (a file, Moving AI text or rows), a class
+            id that is not an integer, a cost that is not a number.
+    """
+    if classes is None or class_names is None:
+        raise ValueError("a map of terrain classes needs both classes= and class_names=")
+    if isinstance(class_names, str):
+        raise TypeError("class_names must be a sequence of names, not one str")
+    body: dict[str, Any] = {"classes": _class_rows(as_rows(classes)),
+                            "class_names": list(class_names)}  # fmt: skip
+    if source is not None:
+        not_costs = isinstance(source, str | bytes | bytearray | memoryview | os.PathLike)
+        rows = [] if not_costs else as_rows(source)
+        if not_costs or any(isinstance(row, str) for row in rows):
+            raise TypeError("with classes=, a map's source is its base costs: rows of "
+                            "numbers or a 2-D numpy array (or None: 1 on every cell), not "
+                            f"{type(source).__name__} (a file or Moving AI map)")  # fmt: skip
+        body["costs"] = _cost_rows(rows)
+    if default_profile is not None:
+        body["default_profile"] = profile_json(default_profile)
+    return body
+
+
+def _json(body: dict[str, Any], name: str | None, cluster_size: int | None) -> Upload:
     if name is not None:
         body["name"] = name
     if cluster_size is not None:
         body["cluster_size"] = cluster_size
     return Upload(JSON, json=body)
+
+
+def _cost_rows(rows: Sequence[Any]) -> list[list[float]]:
+    return [[_cost(value, x, y) for x, value in enumerate(row)] for y, row in enumerate(rows)]
+
+
+def _class_rows(rows: Sequence[Any]) -> list[list[int]]:
+    return [[_class_id(value, x, y) for x, value in enumerate(row)] for y, row in enumerate(rows)]
 
 
 def _cost(value: Any, x: int, y: int) -> float:
@@ -85,6 +150,19 @@ def _cost(value: Any, x: int, y: int) -> float:
         raise TypeError(f"costs[{y}][{x}] must be a number, got {type(value).__name__} "
                         f"{value!r}")  # fmt: skip
     return float(value)
+
+
+def _class_id(value: Any, x: int, y: int) -> int:
+    """A cell's class id as a JSON integer (numpy's included); floats and booleans are
+    refused rather than truncated.
+
+    Raises:
+        TypeError: ``value`` is not an integer, or is a bool (numpy's too).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"classes[{y}][{x}] must be an integer, got {type(value).__name__} "
+                        f"{value!r}")  # fmt: skip
+    return int(value)
 
 
 def _raw(content_type: str, data: bytes, name: str | None, cluster_size: int | None) -> Upload:
