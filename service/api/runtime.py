@@ -360,7 +360,7 @@ class Runtime:
         if problem is not None:
             return {"status": "corrupt", "reason": problem}
         try:
-            self.cache.check_fits(record.width, record.height,
+            self.cache.check_fits(record.width, record.height, terrain=record.classes,
                                   uniform=record.min_cost == record.max_cost)  # fmt: skip
         except CacheBudgetError as exc:
             return {"status": "too_big", "reason": str(exc)}

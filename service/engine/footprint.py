@@ -14,14 +14,17 @@ MAX_JUMP_TABLE_LINE = int(np.iinfo(np.int16).max)
 WORD_BITS = 64  # cells per word of the JPS bit rows
 
 
-def memory_estimate(width: int, height: int, *, uniform: bool, jump_table_bytes: int) -> int:
+def memory_estimate(width: int, height: int, *, uniform: bool, jump_table_bytes: int,
+                    terrain: bool = False) -> int:  # fmt: skip
     """Bytes a ``width`` x ``height`` :class:`GridMap` holds once its Jump Point Search
     tables are prepared (``prepare_jumps(max_table_bytes=jump_table_bytes)``), before
-    any cluster or landmark table is attached: what a cache must find room for. Equal
-    to that grid's :attr:`GridMap.nbytes`."""
+    any cluster or landmark table or view is attached: what a cache must find room
+    for. Equal to that grid's :attr:`GridMap.nbytes`. ``terrain``: the map has terrain
+    classes (its base costs and classes, 5 bytes a cell)."""
     padded_width, padded_height = width + 2, height + 2
     padded = padded_width * padded_height
     total = 4 * width * height + 4 * padded + 2 * 4 * padded  # costs, padded, islands
+    total += 5 * width * height if terrain else 0
     if uniform:  # JPS runs only on uniform maps: bit rows and, if it fits, the JPS+ table
         row_words = -(-padded_width // WORD_BITS) + 1
         column_words = -(-padded_height // WORD_BITS) + 1

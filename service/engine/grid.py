@@ -619,8 +619,9 @@ class GridMap:
         jumps = self._jump_table.nbytes
         jumps += 0 if self._landmarks is None else self._landmarks.nbytes
         jumps += 0 if self._jump_bits is None else sum(b.nbytes for b in self._jump_bits)
+        terrain = 0 if self._terrain is None else self._terrain.nbytes
         return int(self._costs.nbytes + self._padded.nbytes + self._islands.labels.nbytes
-                   + tables + jumps + self._derived_bytes)  # fmt: skip
+                   + tables + jumps + terrain + self._derived_bytes)  # fmt: skip
 
     @property
     def island_tables(self) -> Islands:

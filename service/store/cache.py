@@ -101,15 +101,18 @@ class MapCache:
         #: it is cached: attaches derived tables (see ``TableBuilder``).
         self.on_load: Callable[[str, GridMap], None] | None = None
 
-    def footprint(self, width: int, height: int, *, uniform: bool) -> int:
-        """The most bytes a map of this size may hold in the cache, tables included."""
-        grid = memory_estimate(width, height, uniform=uniform,
+    def footprint(self, width: int, height: int, *, uniform: bool, terrain: bool = False
+                  ) -> int:  # fmt: skip
+        """The most bytes a map of this size may hold in the cache, tables included
+        (``terrain``: with terrain classes)."""
+        grid = memory_estimate(width, height, uniform=uniform, terrain=terrain,
                                jump_table_bytes=self._jump_table_bytes)  # fmt: skip
         return grid + self._table_reserve(width, height, uniform)
 
-    def check_fits(self, width: int, height: int, *, uniform: bool) -> None:
+    def check_fits(self, width: int, height: int, *, uniform: bool, terrain: bool = False
+                   ) -> None:  # fmt: skip
         """Raise :class:`CacheBudgetError` unless such a map fits the budget alone."""
-        needed = self.footprint(width, height, uniform=uniform)
+        needed = self.footprint(width, height, uniform=uniform, terrain=terrain)
         if needed > self._max_bytes:
             raise CacheBudgetError(width, height, needed, self._max_bytes)
 
@@ -226,7 +229,7 @@ class MapCache:
                 record = self._store.record(map_id)
                 if record is None:
                     raise UnknownMapError(map_id)
-                self.check_fits(record.width, record.height,
+                self.check_fits(record.width, record.height, terrain=record.classes,
                                 uniform=record.min_cost == record.max_cost)  # fmt: skip
                 grid = self._store.load(map_id)
                 if self.on_load is not None:

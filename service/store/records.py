@@ -52,6 +52,9 @@ class MapRecord:
     islands_file: str = "islands.npy"
     #: The last revision up to ``revision`` whose edit lowered a cost (0: none).
     lowered_at: int = 0
+    #: Whether the map has terrain classes (``engine.terrain``; its grid file is then
+    #: an archive of them, see ``grids``).
+    classes: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,6 +94,7 @@ def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
         grid_crc32=checksum(grid_data),
         islands_bytes=len(islands_data),
         islands_crc32=checksum(islands_data),
+        classes=grid.terrain is not None,
     )
 
 

@@ -26,6 +26,7 @@ from service.engine.errors import (
     UnitGridTooBigError,
 )
 from service.engine.fields import distance_field
+from service.engine.footprint import memory_estimate
 from service.engine.movingai import parse_map
 from service.engine.terrain import MAX_CLASSES, UNIFORM, Profile, Terrain, movingai_terrain
 from service.engine.views import ViewKey
@@ -333,3 +334,12 @@ def test_a_profile_of_odd_json_is_invalid(spec: dict[str, object], words: str) -
 def test_a_bad_base_cost_is_refused_naming_the_cell(base: float) -> None:
     with pytest.raises(InvalidMapError, match=r"base cost at \(x=1, y=0\)"):
         Terrain.of(base=[[1.0, base]], classes=[[0, 0]], names=NAMES)
+
+
+def test_a_terrain_maps_bytes_are_what_its_estimate_says() -> None:
+    rows = ["..W..T.." * 5] * 30
+    grid = GridMap.from_terrain(movingai_terrain(rows))
+    grid.prepare_jumps(max_table_bytes=1 << 30)
+    assert grid.uniform
+    estimate = memory_estimate(40, 30, uniform=True, jump_table_bytes=1 << 30, terrain=True)
+    assert grid.nbytes == estimate

@@ -140,7 +140,8 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
     upload = decode_map(content_type, body, settings)
     grid = upload.grid
     # Refused now rather than accepted only to be unservable: a map must fit the cache.
-    runtime.cache.check_fits(grid.width, grid.height, uniform=grid.uniform)
+    runtime.cache.check_fits(grid.width, grid.height, uniform=grid.uniform,
+                             terrain=grid.terrain is not None)  # fmt: skip
     record = runtime.store.create(upload.grid, check_name(upload.name or name, settings))
     runtime.tables.prepare_jumps(upload.grid)  # before any query: JPS reads them
     runtime.cache.put(record.id, upload.grid)
