@@ -92,3 +92,64 @@ def test_a_killed_server_restarts_at_the_last_acknowledged_revision(tmp_path: Pa
             assert [r for r, _, _ in acknowledged] == list(range(1, len(acknowledged) + 1))
     assert len(acknowledged) >= ROUNDS
     kill_all(process)
+
+
+def test_named_profiles_and_class_edits_survive_a_kill(tmp_path: Path) -> None:
+    """Profiles put and classes painted before ``kill -9`` are there after the restart:
+    every acknowledged one, and at most the one in flight besides."""
+    data = tmp_path / "data"
+    process, port, log = start_server(data)
+    base = f"http://127.0.0.1:{port}"
+    upload = {"classes": [[0] * WIDTH] * 4, "class_names": ["ground", "water"]}
+    acknowledged: dict[str, list[str]] = {}
+    painted: list[int] = []
+    stop = threading.Event()
+
+    def stream(client: httpx.Client, map_id: str) -> None:
+        for i in range(10_000):
+            if stop.is_set():
+                return
+            try:
+                if i % 2:
+                    exclude = ["water"] if i % 4 == 1 else ["ground"]
+                    answer = client.put(f"/v1/maps/{map_id}/profiles/p{i}",
+                                        json={"exclude": exclude})  # fmt: skip
+                    if answer.status_code == 200:
+                        acknowledged[f"p{i}"] = exclude
+                else:
+                    x = i // 2 % WIDTH
+                    body = {"edits": [{"cells": [[x, 1]], "class": "water"}]}
+                    if client.post(f"/v1/maps/{map_id}/edits", json=body).status_code == 200:
+                        painted.append(x)
+            except httpx.HTTPError:
+                return  # killed mid-request: not acknowledged
+
+    with httpx.Client(base_url=base, timeout=30) as client:
+        wait_until_ready(client, process, log)
+        map_id = client.post("/v1/maps", json=upload).json()["id"]
+        writer = threading.Thread(target=stream, args=(client, map_id))
+        writer.start()
+        time.sleep(0.5)
+        kill_all(process)
+        stop.set()
+        writer.join(timeout=30)
+    process, port, log = start_server(data, port=port)
+    with httpx.Client(base_url=base, timeout=30) as client:
+        wait_until_ready(client, process, log)
+        listed = client.get(f"/v1/maps/{map_id}/profiles").json()
+        held = {p["name"]: p["profile"]["exclude"] for p in listed["profiles"]}
+        assert acknowledged.items() <= held.items()
+        assert len(held) - len(acknowledged) <= 1  # the one in flight, logged unanswered
+        assert listed["revision"] - (len(acknowledged) + len(painted)) in (0, 1)
+        water = client.post(
+            f"/v1/maps/{map_id}/path",
+            json={"start": [0, 0], "goal": [WIDTH - 1, 0], "profile": {"exclude": ["ground"]}},
+        )
+        assert water.json()["code"] == "NotWalkable"  # row 0 was never painted
+        for x in painted:
+            boat = client.post(
+                f"/v1/maps/{map_id}/path",
+                json={"start": [x, 1], "goal": [x, 1], "profile": {"exclude": ["ground"]}},
+            )
+            assert boat.json()["status"] == "found", x
+    kill_all(process)

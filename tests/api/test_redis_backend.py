@@ -405,3 +405,27 @@ def test_a_redis_out_of_memory_answers_insufficient_storage_until_it_has_room(
                message="/readyz did not say ok once Redis had room")  # fmt: skip
     edit = client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[4, 0]], "cost": 1}]})
     assert edit.json()["revision"] == 1
+
+
+def test_profiles_and_class_edits_reach_every_service_on_the_store(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    """A profile put, a class painted and a profile deleted through one service are
+    what the other answers with, at the same revisions."""
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        map_id = held_by_both(one, two)
+        boat = {"exclude": ["ground"]}
+        assert one.put(f"/v1/maps/{map_id}/profiles/boat", json=boat).json()["revision"] == 1
+        body = BODY | {"profile": "boat", "start": [4, 0], "goal": [4, 2], "min_revision": 1}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["code"] == "NotWalkable"
+        river = {"edits": [{"rect": [4, 0, 1, 3], "class": "water", "cost": 1}]}
+        assert one.post(f"/v1/maps/{map_id}/edits", json=river).json()["revision"] == 2
+        answer = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 2}).json()
+        assert (answer["status"], answer["cost"], answer["profile_used"]) == ("found", 2.0, "boat")
+        assert one.delete(f"/v1/maps/{map_id}/profiles/boat").json()["revision"] == 3
+        gone = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 3}).json()
+        assert gone["code"] == "ProfileNotFound"
+        listed = two.get(f"/v1/maps/{map_id}/profiles").json()
+        assert listed["class_names"] == ["ground", "swamp", "water", "trees"]
+        assert listed["profiles"] == []
