@@ -230,6 +230,14 @@ class ProfileView(BaseModel):
         description="Whether every cell the profile may enter costs the same (JPS applies); "
         "null until built."
     )
+    jump_table: bool = Field(
+        description="Whether the view has its JPS+ table (a uniform view, built in the "
+        "background after a PUT, a load or an edit that flipped a cell there)."
+    )
+    landmarks: int = Field(
+        description="Landmarks of the view's landmark tables (a weighted view; 0: none yet, "
+        "or past GRIDPATH_MAX_LANDMARK_BYTES)."
+    )
 
 
 class ProfilePublic(BaseModel):

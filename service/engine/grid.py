@@ -313,6 +313,27 @@ class GridMap:
         with self._derived_lock:
             self._derived_bytes += self._views.adopt(views)
 
+    def attach_to_view(self, key: ViewKey, *, jump_table: npt.NDArray[np.int16] | None = None,
+                       landmarks: LandmarkTables | None = None) -> bool:  # fmt: skip
+        """Attach tables built for the view of ``key`` (``profile_tables``), counted in
+        the views' bound; False, attaching nothing, when that view is not built here or
+        they would not fit."""
+        with self._derived_lock:
+            view = self._views.get(key)
+            if view is None:
+                return False
+            extra = 0 if jump_table is None else jump_table.nbytes
+            extra += 0 if landmarks is None else landmarks.nbytes
+            room = self._views.room()
+            if room is not None and extra > room:
+                return False
+            if jump_table is not None:
+                view.attach_jump_table(jump_table)
+            if landmarks is not None:
+                view.attach_landmarks(landmarks)
+            self._derived_bytes += extra
+            return True
+
     def limit_views(self, max_bytes: int | None) -> None:
         """Bound the bytes of the views this grid builds (``view``), all together;
         None: no bound. A view that would not fit raises

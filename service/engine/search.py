@@ -10,7 +10,7 @@ kernel call (``runs.find_one``).
 """
 
 from collections.abc import Sequence
-from typing import overload
+from typing import NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,7 @@ from service.engine.checks import check_query
 from service.engine.errors import (
     EngineError,
     InvalidQueryError,
+    NotWalkableError,
     PathTooLongError,
     on_blocked_cell,
 )
@@ -72,6 +73,7 @@ from service.engine.scratch import Scratch, path_cell_scope
 from service.engine.sharing import NO_SHARING, Sharing, field_groups, sharing_of
 from service.engine.sizes import blocking
 from service.engine.terrain import Profile
+from service.engine.views import ViewKey
 
 #: The option keywords of ``find_path`` as left out.
 _DEFAULT_KEYWORDS = (DEFAULT_HEURISTIC, DEFAULT_DIAGONAL, 1.0, None, True, DEFAULT_ALGORITHM,
@@ -163,6 +165,11 @@ def find_path(
             answer = find_one(grid, known, start, goal, scratch)  # type: ignore[arg-type]
             if answer is not None:
                 return answer
+    viewed = options.agent_size != 1 or options.profile is not None
+    if single and goal is not None and options.unreachable == "no_path" and viewed:
+        answer = _on_view(grid, options, start, goal, scratch)
+        if answer is not None:
+            return answer
     lean = (single and options.unreachable == "no_path" and options.agent_size == 1
             and options.profile is None)  # fmt: skip
     plans = grid.plans
@@ -175,6 +182,39 @@ def find_path(
     if lean:
         remember_lean(grid, plans, options, checked)
     return result
+
+
+class ViewedPlan(NamedTuple):
+    """A one-goal query's plan for a unit that walks a view of the grid (``GridMap.view``:
+    a bigger unit, a profile): the view, its memo when the plan was made, and the lean
+    plan the same query finds there for a one-cell unit on the view's own costs."""
+
+    view: GridMap
+    plans: dict[object, object]
+    lean: LeanPlan
+
+
+def _on_view(grid: GridMap, options: SearchOptions, start: Point, goal: Point,
+             scratch: Scratch | None) -> PathResult | None:  # fmt: skip
+    """``find_path`` of one cell to another for a unit that walks a view of ``grid``,
+    as the lean query it is on the view, which is the same search: its plan in the
+    grid's memo (``ViewedPlan``), made by the first such query. None when a cell is
+    not the view's to walk: the full check then says why, in the map's own terms (the
+    class a profile excludes, the room a unit lacks)."""
+    known = grid.plans.get(options)
+    if isinstance(known, ViewedPlan) and known.view.plans is known.plans:
+        return find_one(known.view, known.lean, start, goal, scratch)
+    view = grid.view(ViewKey(options.agent_size, options.profile))
+    plain = options._replace(agent_size=1, profile=None)
+    plans = view.plans
+    try:
+        answer = find_path(view, start, goal, options=plain, scratch=scratch)
+    except NotWalkableError:
+        return None
+    lean = plans.get(plain)
+    if isinstance(lean, LeanPlan) and view.plans is plans:
+        grid.plans[options] = ViewedPlan(view, plans, lean)
+    return answer
 
 
 @overload

@@ -67,6 +67,13 @@ class Views(Generic[View]):
         with self._lock:
             return sum(view.nbytes for view in self._built.values())
 
+    def room(self) -> int | None:
+        """Bytes the views may still take under the bound; None: no bound."""
+        with self._lock:
+            if self._limit is None:
+                return None
+            return self._limit - sum(view.nbytes for view in self._built.values())
+
     def build(self, key: ViewKey, make: Callable[[], View], *, needed: int,
               refuse: Callable[[int, int, int], Exception]) -> tuple[View, int]:  # fmt: skip
         """The view of ``key``, made by ``make`` unless another caller made it first;

@@ -31,6 +31,7 @@ At startup :meth:`TableBuilder.verify_all` checks every stored grid in the
 background, so a corrupt map shows in its health before a query meets it.
 """
 
+import contextlib
 import logging
 import threading
 import time
@@ -50,6 +51,7 @@ from service.engine import (
 from service.engine.calibration import measure_auto
 from service.engine.clusters import UNBOUNDED_BYTES, table_bytes
 from service.engine.landmarks import DEFAULT_LANDMARKS, landmark_bytes
+from service.engine.profile_tables import prepare_profile
 from service.store.backend import Store
 from service.store.cache import CacheBudgetError, MapCache
 from service.store.errors import StoreError, StoreUnavailableError, UnknownMapError
@@ -249,6 +251,33 @@ class TableBuilder:
         missing = tuple(kind for kind in KINDS if not self._attach(map_id, kind, grid))
         if missing:
             self.schedule(map_id, kinds=missing)
+        self.prepare_profiles(map_id, grid)
+
+    def prepare_profiles(self, map_id: str, grid: GridMap) -> None:
+        """Give the named profiles of ``grid`` (a revision just loaded or published)
+        their views and tables, in the background (``engine.profile_tables``)."""
+        if grid.terrain is None or not grid.terrain.profiles or self._closing:
+            return
+        with contextlib.suppress(RuntimeError):  # shut down meanwhile
+            self._pool.submit(self._prepare_profiles, map_id, grid)
+
+    def _prepare_profiles(self, map_id: str, grid: GridMap) -> None:
+        assert grid.terrain is not None
+        for name, profile in grid.terrain.profiles:
+            current = self._cache.current(map_id)
+            if self._closing or (current is not None and current is not grid):
+                return  # a newer revision has a round of its own
+            began = time.perf_counter()
+            try:
+                made = prepare_profile(grid, profile, jump_table_bytes=self._jump_table_bytes,
+                                       landmarks=self._landmarks,
+                                       max_landmark_bytes=self._max_landmark_bytes)  # fmt: skip
+            except Exception:
+                log.exception("map %s: the tables of profile %r failed", map_id, name)
+                continue
+            log.debug("map %s: profile %r at revision %d: JPS+ table %s, %d landmarks "
+                      "(%.1f ms)", map_id, name, grid.revision, made.jump_table,
+                      made.landmarks, (time.perf_counter() - began) * 1e3)  # fmt: skip
 
     def prepare_jumps(self, grid: GridMap, map_id: str | None = None) -> None:
         """Jump Point Search's tables for a uniform-cost map (JPS runs only there).

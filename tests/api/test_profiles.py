@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from service.engine import GridMap, find_path
 from tests.api.conftest import ClientFactory
-from tests.support import oracle_distances
+from tests.support import oracle_distances, wait_until
 
 #: A river (water) with a swamp bank and one ford (ground) across it.
 NAMES = ["ground", "swamp", "water"]
@@ -275,3 +275,25 @@ def test_pictures_draw_the_map_the_profile_sees(client: TestClient) -> None:
     field = client.post(f"/v1/maps/{map_id}/field.png",
                         json={"goals": [[3, 0]], "profile": "boat"})  # fmt: skip
     assert (field.status_code, field.headers["X-Profile-Used"]) == (200, "boat")
+
+
+def test_a_named_uniform_profile_gets_its_jump_table_in_the_background(
+    client: TestClient,
+) -> None:
+    """After a PUT, and again after an edit that flips a cell of its view."""
+    text = "type octile\nheight 4\nwidth 8\nmap\n..TT....\n.WTTWW..\n....W...\n........\n"
+    map_id = client.post("/v1/maps", content=text, headers={"Content-Type": "text/plain"}).json()[
+        "id"
+    ]
+    client.put(f"/v1/maps/{map_id}/profiles/woods", json={"exclude": ["water"]})
+
+    def tabled() -> dict[str, Any] | None:
+        view: dict[str, Any] = client.get(f"/v1/maps/{map_id}/profiles/woods").json()["view"]
+        return view if view["jump_table"] else None
+
+    view = wait_until(tabled, seconds=30, interval=0.01, message="no JPS+ table came")
+    assert (view["status"], view["uniform"]) == ("built", True)
+    client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[2, 0]], "cost": 0}]})
+    wait_until(tabled, seconds=30, interval=0.01, message="no JPS+ table after the edit")
+    answer = path(client, map_id, [0, 0], [7, 0], profile="woods")
+    assert (answer["algorithm_used"], answer["profile_used"]) == ("jps", "woods")

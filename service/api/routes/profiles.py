@@ -47,6 +47,8 @@ def _described(grid: GridMap, name: str, profile: Profile) -> dict[str, Any]:
             "status": "on_demand" if view is None else "built",
             "bytes": 0 if view is None or view is grid else view.nbytes,
             "uniform": None if view is None else view.uniform,
+            "jump_table": view is not None and view.jump_table is not None,
+            "landmarks": 0 if view is None or view.landmarks is None else view.landmarks.count,
         },
     }
 
