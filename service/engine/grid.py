@@ -120,9 +120,8 @@ class GridMap:
         self._max_cost = float(walkable.max()) if walkable.size else 1.0
         self._integral = bool(np.all(walkable == np.floor(walkable)))
         if islands is None:
-            labels4, count4 = label_islands(flat, width + 2, False)
-            labels8, count8 = label_islands(flat, width + 2, True)
-            islands = Islands(np.stack([labels4, labels8]), int(count4), int(count8))
+            labels, count4, count8 = label_islands(flat, width + 2)
+            islands = Islands(labels, int(count4), int(count8))
         if islands.labels.shape != (2, flat.size) or islands.labels.dtype != np.int32:
             raise InvalidMapError(
                 f"island tables have shape {islands.labels.shape} and dtype "
