@@ -450,6 +450,13 @@ class Settings(BaseSettings):
     landmarks: int = Field(
         default=8, ge=1, le=64, description="Landmarks per map for the 'landmarks' heuristic."
     )
+    profile_landmarks: int = Field(
+        default=16,
+        ge=1,
+        le=64,
+        description="Landmarks of a named weighted profile's view (fewer to fit "
+        "GRIDPATH_MAX_LANDMARK_BYTES and the views' bound, GRIDPATH_MAX_UNIT_GRID_BYTES).",
+    )
     max_landmark_bytes: int = Field(
         default=64 * MIB,
         ge=0,

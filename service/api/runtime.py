@@ -115,6 +115,7 @@ class Runtime:
             cluster_size=settings.cluster_size,
             jump_table_bytes=settings.max_jump_table_bytes,
             landmarks=settings.landmarks,
+            profile_landmarks=settings.profile_landmarks,
             max_landmark_bytes=settings.max_landmark_bytes,
             max_build_bytes=settings.max_table_build_bytes,
             retry_seconds=settings.table_retry_seconds,

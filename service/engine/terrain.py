@@ -300,7 +300,13 @@ class Terrain:
             InvalidQueryError: a multiplier takes a cost out of float32's positive
                 normal range (past its largest value, or below its least).
         """
-        factors = profile.factors()[self.classes]
+        table = profile.factors()
+        narrow = table.astype(np.float32)
+        if self._in_range(table) and np.array_equal(narrow, table):
+            # Float32 multipliers: float32's own product is the float64 one rounded
+            # (both are correctly rounded), at a fraction of the cost.
+            return self.base * narrow[self.classes]
+        factors = table[self.classes]
         product = self.base.astype(np.float64) * factors
         walkable = product > 0
         bad = walkable & ((product > FLOAT32_MAX) | (product < FLOAT32_TINY))
@@ -313,6 +319,17 @@ class Terrain:
                 f"outside float32's range ({FLOAT32_TINY:.3g} to {FLOAT32_MAX:.3g})"
             )
         return product.astype(np.float32)
+
+    def _in_range(self, factors: npt.NDArray[np.float64]) -> bool:
+        """Whether every walkable cell's cost stays in float32's range under the
+        multipliers ``factors`` (by class id): checked on the extremes, not per cell."""
+        used = np.bincount(self.classes.reshape(-1), minlength=MAX_CLASSES) > 0
+        positive = factors[used & (factors > 0)]
+        high = float(self.base.max())
+        if positive.size == 0 or high <= 0:
+            return True
+        low = float(np.min(self.base, where=self.base > 0, initial=np.inf))
+        return bool(low * positive.min() >= FLOAT32_TINY and high * positive.max() <= FLOAT32_MAX)
 
     def profile(self, spec: Mapping[str, object] | None) -> Profile:
         """The profile of ``spec`` on this map (see :meth:`Profile.of`); None: the

@@ -143,6 +143,7 @@ class TableBuilder:
         cluster_size: int | None,
         jump_table_bytes: int,
         landmarks: int = DEFAULT_LANDMARKS,
+        profile_landmarks: int = DEFAULT_LANDMARKS,
         max_landmark_bytes: int = UNBOUNDED_BYTES,
         max_build_bytes: int = UNBOUNDED_BYTES,
         retry_seconds: float = 0.0,
@@ -156,6 +157,7 @@ class TableBuilder:
         self._default_size = cluster_size
         self._jump_table_bytes = jump_table_bytes
         self._landmarks = landmarks
+        self._profile_landmarks = profile_landmarks
         self._max_landmark_bytes = max_landmark_bytes
         self._retry_seconds = retry_seconds
         self._lease_seconds = build_lease_seconds
@@ -270,7 +272,7 @@ class TableBuilder:
             began = time.perf_counter()
             try:
                 made = prepare_profile(grid, profile, jump_table_bytes=self._jump_table_bytes,
-                                       landmarks=self._landmarks,
+                                       landmarks=self._profile_landmarks,
                                        max_landmark_bytes=self._max_landmark_bytes)  # fmt: skip
             except Exception:
                 log.exception("map %s: the tables of profile %r failed", map_id, name)

@@ -11,7 +11,7 @@ from tests.engine.test_terrain import brute_costs, random_terrain
 from tests.support import assert_optimal, oracle_distances
 
 ROWS = ["....TT....", ".WWWTT.WW.", ".W..TT..W.", ".W......W.", ".WWWWWWWW."]
-WOODS = {"exclude": ["water"]}  # a uniform view of its own: trees are passable
+WOODS: dict[str, object] = {"exclude": ["water"]}  # a uniform view of its own: trees are passable
 
 
 def test_a_uniform_profile_gets_the_jump_table_of_its_own_costs() -> None:
@@ -32,7 +32,7 @@ def test_a_uniform_profile_gets_the_jump_table_of_its_own_costs() -> None:
 
 def test_a_weighted_profile_gets_landmarks_that_stay_optimal() -> None:
     terrain = random_terrain(21, width=40, height=30)
-    spec = {"multipliers": {"swamp": 3.0, "road": 0.5}}
+    spec: dict[str, object] = {"multipliers": {"swamp": 3.0, "road": 0.5}}
     grid = GridMap.from_terrain(terrain)
     profile = terrain.profile(spec)
     made = prepare_profile(grid, profile, jump_table_bytes=1 << 30, landmarks=4,

@@ -343,3 +343,19 @@ def test_a_terrain_maps_bytes_are_what_its_estimate_says() -> None:
     assert grid.uniform
     estimate = memory_estimate(40, 30, uniform=True, jump_table_bytes=1 << 30, terrain=True)
     assert grid.nbytes == estimate
+
+
+@pytest.mark.parametrize("multiplier", [0.5, 3.0, 0.1, 1 / 3, 1e30, 1e-30])
+def test_a_profiles_costs_are_the_float64_product_rounded(multiplier: float) -> None:
+    """Costs under float32 multipliers are taken in float32: the same values."""
+    rng = np.random.default_rng(4)
+    base = rng.uniform(0.001, 1e6, (20, 30)).astype(np.float32)
+    terrain = Terrain.of(base=base, classes=rng.integers(2, size=(20, 30)), names=NAMES[:2])
+    try:
+        costs = terrain.costs(terrain.profile({"multipliers": {"swamp": multiplier}}))
+    except InvalidQueryError:
+        assert multiplier in (1e30, 1e-30)  # out of float32's range on some cell
+        return
+    factors = np.where(terrain.classes == 1, multiplier, 1.0)
+    expected = (base.astype(np.float64) * factors).astype(np.float32)
+    np.testing.assert_array_equal(costs, expected)
