@@ -1,4 +1,5 @@
-"""Pictures of a map: RGB pixels from its costs, islands and cluster labels.
+"""Pictures of a map: RGB pixels from its costs, islands, cluster labels and terrain
+classes.
 
 Pure numpy; the API encodes them (PNG, with Pillow). Each cell is a ``scale`` x
 ``scale`` square of pixels, row ``y`` of cells at pixel rows ``y * scale`` onward.
@@ -66,6 +67,88 @@ def map_pixels(
         shades = cells.astype(np.uint8)
         pixels[top * scale : (top + band) * scale] = np.repeat(
             np.repeat(shades, scale, axis=0), scale, axis=1)  # fmt: skip
+    if cluster_labels is not None:
+        _draw_boundaries(pixels, cluster_labels, scale)
+    return pixels
+
+
+#: Terrain classes, by class id (``Terrain.classes``): a fixed palette of
+#: ``MAX_CLASSES`` distinct colours, none dark enough to pass for ``BLOCKED``. The
+#: first four suit a Moving AI map's ``ground``, ``swamp``, ``water`` and ``trees``;
+#: the next twelve are Tableau's; the rest golden-angle hues. The viewer
+#: (``service/api/static/viewer/viewer.js``, ``CLASS_COLORS``) holds a copy.
+CLASS_PALETTE: Final = np.array(
+    [[222, 204, 160], [150, 160, 60], [66, 135, 215], [34, 120, 50],
+     [255, 127, 14], [148, 103, 189], [227, 119, 194], [23, 190, 207],
+     [140, 86, 75], [188, 189, 34], [214, 39, 40], [174, 199, 232],
+     [255, 187, 120], [152, 223, 138], [255, 152, 150], [197, 176, 213],
+     [235, 139, 70], [124, 112, 204], [50, 173, 26], [250, 112, 175],
+     [50, 161, 199], [180, 70, 235], [112, 204, 147], [173, 39, 26],
+     [112, 141, 250], [124, 199, 50], [230, 149, 213], [70, 235, 221],
+     [204, 170, 112], [75, 26, 173], [112, 250, 118], [199, 50, 87],
+     [207, 235, 70], [193, 112, 204], [26, 173, 112], [50, 50, 199],
+     [235, 70, 166], [112, 193, 204], [173, 149, 26], [187, 112, 250],
+     [50, 199, 87], [170, 204, 112], [173, 26, 161], [112, 250, 221],
+     [199, 124, 50], [166, 149, 230], [84, 235, 70], [204, 112, 147],
+     [26, 125, 173], [244, 250, 112], [161, 50, 199], [149, 230, 186],
+     [250, 118, 112], [193, 230, 149], [70, 167, 235], [235, 70, 85],
+     [112, 147, 204], [125, 173, 26], [250, 112, 245], [50, 199, 160],
+     [96, 70, 235], [124, 204, 112], [173, 26, 89], [112, 211, 250]],
+    dtype=np.uint8,
+)  # fmt: skip
+#: How much darker a class's colour gets on the dearest base cost (the cheapest
+#: shows the palette's colour as it is).
+CLASS_SHADE: Final = 0.4
+
+
+def class_pixels(
+    grid: GridMap,
+    *,
+    scale: int = 1,
+    cluster_labels: npt.NDArray[np.int32] | None = None,
+) -> npt.NDArray[np.uint8]:
+    """(height * scale, width * scale, 3) uint8 RGB of ``grid``'s terrain classes.
+
+    Each cell of base cost above 0 is its class's ``CLASS_PALETTE`` colour (the
+    terrain's ``classes``, (height, width) uint8 ids), darkened by up to
+    ``CLASS_SHADE`` from the cheapest base cost (the colour as it is) to the dearest;
+    a cell of base cost 0, a wall to every profile, is ``BLOCKED``. A class the map's
+    default profile excludes still shows its colour: the picture is of the classes,
+    not of one profile's walls.
+
+    Args:
+        scale: pixels per cell side, at least 1.
+        cluster_labels: as :func:`map_pixels` takes them: cluster bounds drawn over.
+
+    Raises:
+        ValueError: ``scale`` below 1, or a map without terrain classes
+            (``grid.terrain`` None).
+    """
+    if scale < 1:
+        raise ValueError(f"scale must be at least 1, got {scale}")
+    terrain = grid.terrain
+    if terrain is None:
+        raise ValueError("the map has no terrain classes to draw")
+    base, classes = terrain.base, terrain.classes
+    height, width = base.shape
+    band = max(1, BAND_CELLS // width)  # rows at a time, as ``map_pixels``
+    low, high = np.inf, 0.0
+    for top in range(0, height, band):
+        part = base[top : top + band]
+        low = min(low, float(np.min(part, where=part > 0, initial=np.inf)))
+        high = max(high, float(part.max(initial=0.0)))
+    span = high - low if high > 0 else 0.0
+    pixels = np.empty((height * scale, width * scale, 3), np.uint8)
+    for top in range(0, height, band):
+        rows = slice(top, top + band)
+        cells = CLASS_PALETTE[classes[rows]]
+        if span > 0:
+            share = (base[rows] - np.float32(low)) / np.float32(span)
+            darker = 1 - CLASS_SHADE * np.clip(share, 0, 1)
+            cells = (cells * darker[..., None]).astype(np.uint8)
+        cells[base[rows] <= 0] = BLOCKED
+        pixels[top * scale : (top + band) * scale] = np.repeat(
+            np.repeat(cells, scale, axis=0), scale, axis=1)  # fmt: skip
     if cluster_labels is not None:
         _draw_boundaries(pixels, cluster_labels, scale)
     return pixels

@@ -1,12 +1,30 @@
-"""``GET /v1/maps/{id}/image.png``: a PNG of the map, its bounds and its errors."""
+"""``GET /v1/maps/{id}/image.png``: a PNG of the map, its bounds, its terrain classes
+with their legend, and its errors; then ``path.png`` and ``field.png``."""
 
 import io
 
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
 from PIL import Image
 
-from service.api.routes.pictures import ARROW_COLOUR, GOAL_COLOUR, arrow_step
-from service.engine import GridMap
-from service.engine.pictures import BLOCKED, BOUNDARY, CHEAPEST, UNREACHED
+from service.api.routes.pictures import (
+    ARROW_COLOUR,
+    GOAL_COLOUR,
+    LEGEND_BACKGROUND,
+    arrow_step,
+    legend_rows,
+)
+from service.engine import MAX_CLASSES, GridMap, Terrain
+from service.engine.pictures import (
+    BLOCKED,
+    BOUNDARY,
+    CHEAPEST,
+    CLASS_PALETTE,
+    CLASS_SHADE,
+    UNREACHED,
+    class_pixels,
+)
 from tests.api.conftest import ClientFactory, wait_tables
 
 ROWS = ["....@...", "....@...", "........"]
@@ -108,6 +126,155 @@ def test_cluster_bounds_of_a_map_whose_tables_cannot_fit_are_too_big(
     answer = client.get(f"/v1/maps/{map_id}/image.png", params={"clusters": 4})
     assert answer.status_code == 413
     assert answer.json()["message"].startswith(f"map {map_id}: no cluster tables: ")
+
+
+# image.png?classes=true ------------------------------------------------------------
+
+#: Base costs (0: a wall) and classes: ground, a swamp column, a water column.
+NAMES = ["ground", "swamp", "water"]
+BASE = [
+    [1, 1, 1, 1, 1, 1, 1, 1],
+    [1, 0, 1, 1, 1, 3, 1, 1],
+    [1, 1, 1, 1, 1, 1, 1, 1],
+]
+CLASSES = [
+    [0, 0, 1, 2, 0, 0, 0, 0],
+    [0, 0, 1, 2, 0, 0, 0, 0],
+    [0, 0, 1, 2, 0, 0, 0, 0],
+]
+
+
+def palette(class_id: int) -> tuple[int, ...]:
+    return tuple(int(v) for v in CLASS_PALETTE[class_id])
+
+
+def classes_map(client: TestClient) -> str:
+    body = {"costs": BASE, "classes": CLASSES, "class_names": NAMES}
+    answer = client.post("/v1/maps", json=body)
+    assert answer.status_code == 201, answer.text
+    map_id: str = answer.json()["id"]
+    return map_id
+
+
+def test_class_pixels_colour_each_cell_by_its_class_and_walls_dark() -> None:
+    terrain = Terrain.of(base=np.array(BASE, np.float32), classes=np.array(CLASSES),
+                         names=NAMES)  # fmt: skip
+    rgb = class_pixels(GridMap.from_terrain(terrain), scale=3)
+    assert rgb.shape == (9, 24, 3)
+    assert rgb.dtype == np.dtype(np.uint8)
+    cells = rgb[1::3, 1::3]  # each cell's centre
+    assert tuple(cells[0, 0]) == palette(0)
+    assert tuple(cells[2, 2]) == palette(1)
+    assert tuple(cells[0, 3]) == palette(2)
+    assert tuple(cells[1, 1]) == BLOCKED  # base cost 0
+    # The dearest base cost (3 of 1..3): its class's colour, CLASS_SHADE darker.
+    darker = tuple(
+        int(v) for v in (CLASS_PALETTE[0] * np.float32(1 - CLASS_SHADE)).astype(np.uint8)
+    )
+    assert tuple(cells[1, 5]) == darker
+    # One colour per class id, none the walls'.
+    assert CLASS_PALETTE.shape == (MAX_CLASSES, 3)
+    assert len({tuple(c) for c in CLASS_PALETTE.tolist()} | {BLOCKED}) == MAX_CLASSES + 1
+    with pytest.raises(ValueError, match="no terrain classes"):
+        class_pixels(GridMap.from_costs(np.ones((2, 2), np.float32)))
+
+
+def test_a_classes_picture_is_the_map_in_class_colours_with_a_legend_below(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = classes_map(client)
+    answer = client.get(f"/v1/maps/{map_id}/image.png", params={"scale": 8, "classes": "true"})
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"] == "image/png"
+    assert answer.headers["etag"] == client.get(f"/v1/maps/{map_id}").headers["etag"]
+    image = picture(answer.content)
+    rows = legend_rows(NAMES, 64)
+    assert rows > 0
+    assert image.size == (64, 24 + rows)
+    assert image.getpixel((4, 4)) == palette(0)  # cell (0, 0): ground
+    assert image.getpixel((20, 20)) == palette(1)  # cell (2, 2): swamp
+    assert image.getpixel((28, 4)) == palette(2)  # cell (3, 0): water
+    assert image.getpixel((12, 12)) == BLOCKED  # cell (1, 1): a wall
+    # The legend: on its own background, a swatch of each class's colour.
+    legend = image.crop((0, 24, 64, 24 + rows))
+    shown = {colour for _, colour in legend.getcolors(maxcolors=4096) or []}
+    assert LEGEND_BACKGROUND in shown
+    assert {palette(c) for c in range(len(NAMES))} <= shown
+    # One name a line at 64 pixels; a wider picture fits them on one.
+    assert legend_rows(NAMES, 1024) < rows
+    narrow = picture(client.get(f"/v1/maps/{map_id}/image.png",
+                                params={"classes": "true"}).content)  # fmt: skip
+    assert narrow.size == (8, 3 + legend_rows(NAMES, 8))
+    # Without classes=true: the grey picture, as before.
+    plain = picture(client.get(f"/v1/maps/{map_id}/image.png", params={"scale": 8}).content)
+    assert plain.size == (64, 24)
+    assert plain.getpixel((28, 4)) == (CHEAPEST,) * 3
+
+
+def test_a_moving_ai_maps_classes_show_water_its_default_profile_walls_off(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    text = "type octile\nheight 2\nwidth 4\nmap\n.SWT\n@...\n"
+    map_id = client.post("/v1/maps", content=text, headers={"Content-Type": "text/plain"}
+                         ).json()["id"]  # fmt: skip
+    names = client.get(f"/v1/maps/{map_id}/profiles").json()["class_names"]
+    assert names == ["ground", "swamp", "water", "trees"]
+    image = picture(client.get(f"/v1/maps/{map_id}/image.png",
+                               params={"scale": 4, "classes": "true"}).content)  # fmt: skip
+    assert image.size == (16, 8 + legend_rows(names, 16))
+    centres = [image.getpixel((4 * x + 2, 2)) for x in range(4)]
+    assert centres == [palette(0), palette(1), palette(2), palette(3)]
+    assert image.getpixel((2, 6)) == BLOCKED  # '@'
+    plain = picture(client.get(f"/v1/maps/{map_id}/image.png", params={"scale": 4}).content)
+    assert plain.getpixel((10, 2)) == BLOCKED  # water: a wall to the default profile
+
+
+def test_classes_on_a_map_without_them_or_with_islands_are_invalid(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    map_id = client.post("/v1/maps", json={"costs": BASE}).json()["id"]
+    answer = client.get(f"/v1/maps/{map_id}/image.png", params={"classes": "true"})
+    assert (answer.status_code, answer.json()) == (400, {
+        "code": "InvalidValue",
+        "message": "classes: this map has no terrain classes to draw (a JSON upload with "
+        "'classes' and 'class_names', or a Moving AI map, has them)",
+    })  # fmt: skip
+    assert client.get(f"/v1/maps/{map_id}/image.png",
+                      params={"classes": "false"}).status_code == 200  # fmt: skip
+    terrain_id = classes_map(client)
+    both = client.get(f"/v1/maps/{terrain_id}/image.png",
+                      params={"classes": "true", "islands": "true"})  # fmt: skip
+    assert (both.status_code, both.json()["code"]) == (400, "InvalidValue")
+    assert "classes and islands" in both.json()["message"]
+    for flag in ("1", "yes", "maybe"):
+        bad = client.get(f"/v1/maps/{terrain_id}/image.png", params={"classes": flag})
+        assert (bad.status_code, bad.json()["code"]) == (422, "InvalidQuery"), flag
+
+
+def test_the_legend_counts_against_the_pixel_limit(make_client: ClientFactory) -> None:
+    scale = 8
+    width = 8 * scale
+    total = width * (3 * scale + legend_rows(NAMES, width))
+    client = make_client(max_image_pixels=total - 1)  # the map fits, not with its legend
+    map_id = classes_map(client)
+    plain = client.get(f"/v1/maps/{map_id}/image.png", params={"scale": scale})
+    assert plain.status_code == 200
+    answer = client.get(f"/v1/maps/{map_id}/image.png",
+                        params={"scale": scale, "classes": "true"})  # fmt: skip
+    assert answer.status_code == 413
+    assert answer.json() == {
+        "code": "TooBig",
+        "message": f"a picture of this 8x3 map at scale {scale} with its classes' legend "
+        f"({legend_rows(NAMES, width)} rows) would have {total} pixels, more than the "
+        f"limit of {total - 1} (GRIDPATH_MAX_IMAGE_PIXELS); ask for a smaller scale",
+    }
+    exact = make_client(max_image_pixels=total)
+    drawn = exact.get(f"/v1/maps/{map_id}/image.png", params={"scale": scale, "classes": "true"})
+    assert drawn.status_code == 200
+    assert picture(drawn.content).size[0] * picture(drawn.content).size[1] == total
 
 
 # POST /v1/maps/{id}/path.png and field.png -------------------------------------------

@@ -30,6 +30,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from service.config import REPO_ROOT
+from service.engine.pictures import CLASS_PALETTE
 from tests.server import running_server
 
 CHROMIUM: Final = Path("/usr/bin/chromium")
@@ -435,3 +436,164 @@ def test_with_an_api_key_the_page_asks_for_it_and_keeps_it(
         page.settled("loads", 0)
         page.query(START, GOAL)
         check_drawn(page, api_answer(page, map_id))
+
+
+#: 12 x 8: a river of water (columns 5 and 6) from top to bottom, swamp and trees on
+#: its banks. The default profile of a Moving AI map excludes water and trees: no path
+#: across.
+RIVER: Final = (
+    "type octile\nheight 8\nwidth 12\nmap\n"
+    ".....WW.....\n"
+    "..S..WW.....\n"
+    "..S..WW..T..\n"
+    ".....WW..T..\n"
+    ".....WW.....\n"
+    "..@@.WW.....\n"
+    ".....WW..SS.\n"
+    ".....WW.....\n"
+)
+RIVER_CLASSES: Final = ["ground", "swamp", "water", "trees"]
+WADER: Final = {"multipliers": {"water": 3.0}, "exclude": ["trees"]}
+
+
+def river_map(api: httpx.Client) -> str:
+    """The river, uploaded, with the named profile ``wader`` that fords it."""
+    answer = api.post("/v1/maps", params={"name": "river"}, content=RIVER,
+                      headers={"Content-Type": "text/plain"})  # fmt: skip
+    assert answer.status_code == 201, answer.text
+    map_id: str = answer.json()["id"]
+    put = api.put(f"/v1/maps/{map_id}/profiles/wader", json=WADER)
+    assert put.status_code == 200, put.text
+    return map_id
+
+
+def open_map(page: Page, map_id: str) -> None:
+    loads = page.state("loads")
+    Select(page.driver.find_element(By.ID, "maps")).select_by_value(map_id)
+    page.settled("loads", loads)
+    assert page.state("lastError") is None, page.state("lastError")
+
+
+def class_legend(page: Page) -> list[tuple[str, tuple[int, ...]]]:
+    """The classes' legend as shown: each entry's name and its swatch's RGB."""
+    shown: list[list[str]] = page.js(
+        "return Array.from(document.querySelectorAll('#class-legend .class-entry'), (e) => ["
+        "  e.querySelector('.class-name').textContent,"
+        "  getComputedStyle(e.querySelector('.swatch')).backgroundColor]);"
+    )
+    return [(name, tuple(int(v) for v in re.findall(r"\d+", colour)[:3]))
+            for name, colour in shown]  # fmt: skip
+
+
+def test_a_named_profile_picked_is_sent_and_its_use_shown(
+    server: httpx.Client, browser: webdriver.Chrome
+) -> None:
+    map_id = river_map(server)
+    page = Page(browser, server)
+    open_map(page, map_id)
+    picker = Select(browser.find_element(By.ID, "profile"))
+    assert [o.get_attribute("value") for o in picker.options] == ["default", "wader", "inline"]
+    assert [o.text for o in picker.options] == ["default", "wader", "inline…"]
+    assert picker.first_selected_option.get_attribute("value") == "default"
+    assert page.state("classNames") == RIVER_CLASSES
+    assert page.text("class-info") == "4 (1 named profile)"
+    assert not browser.find_element(By.ID, "inline-box").is_displayed()
+
+    # The map's default profile: no profile sent, no way across the river.
+    page.query(START, GOAL)
+    assert "profile" not in page.state("lastRequest")
+    assert page.text("status") == "no_path"
+    assert page.text("profile-used") == "default"
+
+    # The wader fords it: the same query asked again at once, with the profile.
+    answers = page.state("answers")
+    picker.select_by_value("wader")
+    page.settled("answers", answers)
+    assert page.state("lastRequest")["profile"] == "wader"
+    answer = api_answer(page, map_id)
+    assert (answer["status"], answer["profile_used"]) == ("found", "wader")
+    assert any(x in (5, 6) for x, _ in answer["path"])  # through the water
+    assert page.text("profile-used") == "wader"
+    check_drawn(page, answer)
+
+    # Inline: the box's JSON, as typed, is the profile; JSON that is not is an error.
+    answers = page.state("answers")
+    picker.select_by_value("inline")
+    page.settled("answers", answers)
+    assert browser.find_element(By.ID, "inline-box").is_displayed()
+    assert page.state("lastRequest")["profile"] == {"multipliers": {}, "exclude": []}
+    assert page.text("profile-used") == "inline"
+    assert page.text("status") == "found"
+
+    def type_inline(value: str) -> None:
+        answers = page.state("answers")
+        page.js("const box = document.getElementById('inline-profile'); box.value = arguments[0];"
+                "box.dispatchEvent(new Event('change'));", value)  # fmt: skip
+        page.settled("answers", answers)
+
+    type_inline('{"exclude": ["water"]}')
+    assert page.state("lastRequest")["profile"] == {"exclude": ["water"]}
+    assert (page.text("status"), page.text("profile-used")) == ("no_path", "inline")
+    type_inline("{oops")
+    assert page.state("lastError")["code"] == "InvalidProfile"
+    assert browser.find_element(By.ID, "error").text.startswith(
+        "InvalidProfile: the inline profile is not JSON")  # fmt: skip
+    assert page.text("profile-used") == "-"
+    type_inline('{"multipliers": {"swamp": 2}}')
+    assert page.state("lastError") is None
+    assert page.text("profile-used") == "inline"
+    page.screenshot("viewer-profiles.png")
+    assert page.console_errors() == []
+
+
+def test_the_classes_layer_draws_each_class_and_a_legend_of_their_names(
+    server: httpx.Client, browser: webdriver.Chrome
+) -> None:
+    map_id = river_map(server)
+    page = Page(browser, server)
+    open_map(page, map_id)
+    legend = browser.find_element(By.ID, "class-legend")
+    assert not legend.is_displayed()
+    # The page's palette is the server's.
+    assert page.state("classColors") == CLASS_PALETTE.tolist()
+    cells = {"ground": [0, 0], "swamp": [2, 1], "water": [5, 0], "trees": [9, 2]}
+    wall = [2, 5]
+    grey = page.pixels([*cells.values(), wall])
+    assert grey[2] == BLOCKED_RGB  # water: a wall to the default profile, drawn as one
+
+    layers = page.state("layers")
+    browser.find_element(By.ID, "classes").click()
+    page.settled("layers", layers)
+    assert page.state("lastError") is None, page.state("lastError")
+    assert page.state("classesShown") is True
+    assert browser.find_element(By.ID, "map").get_attribute("data-classes") == "true"
+    assert legend.is_displayed()
+    palette = [tuple(int(v) for v in c) for c in CLASS_PALETTE[: len(RIVER_CLASSES)]]
+    assert class_legend(page) == list(zip(RIVER_CLASSES, palette, strict=True))
+    # Each cell in its class's colour, as the legend says; walls stay dark.
+    shown = page.pixels([*cells.values(), wall])
+    assert shown == [*(palette[RIVER_CLASSES.index(name)] for name in cells), BLOCKED_RGB]
+    page.screenshot("viewer-classes.png")
+
+    # A query draws over the classes; the layer stays.
+    page.query(START, GOAL)
+    assert page.state("classesShown") is True
+    layers = page.state("layers")
+    browser.find_element(By.ID, "classes").click()
+    page.settled("layers", layers)
+    assert not legend.is_displayed()
+    assert page.pixels([cells["water"]]) == [BLOCKED_RGB]
+    assert page.console_errors() == []
+
+
+def test_a_map_without_classes_offers_no_classes_layer(
+    server: httpx.Client, browser: webdriver.Chrome
+) -> None:
+    answer = server.post("/v1/maps", json={"costs": [[1, 1, 1], [1, 0, 1], [1, 1, 1]]})
+    assert answer.status_code == 201, answer.text
+    page = Page(browser, server)
+    open_map(page, answer.json()["id"])
+    assert not browser.find_element(By.ID, "classes").is_enabled()
+    assert page.text("class-info") == "none"
+    picker = Select(browser.find_element(By.ID, "profile"))
+    assert [o.get_attribute("value") for o in picker.options] == ["default", "inline"]

@@ -1,16 +1,19 @@
-"""Pictures (PNG, encoded by Pillow): a map (``image.png``), a search on it
+"""Pictures (PNG, encoded by Pillow): a map (``image.png``; its terrain classes with
+a legend below), a search on it
 (``path.png``: expansions, path, start and goals) and a field (``field.png``: a heat
 map of costs with the flow's arrows)."""
 
+import functools
 import io
 import math
 import time
+from collections.abc import Sequence
 from typing import Annotated, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 from fastapi import APIRouter, Depends, Query, Request
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 from starlette.responses import Response
 
 from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
@@ -31,7 +34,15 @@ from service.api.schemas import (
 from service.config import Settings
 from service.engine import CircleRegion, GridMap, RectRegion, deadline_scope
 from service.engine.fields import DIRECTIONS, Field
-from service.engine.pictures import field_arrows, field_pixels, map_pixels, paint_trace
+from service.engine.pictures import (
+    BLOCKED,
+    CLASS_PALETTE,
+    class_pixels,
+    field_arrows,
+    field_pixels,
+    map_pixels,
+    paint_trace,
+)
 from service.engine.views import ViewKey
 
 router = APIRouter(prefix="/v1/maps", tags=["pictures"])
@@ -51,6 +62,19 @@ PATH_COLOUR: Final = (31, 119, 180)
 START_COLOUR: Final = (44, 160, 44)
 GOAL_COLOUR: Final = (214, 39, 40)
 ARROW_COLOUR: Final = (255, 255, 255)
+#: The classes' legend (``image.png?classes=true``): a strip below the map, as wide as
+#: it, one entry per class (a swatch and the name, Pillow's default font), entries
+#: left to right and onto a new line when the next does not fit (a name wider than the
+#: picture is cut at its edge). Pixels: the margin round the strip and between lines,
+#: the gap between entries, the swatch's side and the gap before the name.
+LEGEND_MARGIN: Final = 4
+LEGEND_GAP: Final = 12
+LEGEND_SWATCH: Final = 10
+LEGEND_SWATCH_GAP: Final = 4
+LEGEND_BACKGROUND: Final = (255, 255, 255)
+LEGEND_RULE: Final = (200, 200, 206)  # the strip's first row, under the map
+LEGEND_OUTLINE: Final = (90, 90, 96)  # round each swatch
+LEGEND_TEXT: Final = BLOCKED
 
 ScaleQuery = Annotated[
     PositiveQueryInteger | None,
@@ -88,21 +112,103 @@ def _png(image: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
+@functools.cache
+def _legend_font() -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    return ImageFont.load_default()
+
+
+def _legend_name(name: str) -> str:
+    """``name`` as the font can draw it: Pillow's bitmap font (without FreeType) takes
+    Latin-1 only."""
+    if isinstance(_legend_font(), ImageFont.FreeTypeFont):
+        return name
+    return name.encode("latin-1", "replace").decode("latin-1")
+
+
+def _legend_layout(names: Sequence[str], width: int) -> tuple[list[tuple[int, int]], int, int]:
+    """Where each class's entry goes in a legend ``width`` pixels wide: its top-left
+    (from the strip's top), the height of a line of entries, and the strip's rows."""
+    font = _legend_font()
+    text_height = int(font.getbbox("Ag")[3])
+    line = max(LEGEND_SWATCH, text_height)
+    x, y = LEGEND_MARGIN, LEGEND_MARGIN
+    spots = []
+    for name in names:
+        entry = LEGEND_SWATCH + LEGEND_SWATCH_GAP + math.ceil(font.getlength(_legend_name(name)))
+        if x > LEGEND_MARGIN and x + entry > width - LEGEND_MARGIN:
+            x, y = LEGEND_MARGIN, y + line + LEGEND_MARGIN
+        spots.append((x, y))
+        x += entry + LEGEND_GAP
+    return spots, line, y + line + LEGEND_MARGIN
+
+
+def legend_rows(names: Sequence[str], width: int) -> int:
+    """Pixel rows the classes' legend adds below a picture ``width`` pixels wide."""
+    return _legend_layout(names, width)[2]
+
+
+def _with_legend(picture: Image.Image, names: Sequence[str]) -> Image.Image:
+    """``picture`` with the legend of classes ``names`` (by id) below it."""
+    width, height = picture.size
+    spots, line, rows = _legend_layout(names, width)
+    image = Image.new("RGB", (width, height + rows), LEGEND_BACKGROUND)
+    image.paste(picture, (0, 0))
+    draw = ImageDraw.Draw(image)
+    draw.line((0, height, width - 1, height), fill=LEGEND_RULE)
+    font = _legend_font()
+    for class_id, (name, (x, y)) in enumerate(zip(names, spots, strict=True)):
+        top = height + y + (line - LEGEND_SWATCH) // 2
+        colour = tuple(int(v) for v in CLASS_PALETTE[class_id])
+        draw.rectangle((x, top, x + LEGEND_SWATCH - 1, top + LEGEND_SWATCH - 1), fill=colour,
+                       outline=LEGEND_OUTLINE)  # fmt: skip
+        draw.text((x + LEGEND_SWATCH + LEGEND_SWATCH_GAP, height + y), _legend_name(name),
+                  fill=LEGEND_TEXT, font=font)  # fmt: skip
+    return image
+
+
+def _checked_legend(grid: GridMap, scale: int, names: Sequence[str], settings: Settings
+                    ) -> None:  # fmt: skip
+    """TooBig when the picture and its classes' legend pass GRIDPATH_MAX_IMAGE_PIXELS."""
+    width = grid.width * scale
+    rows = legend_rows(names, width)
+    pixels = width * (grid.height * scale + rows)
+    if pixels > settings.max_image_pixels:
+        advice = "ask for a smaller scale" if scale > 1 else "ask without classes=true"
+        raise ApiError(
+            ErrorCode.TOO_BIG,
+            f"a picture of this {grid.width}x{grid.height} map at scale {scale} with its "
+            f"classes' legend ({rows} rows) would have {pixels} pixels, more than the "
+            f"limit of {settings.max_image_pixels} (GRIDPATH_MAX_IMAGE_PIXELS); {advice}",
+        )
+
+
 def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
-             clusters: int | None) -> tuple[bytes | None, int]:  # fmt: skip
+             clusters: int | None, classes: bool) -> tuple[bytes | None, int]:  # fmt: skip
     """The PNG and the revision drawn; None when the cluster tables asked for are not
     there (yet)."""
+    names: tuple[str, ...] = ()
     with runtime.cache.acquire(map_id) as grid:
         _checked_scale(grid, scale, runtime.settings)
+        if classes:
+            if grid.terrain is None:
+                raise ApiError(ErrorCode.INVALID_VALUE, "classes: this map has no terrain "
+                               "classes to draw (a JSON upload with 'classes' and "
+                               "'class_names', or a Moving AI map, has them)")  # fmt: skip
+            names = grid.terrain.names
+            _checked_legend(grid, scale, names, runtime.settings)
         labels = None
         if clusters is not None:
             tables = grid.clusters
             if tables is None:
                 return None, grid.revision
             labels = tables.labels(width=grid.width, height=grid.height, eight=clusters == 8)
-        rgb = map_pixels(grid, scale=scale, islands=islands, cluster_labels=labels)
+        if classes:
+            rgb = class_pixels(grid, scale=scale, cluster_labels=labels)
+        else:
+            rgb = map_pixels(grid, scale=scale, islands=islands, cluster_labels=labels)
         revision = grid.revision
-    return _png(Image.fromarray(rgb)), revision
+    image = Image.fromarray(rgb)
+    return _png(_with_legend(image, names) if classes else image), revision
 
 
 @router.get(
@@ -112,8 +218,12 @@ def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
     "from the cheapest (light) to the dearest (darker). `islands=true` tints each island "
     "(8-connected, no corner cutting) its own colour; `clusters=4` or `8` draws the "
     "boundaries between the 4- or 8-connected cluster tables' clusters in red (NotReady "
-    "while those tables build). At most GRIDPATH_MAX_IMAGE_PIXELS pixels (TooBig) and "
-    "`scale` at most GRIDPATH_MAX_IMAGE_SCALE. The ETag is the revision drawn.",
+    "while those tables build). `classes=true` draws each cell in its terrain class's "
+    "colour (a fixed palette by class id, darker on dearer base costs; walls of base cost "
+    "0 dark) with a legend of the classes' swatches and names in a strip below the map "
+    "(InvalidValue on a map without classes, or with `islands`). At most "
+    "GRIDPATH_MAX_IMAGE_PIXELS pixels, the legend's included (TooBig), and `scale` at most "
+    "GRIDPATH_MAX_IMAGE_SCALE. The ETag is the revision drawn.",
     response_class=Response,
     dependencies=[Depends(require_reader)],
     responses={
@@ -138,6 +248,10 @@ async def map_image(
         QueryInteger | None,
         Query(description="4 or 8: draw the 4- or 8-connected clusters' bounds."),
     ] = None,
+    classes: Annotated[
+        QueryFlag,
+        Query(description="Draw the terrain classes, with a legend below the map."),
+    ] = False,
 ) -> Response:
     await runtime.until_ready()
     limit = runtime.settings.max_image_scale
@@ -147,8 +261,12 @@ async def map_image(
     if clusters is not None and clusters not in CLUSTER_CHOICES:
         raise ApiError(ErrorCode.INVALID_VALUE, f"clusters {clusters} must be 4 (the "
                        "4-connected table) or 8 (the 8-connected one)")  # fmt: skip
+    if classes and islands:
+        raise ApiError(ErrorCode.INVALID_VALUE, "classes and islands are two colourings of "
+                       "the cells: ask for one of them")  # fmt: skip
     data, revision = await runtime.run(_picture, runtime, record.id, scale=scale,
-                                       islands=islands, clusters=clusters)  # fmt: skip
+                                       islands=islands, clusters=clusters,
+                                       classes=classes)  # fmt: skip
     if data is None:
         raise no_clusters_error(runtime, record.id)
     return Response(data, media_type=PNG, headers={"ETag": etag(revision)})

@@ -5,7 +5,9 @@
 //   GET  /v1/maps/{id}                  metadata
 //   GET  /v1/maps/{id}/grid             the costs (.npy, float32), drawn exactly here
 //   GET  /v1/maps/{id}/image.png        the server's picture, for maps over EXACT_CELLS
-//   POST /v1/maps/{id}/path             the query, with "trace": true
+//   GET  /v1/maps/{id}/image.png?classes=true   the terrain classes layer (its map rows)
+//   GET  /v1/maps/{id}/profiles         class names and named profiles, for the picker
+//   POST /v1/maps/{id}/path             the query, with "trace": true and the profile
 //   POST /v1/maps/{id}/edits            painted walls
 //   DELETE /v1/maps/{id}
 // Cells are [x, y] = [column, row]; cell (x, y) covers canvas pixels
@@ -31,6 +33,27 @@
     late: [232, 106, 24], // last expansion
     traceAlpha: 160, // of 255: the map shows through
   };
+  // The terrain classes' colours by class id: service/engine/pictures.py's
+  // CLASS_PALETTE, which the classes layer (image.png?classes=true) is drawn with; the
+  // class legend's swatches are painted from these.
+  const CLASS_COLORS = [
+    [222, 204, 160], [150, 160, 60], [66, 135, 215], [34, 120, 50],
+    [255, 127, 14], [148, 103, 189], [227, 119, 194], [23, 190, 207],
+    [140, 86, 75], [188, 189, 34], [214, 39, 40], [174, 199, 232],
+    [255, 187, 120], [152, 223, 138], [255, 152, 150], [197, 176, 213],
+    [235, 139, 70], [124, 112, 204], [50, 173, 26], [250, 112, 175],
+    [50, 161, 199], [180, 70, 235], [112, 204, 147], [173, 39, 26],
+    [112, 141, 250], [124, 199, 50], [230, 149, 213], [70, 235, 221],
+    [204, 170, 112], [75, 26, 173], [112, 250, 118], [199, 50, 87],
+    [207, 235, 70], [193, 112, 204], [26, 173, 112], [50, 50, 199],
+    [235, 70, 166], [112, 193, 204], [173, 149, 26], [187, 112, 250],
+    [50, 199, 87], [170, 204, 112], [173, 26, 161], [112, 250, 221],
+    [199, 124, 50], [166, 149, 230], [84, 235, 70], [204, 112, 147],
+    [26, 125, 173], [244, 250, 112], [161, 50, 199], [149, 230, 186],
+    [250, 118, 112], [193, 230, 149], [70, 167, 235], [235, 70, 85],
+    [112, 147, 204], [125, 173, 26], [250, 112, 245], [50, 199, 160],
+    [96, 70, 235], [124, 204, 112], [173, 26, 89], [112, 211, 250],
+  ];
   const css = ([r, g, b]) => `rgb(${r},${g},${b})`;
   // Maps with more cells are drawn from the server's PNG, scaled down (coarse) when they
   // do not fit; smaller ones from their exact costs, at least one pixel per cell.
@@ -51,12 +74,16 @@
   // Everything the page knows; tests read it (and may lower exactCells).
   const viewer = {
     colors: COLORS,
+    classColors: CLASS_COLORS,
     exactCells: EXACT_CELLS,
     map: null, // metadata of the map shown
     source: null, // "grid" (exact costs) or "image" (the server's PNG)
     revision: null, // the map revision drawn
     blocked: null, // Uint8Array(width * height): 1 where the cell is blocked
     costs: null, // Float32Array(width * height), for "grid"
+    classNames: [], // the map's terrain classes, by id ([]: none)
+    profiles: [], // the names of its named profiles
+    classesShown: false, // the classes layer is drawn (and its legend shown)
     scale: 0, // canvas pixels per cell side (below 1: coarse)
     start: null,
     goal: null,
@@ -71,6 +98,7 @@
     answers: 0, // path queries settled (answer or error)
     edits: 0, // wall edits settled
     uploads: 0, // uploads settled
+    layers: 0, // classes layer toggles settled
     cellCenter(x, y) {
       return [(x + 0.5) * viewer.scale, (y + 0.5) * viewer.scale];
     },
@@ -79,6 +107,7 @@
 
   let base = null; // canvas, one pixel per cell: the map
   let traceLayer = null; // canvas, one pixel per cell: the expansions (or null)
+  let classesLayer = null; // canvas, one pixel per cell: the terrain classes (or null)
   let loadTicket = 0;
   let queryTicket = 0;
   let stroke = null; // walls being painted: {cost, cells: Map(index -> [x, y]), last}
@@ -288,6 +317,108 @@
     return { ...painted, costs: null, source: "image", revision: revisionOf(response) };
   }
 
+  // The terrain classes, one pixel per cell: the server's picture of them at scale 1,
+  // whose map rows are drawn; the legend strip below them is left out (the page shows
+  // its own legend).
+  async function loadClasses(map) {
+    const response = await api("GET", `/v1/maps/${map.id}/image.png?classes=true`);
+    const bitmap = await createImageBitmap(await response.blob());
+    const canvas = layer(map.width, map.height);
+    canvas.getContext("2d").drawImage(bitmap, 0, 0);
+    bitmap.close();
+    return canvas;
+  }
+
+  // Everything drawn of a map: its cells, its classes and profiles, and the classes
+  // layer when it is asked for and the map has classes.
+  async function fetchMap(map) {
+    const [cells, profiles] = await Promise.all([
+      loadCells(map),
+      api("GET", `/v1/maps/${map.id}/profiles`).then((response) => response.json()),
+    ]);
+    const wanted = $("classes").checked && profiles.class_names.length > 0;
+    const classes = wanted ? await loadClasses(map) : null;
+    return { cells, profiles, classes };
+  }
+
+  function applyMap({ cells, profiles, classes }) {
+    applyCells(cells);
+    applyProfiles(profiles);
+    classesLayer = classes;
+    showClassLegend();
+  }
+
+  // The picker: "default" (no profile sent), each named profile, "inline…" (the box).
+  function applyProfiles(list) {
+    viewer.classNames = list.class_names;
+    viewer.profiles = list.profiles.map((profile) => profile.name);
+    const select = $("profile");
+    const keep = select.value;
+    const fallback = new Option("default", "default");
+    fallback.title = list.default ? JSON.stringify(list.default) : "the map's own costs";
+    select.replaceChildren(fallback);
+    for (const profile of list.profiles) {
+      const option = new Option(profile.name, profile.name);
+      option.title = JSON.stringify(profile.profile);
+      select.add(option);
+    }
+    select.add(new Option("inline…", "inline"));
+    select.value = Array.from(select.options).some((o) => o.value === keep) ? keep : "default";
+    $("inline-box").hidden = select.value !== "inline";
+    $("classes").disabled = list.class_names.length === 0;
+    const count = list.class_names.length;
+    text("class-info", count === 0 ? "none"
+      : `${count} (${viewer.profiles.length} named profile${viewer.profiles.length === 1 ? "" : "s"})`);
+  }
+
+  function forgetProfiles() {
+    applyProfiles({ class_names: [], default: null, profiles: [] });
+    text("class-info", null);
+    classesLayer = null;
+    showClassLegend();
+  }
+
+  // The legend of the classes layer: a swatch and the name of each class, by id.
+  function showClassLegend() {
+    const legend = $("class-legend");
+    viewer.classesShown = classesLayer !== null;
+    if (!viewer.classesShown) {
+      legend.replaceChildren();
+      legend.hidden = true;
+      return;
+    }
+    legend.replaceChildren(...viewer.classNames.map((name, id) => {
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.dataset.classId = String(id);
+      swatch.style.backgroundColor = css(CLASS_COLORS[id]);
+      const label = document.createElement("span");
+      label.className = "class-name";
+      label.textContent = name;
+      const entry = document.createElement("span");
+      entry.className = "class-entry";
+      entry.append(swatch, " ", label);
+      return entry;
+    }));
+    legend.hidden = false;
+  }
+
+  async function toggleClasses() {
+    const map = viewer.map;
+    try {
+      const wanted = map && $("classes").checked && viewer.classNames.length > 0;
+      const classes = wanted ? await loadClasses(map) : null;
+      if (viewer.map === map) classesLayer = classes;
+    } catch (err) {
+      if (viewer.map === map) classesLayer = null;
+      showError(err);
+    } finally {
+      showClassLegend();
+      draw();
+      viewer.layers += 1;
+    }
+  }
+
   function applyCells(cells) {
     base = cells.canvas;
     viewer.blocked = cells.blocked;
@@ -318,14 +449,15 @@
       if (!id) {
         viewer.map = null;
         base = null;
+        forgetProfiles();
         history.replaceState(null, "", location.pathname);
         return;
       }
       const map = await (await api("GET", `/v1/maps/${encodeURIComponent(id)}`)).json();
-      const cells = await loadCells(map);
+      const fetched = await fetchMap(map);
       if (ticket !== loadTicket) return;
       viewer.map = map;
-      applyCells(cells);
+      applyMap(fetched);
       viewer.scale = fitScale(map.width, map.height);
       history.replaceState(null, "", `#${map.id}`);
       clearError();
@@ -333,6 +465,7 @@
       if (ticket !== loadTicket) return;
       viewer.map = null;
       base = null;
+      forgetProfiles();
       showError(err);
     } finally {
       if (ticket === loadTicket) {
@@ -410,6 +543,7 @@
     context.imageSmoothingEnabled = scale < 1; // cells stay crisp squares
     context.clearRect(0, 0, width, height);
     context.drawImage(base, 0, 0, width, height);
+    if (classesLayer) context.drawImage(classesLayer, 0, 0, width, height);
     if (traceLayer) context.drawImage(traceLayer, 0, 0, width, height);
     const path = viewer.drawnPath;
     if (path.length > 1) {
@@ -436,6 +570,7 @@
       revision: String(viewer.revision),
       pathPoints: String(path.length),
       traceCells: String(viewer.drawnTrace.length),
+      classes: String(classesLayer !== null),
     });
   }
 
@@ -451,11 +586,24 @@
     viewer.drawnPath = [];
     paintTrace(null);
     for (const id of ["status", "cost", "expanded", "algorithm-used", "heuristic-used",
-      "length", "elapsed", "time", "trace-info"]) {
+      "length", "elapsed", "time", "trace-info", "profile-used"]) {
       text(id, null);
     }
     text("start", cellText(viewer.start));
     text("goal", cellText(viewer.goal));
+  }
+
+  // The picker's profile as the query's "profile"; undefined: the map's default.
+  function profileChoice() {
+    const choice = $("profile").value;
+    if (choice === "default") return undefined;
+    if (choice !== "inline") return choice; // a named profile
+    const raw = $("inline-profile").value.trim();
+    try {
+      return JSON.parse(raw === "" ? "{}" : raw);
+    } catch (err) {
+      throw new ApiError("InvalidProfile", `the inline profile is not JSON: ${err.message}`, 0);
+    }
   }
 
   function queryBody() {
@@ -472,6 +620,8 @@
     const budget = $("budget").value.trim();
     if (budget !== "") body.max_expansions = Number(budget);
     if ($("trace").checked) body.trace = true;
+    const profile = profileChoice();
+    if (profile !== undefined) body.profile = profile;
     return body;
   }
 
@@ -482,6 +632,7 @@
     text("expanded", answer.expanded);
     text("algorithm-used", answer.algorithm_used);
     text("heuristic-used", answer.heuristic_used);
+    text("profile-used", answer.profile_used);
     text("length", answer.length);
     text("elapsed", answer.elapsed_us === undefined ? null : `${answer.elapsed_us} us`);
     const trace = answer.trace;
@@ -494,10 +645,10 @@
     const map = viewer.map;
     if (!map || !viewer.start || !viewer.goal) return;
     const ticket = ++queryTicket;
-    const body = queryBody();
-    viewer.lastRequest = body;
     const began = performance.now();
     try {
+      const body = queryBody(); // (an inline profile that is not JSON: shown as an error)
+      viewer.lastRequest = body;
       const response = await api("POST", `/v1/maps/${map.id}/path`, JSON.stringify(body),
         "application/json");
       const answer = await response.json();
@@ -505,7 +656,7 @@
       if (ticket !== queryTicket) return;
       if (answer.revision !== viewer.revision) {
         // The map changed since it was drawn (another client's edit): draw what was searched.
-        applyCells(await loadCells(map));
+        applyMap(await fetchMap(map));
         if (ticket !== queryTicket) return;
       }
       clearError();
@@ -591,6 +742,11 @@
     const context = base.getContext("2d");
     context.fillStyle = stroke.cost === 0 ? css(BLOCKED) : css([CHEAPEST, CHEAPEST, CHEAPEST]);
     context.fillRect(x, y, 1, 1); // shown at once; the server's grid replaces it
+    if (classesLayer && stroke.cost === 0) {
+      const classes = classesLayer.getContext("2d");
+      classes.fillStyle = css(BLOCKED);
+      classes.fillRect(x, y, 1, 1);
+    }
   }
 
   function beginStroke(cell) {
@@ -619,7 +775,7 @@
       showError(err);
     }
     try {
-      if (viewer.map === map) applyCells(await loadCells(map));
+      if (viewer.map === map) applyMap(await fetchMap(map));
     } catch (err) {
       showError(err);
     }
@@ -690,6 +846,14 @@
     });
     $("maps").addEventListener("change", () => loadMap($("maps").value));
     $("refresh").addEventListener("click", () => refreshMaps().then(clearError, showError));
+    $("classes").addEventListener("change", toggleClasses);
+    $("profile").addEventListener("change", () => {
+      $("inline-box").hidden = $("profile").value !== "inline";
+      runQuery();
+    });
+    $("inline-profile").addEventListener("change", () => {
+      if ($("profile").value === "inline") runQuery();
+    });
     $("delete").addEventListener("click", deleteMap);
     $("file").addEventListener("change", () => {
       const file = $("file").files[0];
