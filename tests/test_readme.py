@@ -43,7 +43,7 @@ def test_the_quick_tour_works_from_a_fresh_clone(tmp_path: Path) -> None:
         command = ["bash", "-euo", "pipefail", "-c", script.replace("127.0.0.1:8000", address)]
         run = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    metadata, single, batch = answers(run.stdout)
+    metadata, single, batch, boat = answers(run.stdout)
     assert metadata["name"] == "rooms"
     assert metadata["health"] == {"status": "ok", "reason": None}
     assert (single["status"], single["algorithm_used"]) == ("found", "jps")
@@ -57,3 +57,6 @@ def test_the_quick_tour_works_from_a_fresh_clone(tmp_path: Path) -> None:
     assert isinstance(results, list)
     assert [r.get("status", r.get("code")) for r in results] == ["found", "partial", "NotWalkable"]
     assert results[0]["cost"] == single["cost"]
+    assert (boat["status"], boat["profile_used"], boat["cost"]) == ("found", "boat", 4.0)
+    assert '"cost":4.0,"path":[[2,0],[2,2],[0,2]]' in script  # what the README shows
+    assert boat["path"] == [[2, 0], [2, 2], [0, 2]]

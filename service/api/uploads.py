@@ -14,6 +14,7 @@ import numpy.typing as npt
 import orjson
 
 from service.api.errors import ApiError, ErrorCode, shown
+from service.api.npz_uploads import NPZ, terrain_from_npz
 from service.config import Settings
 from service.engine import MAX_CLASSES, UNIFORM, GridMap, Profile, Terrain, movingai_terrain
 from service.engine.clusters import MAX_CLUSTER_SIZE, MIN_CLUSTER_SIZE
@@ -22,7 +23,7 @@ from service.engine.movingai import parse_map
 TEXT: Final = "text/plain"
 JSON: Final = "application/json"
 NPY: Final = "application/x-npy"
-CONTENT_TYPES: Final = (TEXT, JSON, NPY)
+CONTENT_TYPES: Final = (TEXT, JSON, NPY, NPZ)
 _NUMERIC_KINDS: Final = "biuf"
 _NUMBER_TYPES: Final = frozenset({int, float})
 _INTEGER_TYPES: Final = frozenset({int})
@@ -51,7 +52,7 @@ def decode_map(content_type: str, body: bytes, settings: Settings) -> Upload:
         ApiError: UnsupportedMediaType, InvalidQuery (JSON shape), InvalidValue
             (malformed map), TooBig (over ``max_map_cells``).
     """
-    if content_type not in (TEXT, JSON, NPY):
+    if content_type not in CONTENT_TYPES:
         raise _unsupported(content_type)
     if not body:
         raise ApiError(ErrorCode.INVALID_VALUE, "empty body: send a map")
@@ -59,6 +60,8 @@ def decode_map(content_type: str, body: bytes, settings: Settings) -> Upload:
         return Upload(_from_text(body, settings))
     if content_type == JSON:
         return _from_json(body, settings)
+    if content_type == NPZ:
+        return Upload(terrain_from_npz(body, settings, check_cells))
     return Upload(_from_npy(body, settings))
 
 

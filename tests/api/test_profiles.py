@@ -1,6 +1,7 @@
 """Terrain classes and movement profiles over HTTP: uploads, named profiles, the
 ``profile`` of every query route, class edits, and profiles across a restart."""
 
+import io
 from typing import Any
 
 import numpy as np
@@ -297,3 +298,50 @@ def test_a_named_uniform_profile_gets_its_jump_table_in_the_background(
     wait_until(tabled, seconds=30, interval=0.01, message="no JPS+ table after the edit")
     answer = path(client, map_id, [0, 0], [7, 0], profile="woods")
     assert (answer["algorithm_used"], answer["profile_used"]) == ("jps", "woods")
+
+
+def npz(**arrays: Any) -> bytes:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def test_an_npz_upload_carries_costs_classes_and_a_default_profile(client: TestClient) -> None:
+    body = npz(classes=np.array(CLASSES, np.uint8), class_names=np.array(NAMES),
+               costs=np.full((4, 8), 2.0, np.float32),
+               default_profile=np.array('{"exclude": ["water"]}'))  # fmt: skip
+    response = client.post("/v1/maps", content=body, headers={"Content-Type": "application/x-npz"})
+    assert response.status_code == 201, response.text
+    map_id = response.json()["id"]
+    listed = client.get(f"/v1/maps/{map_id}/profiles").json()
+    assert (listed["class_names"], listed["default"]["exclude"]) == (NAMES, ["water"])
+    assert path(client, map_id, [0, 0], [1, 0])["cost"] == 2.0
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    (b"PK\x03\x04 not really", "not a valid .npz"),
+    (npz(classes=np.zeros((2, 2), np.uint8)), "needs a 'class_names'"),
+    (npz(classes=np.zeros((2, 2), np.uint8), class_names=np.array(["a"]), extra=np.ones(2)),
+     "may hold only"),
+    (npz(classes=np.zeros((2, 2), np.float32), class_names=np.array(["a"])), "kind 'iu'"),
+    (npz(classes=np.zeros((2, 2), np.uint8), class_names=np.array(["a"]),
+         default_profile=np.array("{")), "not JSON"),
+    (npz(classes=np.full((2, 2), 3, np.uint8), class_names=np.array(["a"])), "from 0 to 0"),
+])  # fmt: skip
+def test_a_bad_npz_upload_is_invalid_value_naming_it(
+    client: TestClient, body: bytes, words: str
+) -> None:
+    response = client.post("/v1/maps", content=body, headers={"Content-Type": "application/x-npz"})
+    assert (response.status_code, response.json()["code"]) == (400, "InvalidValue"), response.text
+    assert words in response.json()["message"]
+
+
+def test_an_npz_member_past_the_cell_limit_is_too_big_before_it_is_read(
+    make_client: ClientFactory,
+) -> None:
+    """A compressed member of a billion zeros is refused by its header alone."""
+    client = make_client(max_map_cells=1000)
+    big = npz(classes=np.zeros((2000, 2000), np.uint8), class_names=np.array(["a"]))
+    assert len(big) < 100_000  # compressed: the body limit does not see it
+    response = client.post("/v1/maps", content=big, headers={"Content-Type": "application/x-npz"})
+    assert (response.status_code, response.json()["code"]) == (413, "TooBig")

@@ -191,9 +191,10 @@ def numpy_reads(body: bytes) -> np.ndarray:
     return array
 
 
-def test_only_npy_is_uploaded_in_binary_form() -> None:
-    """What the fuzz below covers: the one binary map format the upload takes."""
-    assert CONTENT_TYPES == ("text/plain", "application/json", NPY)
+def test_npy_and_npz_are_the_binary_forms_of_an_upload() -> None:
+    """What the fuzz below covers (``.npy``; ``.npz``'s members are read by the same
+    header checks first: tests/api/test_profiles.py)."""
+    assert CONTENT_TYPES == ("text/plain", "application/json", NPY, "application/x-npz")
 
 
 @pytest.mark.parametrize("text", UNCLOSED_HEADERS)

@@ -28,6 +28,7 @@ _UPLOAD_BODY: Final = request_body({
     },
     "application/json": {"schema": ref(MapCreate)},
     "application/x-npy": {"schema": {"type": "string", "format": "binary"}},
+    "application/x-npz": {"schema": {"type": "string", "format": "binary"}},
 })  # fmt: skip
 
 
@@ -156,7 +157,9 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
     summary="Upload a map",
     description="Send a Moving AI `.map` file (`text/plain`), JSON (`MapCreate`: `costs` with "
     "0 = blocked, or `rows` of Moving AI characters) or a 2-D numeric `.npy` "
-    "(`application/x-npy`, 0 = blocked). The answer's `Location` header names the new map. "
+    "(`application/x-npy`, 0 = blocked), or a map with terrain classes as `.npz` "
+    "(`application/x-npz`: `classes`, `class_names`, optional `costs` and "
+    "`default_profile`). The answer's `Location` header names the new map. "
     "The map is queryable at once; its cluster tables build in the background "
     "(`tables.clusters.status`).",
     openapi_extra=_UPLOAD_BODY,
