@@ -28,20 +28,12 @@ from numba import njit
 
 from service.engine.kernels.clusters import UNREACHABLE
 from service.engine.kernels.codes import SQRT2
+from service.engine.kernels.islands import find_root
 from service.engine.kernels.jps import diagonal_entry, open_cell, straight_entry
 from service.engine.kernels.moves import DX, DY, corner_allows, move_count
 
 #: Cells the first split search may visit from each seed (then x4 per round).
 FIRST_BUDGET = 64
-
-
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _find(parent, a):
-    """Root of ``a`` in a union-find forest, halving the path on the way."""
-    while parent[a] != a:
-        parent[a] = parent[parent[a]]
-        a = parent[a]
-    return a
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -98,8 +90,8 @@ def update_islands(costs, islands, changed, eight, work):
                 other = labels[m]
                 if other == 0 or other == new or (cost[m] <= 0.0 and before[m] <= 0.0):
                     continue
-                a = _find(parent, other)
-                b = _find(parent, new)
+                a = find_root(parent, other)
+                b = find_root(parent, new)
                 if a == b:
                     continue
                 met_label[met] = other
@@ -113,7 +105,7 @@ def update_islands(costs, islands, changed, eight, work):
                 count -= 1
     for i in range(met):
         old = met_label[i]
-        _relabel(costs, labels, moves, (met_cell[i], old, _find(parent, old)), queue)
+        _relabel(costs, labels, moves, (met_cell[i], old, find_root(parent, old)), queue)
     # Closed cells leave their island (an island closed whole is gone).
     for j in range(k):
         c = changed[j]
@@ -222,7 +214,7 @@ def _split_one(grid, islands, piece, moves, work):
         for i in range(n_seeds):
             if open_sets <= 1:
                 break
-            if _find(parent, i) != i or resolved[i] or labels[seeds[i]] != label:
+            if find_root(parent, i) != i or resolved[i] or labels[seeds[i]] != label:
                 continue
             generation += 1
             stamp[seeds[i]] = generation
@@ -244,8 +236,8 @@ def _split_one(grid, islands, piece, moves, work):
                     queue[tail] = m
                     tail += 1
                     if seed_index[m] != 0:  # another seed: same piece, join the sets
-                        a = _find(parent, i)
-                        b = _find(parent, seed_index[m] - 1)
+                        a = find_root(parent, i)
+                        b = find_root(parent, seed_index[m] - 1)
                         if a != b:
                             if members[a] < members[b]:
                                 a, b = b, a
@@ -261,7 +253,7 @@ def _split_one(grid, islands, piece, moves, work):
                     labels[queue[q]] = new
                 sizes[new] = tail
                 sizes[label] -= tail
-                resolved[_find(parent, i)] = True
+                resolved[find_root(parent, i)] = True
                 open_sets -= 1
         budget *= 4
     for i in range(n_seeds):

@@ -13,9 +13,10 @@ from numba import njit
 from service.engine.kernels.codes import NO_ISLAND
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _root(parent, node):
-    """The root of ``node``'s set, halving the path on the way (``parent`` in place)."""
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def find_root(parent, node):
+    """The root of ``node``'s set in a union-find forest, halving the path on the way
+    (``parent`` in place)."""
     while parent[node] != node:
         parent[node] = parent[parent[node]]
         node = parent[node]
@@ -25,8 +26,8 @@ def _root(parent, node):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _join(parent, a, b):
     """Merge the sets of ``a`` and ``b``; the smaller root stays the root."""
-    a = _root(parent, a)
-    b = _root(parent, b)
+    a = find_root(parent, a)
+    b = find_root(parent, b)
     if a < b:
         parent[b] = a
     elif b < a:
@@ -89,7 +90,7 @@ def label_islands(cost, width):
     eight = np.zeros(count4 + 1, dtype=np.int32)
     count8 = 0
     for label in range(1, count4 + 1):
-        root = _root(joined, label)
+        root = find_root(joined, label)
         if root == label:
             count8 += 1
             eight[label] = count8
