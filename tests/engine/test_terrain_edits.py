@@ -13,11 +13,14 @@ from service.engine.edits import (
     logged_changes,
 )
 from service.engine.errors import InvalidEditError
+from service.engine.kernels.jps import jump_distances
+from service.engine.profile_tables import prepare_profile
 from service.engine.terrain import MAX_CLASSES, Terrain
 from service.engine.terrain_edits import ProfileEdit
 from service.engine.views import ViewKey
+from tests.engine.test_agent_size import eroded
 from tests.engine.test_terrain import NAMES, PROFILES, brute_costs, random_terrain
-from tests.support import POLICIES, assert_optimal, oracle_distances
+from tests.support import POLICIES, assert_optimal, close, oracle_distances
 
 #: Class names an edit may paint: the map's, and one it adds.
 PAINTS = (*NAMES, "door_red")
@@ -202,3 +205,57 @@ def test_named_profiles_past_the_bound_are_refused() -> None:
                          for m in (2.0, 3.0, 4.0)]  # fmt: skip
     with pytest.raises(InvalidEditError, match="holds 2 named profiles, the most"):
         changes_of(grid, edits, max_cells=8, max_profiles=2)
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_bigger_units_under_a_profile_after_terrain_edits_cost_what_dijkstra_finds(
+    size: int,
+) -> None:
+    """A bigger unit's view under a profile is built again from the profile's carried
+    view: the same as the eroded oracle of the edited terrain."""
+    rng = np.random.default_rng(70 + size)
+    terrain = random_terrain(80 + size, width=26, height=22)
+    grid = GridMap.from_terrain(terrain)
+    spec = PROFILES[3]
+    grid.view(ViewKey(size, terrain.profile(spec)))
+    for _ in range(3):
+        grid = apply_changes(
+            grid, changes_of(grid, random_terrain_edits(rng, grid), max_cells=1000)
+        )
+    after = grid.terrain
+    assert after is not None
+    oracle = eroded(GridMap.from_costs(brute_costs(after, spec)), size)
+    ys, xs = np.nonzero(oracle.costs > 0)
+    start = (int(xs[0]), int(ys[0]))
+    distances = oracle_distances(oracle, start, "no_corner_cutting")
+    for i in range(0, xs.size, max(1, xs.size // 10)):
+        goal = (int(xs[i]), int(ys[i]))
+        result = find_path(grid, start, goal, agent_size=size, profile=after.profile(spec))
+        best = distances[goal[1], goal[0]]
+        assert (result.status == "found") == bool(np.isfinite(best))
+        if np.isfinite(best):
+            assert close(result.cost or 0.0, best)
+
+
+def test_a_named_profiles_tables_after_edits_equal_a_fresh_build() -> None:
+    rng = np.random.default_rng(90)
+    terrain = random_terrain(91)
+    uniform = terrain.edited(base=np.where(terrain.base > 0, np.float32(1), np.float32(0)))
+    grid = GridMap.from_terrain(uniform)
+    boat = uniform.profile({"exclude": ["ground", "swamp", "road"]})
+    grid = apply_changes(grid, changes_of(grid, [ProfileEdit("boat", boat)], max_cells=8))
+    for _ in range(4):
+        edits = [e for e in random_terrain_edits(rng, grid)
+                 if not isinstance(e, ProfileEdit) and e.cost in (None, 0.0, 1.0)]  # fmt: skip
+        grid = apply_changes(grid, changes_of(grid, edits, max_cells=1000))
+        prepare_profile(grid, boat, jump_table_bytes=1 << 30, landmarks=4,
+                        max_landmark_bytes=1 << 30)  # fmt: skip
+        view = grid.view(ViewKey(1, boat))
+        assert grid.terrain is not None
+        fresh = GridMap.from_costs(grid.terrain.costs(boat))
+        np.testing.assert_array_equal(view.costs, fresh.costs)
+        np.testing.assert_array_equal(view.island_tables.labels > 0, fresh.island_tables.labels > 0)
+        if view.uniform:
+            assert view.jump_table is not None
+            table = jump_distances(fresh.padded, fresh.width + 2)
+            np.testing.assert_array_equal(view.jump_table, table)
