@@ -101,7 +101,7 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES, or a path holding more than "
     "GRIDPATH_MAX_PATH_CELLS cells (in a batch: in the slot of the query that would take the "
     "batch's paths past it, and of each query after it, not searched).",
-    ErrorCode.UNAUTHORIZED: "A valid 'Authorization: Bearer <key>' header is required.",
+    ErrorCode.UNAUTHORIZED: "A valid `Authorization: Bearer <key>` header is required.",
     ErrorCode.FORBIDDEN: "The key is valid but its scope does not open this route: a 'read' "
     "key on an upload, edit or delete.",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "The Content-Type is not one this route accepts.",

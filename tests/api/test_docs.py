@@ -108,3 +108,12 @@ def test_the_docs_pages_load_nothing_from_elsewhere(client: TestClient) -> None:
     assert "javascript" in script.headers["content-type"]
     assert client.get("/static-docs/swagger-ui.css").headers["content-type"].startswith(
         "text/css")  # fmt: skip
+
+
+def test_no_description_holds_markup_a_renderer_would_swallow(client: TestClient) -> None:
+    """Swagger rendered "'Authorization: Bearer <key>' header" as "Bearer ' header":
+    angle brackets outside code spans are HTML tags to a Markdown renderer."""
+    text = client.get("/openapi.json").text
+    for description in re.findall(r'"description":"((?:[^"\\]|\\.)*)"', text):
+        outside_code = re.sub(r"`[^`]*`", "", description.replace("\\n", "\n"))
+        assert not re.search(r"<[A-Za-z][^>]*>", outside_code), description[:200]

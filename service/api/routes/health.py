@@ -55,7 +55,7 @@ async def _write_problem(runtime: Runtime) -> str | None:
 @router.get(
     "/metrics",
     summary="Prometheus metrics",
-    description="Needs 'Authorization: Bearer <GRIDPATH_METRICS_KEY>' when that is set.",
+    description="Needs `Authorization: Bearer <GRIDPATH_METRICS_KEY>` when that is set.",
     response_class=Response,
     dependencies=[Depends(require_scraper)],
     responses={
