@@ -367,13 +367,13 @@ def deadline_of(deadline_ms: float | None, read_ns: int) -> int:
     return 0 if deadline_ms is None else read_ns + max(1, round(deadline_ms * 1_000_000))
 
 
-def unstarted(query_format: PathFormat, revision: int) -> dict[str, Any]:
+def unstarted(query: Query, revision: int) -> dict[str, Any]:
     """The answer of a query its deadline left unstarted (it never reached the engine):
     ``partial``, ``deadline``, an empty path, nothing planned."""
     return {"status": "partial", "cost": 0.0, "length": 0.0, "path": [],
-            "format": query_format, "expanded": 0, "heuristic_used": None,
+            "format": query.format, "expanded": 0, "heuristic_used": None,
             "algorithm_used": None, "elapsed_us": 0, "revision": revision, "reached": None,
-            "partial_reason": "deadline", "profile_used": "default"}  # fmt: skip
+            "partial_reason": "deadline", "profile_used": profile_used(query.profile)}  # fmt: skip
 
 
 def run(grid: GridMap, query: Query, *, policy: BatchPolicy) -> dict[str, Any]:

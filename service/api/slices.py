@@ -34,7 +34,6 @@ from service.api.pathing import (
     run_cells,
     unstarted,
 )
-from service.api.schemas import PathFormat
 from service.engine import (
     BatchPolicy,
     GridMap,
@@ -166,15 +165,15 @@ class SlicedBatch:
         revision = self.grid.revision
         for i, answer in enumerate(self.answers):
             if answer is None:
-                self.answers[i] = unstarted(self._format(i), revision)
+                self.answers[i] = unstarted(self._query(i), revision)
         self.expired = True
 
-    def _format(self, i: int) -> PathFormat:
+    def _query(self, i: int) -> Query:
         if self._cells is not None:
-            return self._cells.query.format
+            return self._cells.query
         item = self._items[i]
         assert isinstance(item, Query)  # (an error body is its own answer)
-        return item.format
+        return item
 
     def _run_slice(self, quantum_ns: int) -> None:
         deadline = time.thread_time_ns() + quantum_ns

@@ -399,13 +399,16 @@ def carried_views(grid: GridMap, new: GridMap, changes: Changes) -> dict[ViewKey
 
 def _carried_profiles(views: dict[ViewKey, GridMap], new: GridMap, changes: Changes
                       ) -> dict[ViewKey, GridMap]:  # fmt: skip
-    """The one-cell views of profiles, at ``new``'s revision, with the cells the edit
-    changes under each profile applied. A bigger unit's view under a profile is
-    dropped: the next query of its kind builds it from the profile's view."""
+    """The one-cell views of the named profiles, at ``new``'s revision, with the cells
+    the edit changes under each profile applied. A bigger unit's view under a
+    profile, and an inline profile's view, are dropped: the next query of their kind
+    builds them (an inline profile's from the terrain, where a multiplier that takes a
+    changed cell out of float32's range is refused)."""
     carried = {}
+    named = set() if new.terrain is None else {p for _, p in new.terrain.profiles}
     for key, view in views.items():
-        if key.profile is None or key.agent_size != 1:
-            continue
+        if key.profile is None or key.agent_size != 1 or key.profile not in named:
+            continue  # (an inline profile's view is built again when next asked for)
         if changes.terrain is None:
             carried[key] = _relabeled(view, new.revision)
             continue

@@ -237,11 +237,25 @@ class GridMap:
         alone = key.profile is None or key.agent_size == 1
         views = 1 if alone or self._views.get(key._replace(agent_size=1)) else 2
         with self._derived_lock:  # concurrent first users share one build
-            made, added = self._views.build(key, functools.partial(self._build_view, *key),
-                                            needed=views * self.view_bytes(),
-                                            refuse=self._refused(key))  # fmt: skip
+            made, added, evicted = self._views.build(
+                key, functools.partial(self._build_view, *key), needed=views * self.view_bytes(),
+                refuse=self._refused(key), evictable=self._inline)  # fmt: skip
             self._derived_bytes += added
+            if evicted:  # (plans that hold an evicted view would keep it alive)
+                gone = {id(view) for view in evicted}
+                for stale in [k for k, plan in list(self._plans.items())
+                              if id(getattr(plan, "view", None)) in gone]:  # fmt: skip
+                    self._plans.pop(stale, None)
         return made
+
+    def _inline(self, key: ViewKey) -> bool:
+        """Whether a view is an inline profile's (none of the map's named ones): a
+        query's own, dropped for another view when the views' bound is reached, and
+        not carried by edits."""
+        terrain = self._terrain
+        return key.profile is not None and (
+            terrain is None or key.profile not in {p for _, p in terrain.profiles}
+        )
 
     def _own_profile(self, profile: Profile) -> Profile | None:
         """``profile`` as a view's key: None when it is the map's default.
@@ -331,7 +345,14 @@ class GridMap:
             if landmarks is not None:
                 view.attach_landmarks(landmarks)
             self._derived_bytes += extra
+            # What a query on the view runs changed: a new epoch (answers kept from
+            # before name another plan), and no plan remembered from before.
+            self._refresh_kernel_handle()
             return True
+
+    def view_room(self) -> int | None:
+        """Bytes the views may still take under their bound; None: no bound."""
+        return self._views.room()
 
     def limit_views(self, max_bytes: int | None) -> None:
         """Bound the bytes of the views this grid builds (``view``), all together;

@@ -12,7 +12,7 @@ table past it is not built, and the profile answers without it (the same paths,
 more slowly).
 """
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from service.engine.errors import TableBudgetError
 from service.engine.footprint import jump_table_fits
@@ -21,6 +21,9 @@ from service.engine.kernels.jps import jump_distances
 from service.engine.landmarks import build_landmarks
 from service.engine.terrain import Profile
 from service.engine.views import ViewKey
+
+#: Views' worth of room a background build leaves under the bound (see ``prepare_profile``).
+ROOM_LEFT: Final = 3
 
 
 class ViewTables(NamedTuple):
@@ -31,16 +34,21 @@ class ViewTables(NamedTuple):
 
 
 def prepare_profile(grid: GridMap, profile: Profile, *, jump_table_bytes: int, landmarks: int,
-                    max_landmark_bytes: int) -> ViewTables:  # fmt: skip
-    """Build ``profile``'s view of ``grid`` if needed and give it a JPS+ table (when
-    uniform and within ``jump_table_bytes``) or else landmark tables (``landmarks``
-    of them at most, within ``max_landmark_bytes``), each within the views' bound.
-    The map's default profile is the map itself, whose tables are the map's.
-
-    Raises:
-        UnitGridTooBigError: the view itself does not fit the views' bound.
+                    max_landmark_bytes: int, build_view: bool = True) -> ViewTables:  # fmt: skip
+    """Give ``profile``'s view of ``grid`` a JPS+ table (when uniform and within
+    ``jump_table_bytes``) or else landmark tables (``landmarks`` of them at most,
+    within ``max_landmark_bytes``), each within the views' bound. A view not built
+    yet is built first when ``build_view`` and it leaves room under the bound for
+    ``ROOM_LEFT`` more views (the unit sizes' and queries' own): else nothing is done,
+    and the first query naming it builds it. The map's default profile is the map
+    itself, whose tables are the map's.
     """
     key = ViewKey(1, profile)
+    default = None if grid.terrain is None else grid.terrain.default
+    if grid.views().get(key) is None and profile != default:
+        room = grid.view_room()
+        if not build_view or (room is not None and room < ROOM_LEFT * grid.view_bytes()):
+            return ViewTables(jump_table=False, landmarks=0)
     view = grid.view(key)
     if view is grid:
         return ViewTables(grid.jump_table is not None, _count(grid))

@@ -351,19 +351,29 @@ class Terrain:
 
 
 def check_class_name(name: object, where: str) -> str:
-    """``name`` as a class name (1 to ``MAX_NAME`` characters), or InvalidEditError
-    naming ``where``."""
-    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
+    """``name`` as a class name (1 to ``MAX_NAME`` characters of Unicode text), or
+    InvalidEditError naming ``where``."""
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME or not _text(name):
         raise InvalidEditError(f"{where} must be a class name of 1 to {MAX_NAME} "
                                f"characters, got {name!r}")  # fmt: skip
     return name
+
+
+def _text(name: str) -> bool:
+    """Whether ``name`` is text JSON can carry (no lone surrogate, which an ``.npz``
+    string may hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_names(names: Sequence[str]) -> None:
     if isinstance(names, str) or not 1 <= len(names) <= MAX_CLASSES:
         raise InvalidMapError(f"class_names must be a list of 1 to {MAX_CLASSES} names")
     for c, name in enumerate(names):
-        if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
+        if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME or not _text(name):
             raise InvalidMapError(f"class_names[{c}] must be a name of 1 to {MAX_NAME} "
                                   f"characters, got {name!r}")  # fmt: skip
     if len(set(names)) != len(names):

@@ -11,6 +11,7 @@ next revision by applying the cells it changes there (``edits.carried_views``),
 so that queries after an edit do not rebuild it.
 """
 
+import itertools
 import threading
 from collections.abc import Callable
 from typing import Generic, NamedTuple, Protocol, TypeVar
@@ -27,6 +28,8 @@ class ViewKey(NamedTuple):
 
 #: The map itself: a one-cell unit's view.
 ONE_CELL = ViewKey()
+#: Ticks of the views' recency (``Views.get``).
+_CLOCK = itertools.count(1)
 
 
 class _Measured(Protocol):
@@ -41,16 +44,20 @@ class Views(Generic[View]):
     """A map's views but the map itself, by key: built on first use (once, whoever
     asks first), held under a byte bound for them all. Thread-safe."""
 
-    __slots__ = ("_built", "_limit", "_lock")
+    __slots__ = ("_built", "_limit", "_lock", "_used")
 
     def __init__(self) -> None:
         self._built: dict[ViewKey, View] = {}
         self._limit: int | None = None
         self._lock = threading.RLock()
+        self._used: dict[ViewKey, int] = {}  # when each was last asked for
 
     def get(self, key: ViewKey) -> View | None:
         """The view of ``key`` if built."""
-        return self._built.get(key)
+        made = self._built.get(key)
+        if made is not None:
+            self._used[key] = next(_CLOCK)
+        return made
 
     def built(self) -> dict[ViewKey, View]:
         """Every view built so far (a copy)."""
@@ -75,19 +82,37 @@ class Views(Generic[View]):
             return self._limit - sum(view.nbytes for view in self._built.values())
 
     def build(self, key: ViewKey, make: Callable[[], View], *, needed: int,
-              refuse: Callable[[int, int, int], Exception]) -> tuple[View, int]:  # fmt: skip
+              refuse: Callable[[int, int, int], Exception],
+              evictable: Callable[[ViewKey], bool] = lambda _: False,
+              ) -> tuple[View, int, list[View]]:  # fmt: skip
         """The view of ``key``, made by ``make`` unless another caller made it first;
-        and the bytes it added (0 if it was there). ``needed``: what it will take;
-        past the bound, ``refuse(needed, limit, held)`` is raised instead."""
+        the bytes it added (0 if it was there, less what it evicted), and the views it
+        evicted. ``needed``: what it will take; past the bound, the ``evictable``
+        views least recently asked for are dropped to make room, and if that is not
+        enough ``refuse(needed, limit, held)`` is raised instead (nothing dropped)."""
         with self._lock:
             made = self._built.get(key)
             if made is not None:
-                return made, 0
+                return made, 0, []
             held = sum(view.nbytes for view in self._built.values())
+            evicted: list[ViewKey] = []
             if self._limit is not None and held + needed > self._limit:
-                raise refuse(needed, self._limit, held)
+                spare = sorted((k for k in self._built if evictable(k)),
+                               key=lambda k: self._used.get(k, 0))  # fmt: skip
+                freed = 0
+                for old in spare:
+                    if held - freed + needed <= self._limit:
+                        break
+                    evicted.append(old)
+                    freed += self._built[old].nbytes
+                if held - freed + needed > self._limit:
+                    raise refuse(needed, self._limit, held)
+            gone = [self._built.pop(old) for old in evicted]
+            for old in evicted:
+                self._used.pop(old, None)
             made = self._built[key] = make()
-            return made, made.nbytes
+            self._used[key] = next(_CLOCK)
+            return made, made.nbytes - sum(view.nbytes for view in gone), gone
 
     def adopt(self, views: dict[ViewKey, View]) -> int:
         """Hold ``views`` (carried from the revision before: see ``edits``) beside the

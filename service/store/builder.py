@@ -35,7 +35,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -44,6 +44,7 @@ from service.engine import (
     ClusterTables,
     GridMap,
     LandmarkTables,
+    Profile,
     TableBudgetError,
     build_clusters,
     build_landmarks,
@@ -255,15 +256,18 @@ class TableBuilder:
             self.schedule(map_id, kinds=missing)
         self.prepare_profiles(map_id, grid)
 
-    def prepare_profiles(self, map_id: str, grid: GridMap) -> None:
+    def prepare_profiles(self, map_id: str, grid: GridMap,
+                         fresh: Collection[Profile] | None = None) -> None:  # fmt: skip
         """Give the named profiles of ``grid`` (a revision just loaded or published)
-        their views and tables, in the background (``engine.profile_tables``)."""
+        their views and tables, in the background (``engine.profile_tables``): the
+        views of ``fresh`` (None: all, at a load) and those already built."""
         if grid.terrain is None or not grid.terrain.profiles or self._closing:
             return
         with contextlib.suppress(RuntimeError):  # shut down meanwhile
-            self._pool.submit(self._prepare_profiles, map_id, grid)
+            self._pool.submit(self._prepare_profiles, map_id, grid, fresh)
 
-    def _prepare_profiles(self, map_id: str, grid: GridMap) -> None:
+    def _prepare_profiles(self, map_id: str, grid: GridMap,
+                          fresh: Collection[Profile] | None) -> None:  # fmt: skip
         assert grid.terrain is not None
         for name, profile in grid.terrain.profiles:
             current = self._cache.current(map_id)
@@ -273,7 +277,8 @@ class TableBuilder:
             try:
                 made = prepare_profile(grid, profile, jump_table_bytes=self._jump_table_bytes,
                                        landmarks=self._profile_landmarks,
-                                       max_landmark_bytes=self._max_landmark_bytes)  # fmt: skip
+                                       max_landmark_bytes=self._max_landmark_bytes,
+                                       build_view=fresh is None or profile in fresh)  # fmt: skip
             except Exception:
                 log.exception("map %s: the tables of profile %r failed", map_id, name)
                 continue

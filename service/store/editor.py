@@ -168,7 +168,10 @@ class MapEditor:
             log_state = None
         if log_state is not None and log_state.log_bytes > self._compact_bytes:
             self._repairs.queue_compaction(map_id, state)
-        return EditOutcome(new, changes.count, applied // 1000)
+        # (A terrain edit changes base costs and classes: the cells it changed, whatever
+        # the default profile makes of them.)
+        changed = changes.count if changes.terrain is None else int(changes.terrain.cells.size)
+        return EditOutcome(new, changed, applied // 1000)
 
     def follow(self, map_id: str, records: Sequence[LogRecord]) -> int | None:
         """Apply edits another service wrote to the store (its log records, in

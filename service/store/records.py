@@ -24,7 +24,13 @@ ID_PATTERN: Final = re.compile(r"^[0-9a-f]{16}$")
 #: The file a record is stored as in a map's folder (the file store).
 META_FILE: Final = "meta.json"
 #: Version of the on-disk layout of one map's folder; bump on incompatible change.
-FORMAT_VERSION: Final = 1
+#: 1: a grid file of costs and log records of costs; 2: a map with terrain classes
+#: (``grids``: a grid file of base costs, classes and profiles, log records that
+#: carry classes), which a service that reads only 1 skips instead of misreading.
+#: A map without classes is still written as 1.
+FORMAT_VERSION: Final = 2
+PLAIN_FORMAT: Final = 1
+READABLE_FORMATS: Final = frozenset({PLAIN_FORMAT, FORMAT_VERSION})
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +101,7 @@ def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
         islands_bytes=len(islands_data),
         islands_crc32=checksum(islands_data),
         classes=grid.terrain is not None,
+        format_version=FORMAT_VERSION if grid.terrain is not None else PLAIN_FORMAT,
     )
 
 
@@ -108,9 +115,10 @@ def decode_record(map_id: str, meta: bytes) -> MapRecord | None:
     data = orjson.loads(meta)
     if not isinstance(data, dict):
         raise TypeError(f"{META_FILE} holds a {type(data).__name__}, not an object")
-    if data.get("format_version") != FORMAT_VERSION:
-        log.error("map %s: format version %r, this server reads %d; skipped", map_id,
-                  data.get("format_version"), FORMAT_VERSION)  # fmt: skip
+    version = data.get("format_version")
+    if type(version) is not int or version not in READABLE_FORMATS:
+        log.error("map %s: format version %r, this server reads %s; skipped", map_id,
+                  version, sorted(READABLE_FORMATS))  # fmt: skip
         return None
     return MapRecord.from_json(data)
 

@@ -150,7 +150,8 @@ class Repairs:
         self._track_flips(state, grid, new, changes.cells[changes.walkability_changed])
         if new.uniform and new.jump_table is None and self._jump_table_fits(new):
             self._queue_jumps(map_id, state)
-        self._builder.prepare_profiles(map_id, new)
+        put = () if changes.terrain is None else changes.terrain.profiles
+        self._builder.prepare_profiles(map_id, new, [p for _, p in put if p is not None])
 
     def reloaded(self, state: MapState, revision: int) -> None:
         """The map was loaded anew, at ``revision``: what was remembered of the edits

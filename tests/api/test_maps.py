@@ -34,7 +34,7 @@ def test_text_upload_answers_201_with_location_and_metadata(client: TestClient) 
     assert body["name"] == "arena"
     assert (body["width"], body["height"], body["walkable_cells"]) == (6, 4, 16)
     assert (body["islands"], body["islands_8"]) == (1, 1)
-    assert body["format_version"] == 1
+    assert body["format_version"] == 2  # a Moving AI map: its terrain letters are classes
     assert "version" not in body  # renamed: the storage format, not the map's revision
     assert body["revision"] == 0
     assert body["created_at"].endswith("+00:00")

@@ -154,6 +154,7 @@ def test_class_edits_repaint_the_map_for_every_profile(client: TestClient) -> No
              {"cells": [[0, 3]], "class": "road", "cost": 2.0}]  # fmt: skip
     edit = client.post(f"/v1/maps/{map_id}/edits", json={"edits": paint})
     assert edit.status_code == 200, edit.text
+    assert edit.json()["changed_cells"] == 3  # classes (and a base cost) changed
     assert path(client, map_id, [0, 0], [7, 0], profile="tank")["status"] == "no_path"
     assert path(client, map_id, [3, 0], [3, 3], profile=BOAT)["status"] == "found"
     listed = client.get(f"/v1/maps/{map_id}/profiles").json()
@@ -345,3 +346,29 @@ def test_an_npz_member_past_the_cell_limit_is_too_big_before_it_is_read(
     assert len(big) < 100_000  # compressed: the body limit does not see it
     response = client.post("/v1/maps", content=big, headers={"Content-Type": "application/x-npz"})
     assert (response.status_code, response.json()["code"]) == (413, "TooBig")
+
+
+def test_an_npz_class_name_that_is_not_text_is_invalid_value(client: TestClient) -> None:
+    """A lone surrogate in an .npz string passed the upload and failed its storing
+    (a 500)."""
+    names = np.array(["ground", "wa?er"])
+    names.view(np.uint32)[7] = 0xD800  # "wa\ud800er"
+    body = npz(classes=np.zeros((2, 2), np.uint8), class_names=names)
+    response = client.post("/v1/maps", content=body, headers={"Content-Type": "application/x-npz"})
+    assert (response.status_code, response.json()["code"]) == (400, "InvalidValue"), response.text
+    assert "class_names[1]" in response.json()["message"]
+
+
+def test_a_cost_edit_on_a_class_the_default_excludes_leaves_it_closed(client: TestClient) -> None:
+    """On a Moving AI map a tree stays a tree whatever its base cost: opening it is
+    painting its class."""
+    text = "type octile\nheight 1\nwidth 3\nmap\n.T.\n"
+    map_id = client.post("/v1/maps", content=text, headers={"Content-Type": "text/plain"}).json()[
+        "id"
+    ]
+    cost = client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[1, 0]], "cost": 1}]})
+    assert cost.json()["changed_cells"] == 0  # its base cost was 1 already
+    assert path(client, map_id, [0, 0], [2, 0])["status"] == "no_path"
+    paint = {"edits": [{"cells": [[1, 0]], "class": "ground"}]}
+    assert client.post(f"/v1/maps/{map_id}/edits", json=paint).json()["changed_cells"] == 1
+    assert path(client, map_id, [0, 0], [2, 0])["cost"] == 2.0

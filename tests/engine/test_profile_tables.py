@@ -6,6 +6,7 @@ from service.engine import GridMap, find_path, movingai_terrain
 from service.engine.edits import CellsEdit, apply_changes, changes_of
 from service.engine.kernels.jps import jump_distances
 from service.engine.profile_tables import prepare_profile
+from service.engine.terrain_edits import ProfileEdit
 from service.engine.views import ViewKey
 from tests.engine.test_terrain import brute_costs, random_terrain
 from tests.support import assert_optimal, oracle_distances
@@ -87,6 +88,7 @@ def test_an_edit_keeps_a_views_jump_table_unless_it_flips_a_cell_there() -> None
     terrain = movingai_terrain(ROWS)
     grid = GridMap.from_terrain(terrain)
     profile = terrain.profile(WOODS)
+    grid = apply_changes(grid, changes_of(grid, [ProfileEdit("woods", profile)], max_cells=8))
     prepare_profile(grid, profile, jump_table_bytes=1 << 30, landmarks=4,
                     max_landmark_bytes=1 << 30)  # fmt: skip
     same = apply_changes(grid, changes_of(grid, [CellsEdit([[4, 0]], class_name="ground")],

@@ -12,7 +12,7 @@ from service.engine.edits import (
     changes_of,
     logged_changes,
 )
-from service.engine.errors import InvalidEditError
+from service.engine.errors import InvalidEditError, InvalidQueryError
 from service.engine.kernels.jps import jump_distances
 from service.engine.profile_tables import prepare_profile
 from service.engine.terrain import MAX_CLASSES, Terrain
@@ -74,6 +74,9 @@ def test_terrain_edits_give_the_map_a_fresh_upload_would_have(seed: int) -> None
     terrain = random_terrain(seed)
     grid = GridMap.from_terrain(terrain)
     profiles = [terrain.profile(spec) for spec in PROFILES]
+    named: list[Edit] = [ProfileEdit(f"p{i}", p) for i, p in enumerate(profiles)
+                         if p != terrain.default]  # fmt: skip
+    grid = apply_changes(grid, changes_of(grid, named, max_cells=8))
     for profile in profiles:
         grid.view(ViewKey(1, profile))
     for _ in range(5):
@@ -259,3 +262,36 @@ def test_a_named_profiles_tables_after_edits_equal_a_fresh_build() -> None:
             assert view.jump_table is not None
             table = jump_distances(fresh.padded, fresh.width + 2)
             np.testing.assert_array_equal(view.jump_table, table)
+
+
+def test_an_inline_profiles_view_is_dropped_by_an_edit_and_evicted_for_room() -> None:
+    """Inline profiles' views are a query's own: an edit does not carry them (one
+    whose multiplier takes an edited cell out of range must be refused, not carried
+    holding inf), and a view that needs room takes theirs, least recently used first,
+    never a unit size's or a named profile's."""
+    terrain = random_terrain(12)
+    grid = GridMap.from_terrain(terrain)
+    named = terrain.profile({"multipliers": {"swamp": 2.0}})
+    grid = apply_changes(grid, changes_of(grid, [ProfileEdit("slow", named)], max_cells=8))
+    grid.limit_views(3 * grid.view_bytes() + 100)
+    grid.view(ViewKey(1, named))
+    grid.view(ViewKey(2))
+    inline = [terrain.profile({"multipliers": {"swamp": 3.0 + k}}) for k in range(3)]
+    grid.view(ViewKey(1, inline[0]))
+    grid.view(ViewKey(1, inline[1]))  # room for it: the oldest inline one goes
+    held = set(grid.views())
+    assert held == {ViewKey(1, named), ViewKey(2), ViewKey(1, inline[1])}
+    assert find_path(grid, (0, 0), (1, 1), profile=inline[2]).grid is not None
+    assert ViewKey(1, inline[1]) not in grid.views()
+    huge = terrain.profile({"multipliers": {"swamp": 1e30}})
+    assert grid.terrain is not None
+    swamp = next(
+        (x, y)
+        for (y, x), c in np.ndenumerate(grid.terrain.classes)
+        if c == 1 and grid.terrain.base[y, x] > 0
+    )
+    edited = apply_changes(grid, changes_of(grid, [CellsEdit([list(swamp)], cost=1e10)],
+                                            max_cells=8))  # fmt: skip
+    assert set(edited.views()) == {ViewKey(1, named), ViewKey(2)}
+    with pytest.raises(InvalidQueryError, match="outside float32's range"):
+        edited.view(ViewKey(1, huge))

@@ -31,7 +31,13 @@ from service.store import file_store as store_module
 from service.store.editlog import LOG_FILE, LogRecord
 from service.store.errors import LogGapError, UnknownMapError
 from service.store.files import checksum, npy_bytes
-from service.store.records import META_FILE, figures_of, new_map_id, valid_map_id
+from service.store.records import (
+    META_FILE,
+    PLAIN_FORMAT,
+    figures_of,
+    new_map_id,
+    valid_map_id,
+)
 from service.store.revisions import replayed
 from tests.store.conftest import OpenStore
 from tests.store.test_backends import edited
@@ -145,7 +151,7 @@ def test_create_returns_a_record_describing_the_map(store: MapStore) -> None:
     assert (record.width, record.height, record.walkable_cells) == (3, 2, 4)
     assert (record.islands, record.islands_8) == (2, 1)
     assert (record.min_cost, record.max_cost) == (1.0, 3.0)
-    assert record.format_version == FORMAT_VERSION
+    assert record.format_version == PLAIN_FORMAT  # (a map without terrain classes)
     created = datetime.fromisoformat(record.created_at)
     assert created.utcoffset() == timedelta(0)
     assert before - timedelta(milliseconds=1) <= created <= after

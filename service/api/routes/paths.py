@@ -254,7 +254,7 @@ async def _shared(runtime: Runtime, leading: "asyncio.Future[Shared]", deadline:
 
 def _unstarted_response(runtime: Runtime, map_id: str, query: Query) -> Response:
     """The answer of a query its deadline left unstarted, on the map as cached."""
-    payload = unstarted(query.format, _revision(runtime, map_id))
+    payload = unstarted(query, _revision(runtime, map_id))
     return Response(orjson.dumps(payload), media_type="application/json")
 
 
@@ -441,8 +441,8 @@ def _unstarted_batch(batch: _Batch, revision: int) -> list[dict[str, Any]]:
     bad item's error stands."""
     if batch.cells is not None:
         count = batch.cells.cells.shape[0]
-        return [unstarted(batch.cells.query.format, revision) for _ in range(count)]
-    return [unstarted(item.format, revision) if isinstance(item, Query) else item
+        return [unstarted(batch.cells.query, revision) for _ in range(count)]
+    return [unstarted(item, revision) if isinstance(item, Query) else item
             for item in batch.items]  # fmt: skip
 
 
