@@ -66,7 +66,8 @@ def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -
     assert "no_corner_cutting" in str(request["diagonal"])
     assert "GRIDPATH_MAX_EXPANSIONS" in request["max_expansions"]["description"]
     upload = spec["paths"]["/v1/maps"]["post"]["requestBody"]["content"]
-    assert set(upload) == {"text/plain", "application/json", "application/x-npy"}
+    npy, npz = "application/x-npy", "application/x-npz"
+    assert set(upload) == {"text/plain", "application/json", npy, npz}
     for code in ("InvalidQuery", "InvalidValue", "NotWalkable", "MapNotFound", "TooBig",
                  "Unauthorized", "Internal"):  # fmt: skip
         assert f"`{code}`" in spec["info"]["description"]
