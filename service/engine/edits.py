@@ -38,9 +38,6 @@ from service.engine.kernels.clearance import update_clearance
 from service.engine.kernels.clusters import NO_CLUSTER
 from service.engine.kernels.codes import CLOSED
 from service.engine.kernels.edits import (
-    check_paths as check_paths_kernel,
-)
-from service.engine.kernels.edits import (
     lower_cluster_bounds,
     repair_jump_distances,
     set_walkable_bits,
@@ -49,10 +46,8 @@ from service.engine.kernels.edits import (
 from service.engine.kernels.jps import jump_distances
 from service.engine.kernels.landmarks import lower_distances
 from service.engine.landmarks import LandmarkTable, LandmarkTables
-from service.engine.options import DIAGONALS, Diagonal, option_code
 from service.engine.parts import Census, Islands, Parts
-from service.engine.sizes import checked_agent_size
-from service.engine.terrain import MAX_PROFILES, Profile, check_class_name, checked_profile
+from service.engine.terrain import MAX_PROFILES, check_class_name
 from service.engine.terrain_edits import (
     Painted,
     ProfileEdit,
@@ -261,7 +256,7 @@ def _rect(grid: GridMap, edit: RectEdit, i: int, *, named: int, max_cells: int
 
 def _cells(grid: GridMap, edit: CellsEdit, i: int
            ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32] | None]:  # fmt: skip
-    cells = _points(edit.cells, f"edits[{i}].cells", grid)
+    cells = points_of(edit.cells, f"edits[{i}].cells", grid)
     xs, ys = cells[:, 0], cells[:, 1]
     bad = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
     if bad.any():
@@ -276,7 +271,7 @@ def _cells(grid: GridMap, edit: CellsEdit, i: int
     return ys * grid.width + xs, np.full(xs.size, cost, np.float32)
 
 
-def _points(points: npt.ArrayLike, where: str, grid: GridMap) -> npt.NDArray[np.int64]:
+def points_of(points: npt.ArrayLike, where: str, grid: GridMap) -> npt.NDArray[np.int64]:
     """(n, 2) int64 ``(x, y)`` points; coordinates past int64 are outside any map (the
     message names the first such point and the map's bounds)."""
     try:
@@ -677,70 +672,3 @@ def _repair_landmark_table(table: LandmarkTable, grid: GridMap, seeds: npt.NDArr
     scale = max(largest, table.margin * 2.0**22)
     margin = table.margin + 2 * threshold + scale * 2.0**-22
     return LandmarkTable(table.landmarks, from_table, to_table, margin)
-
-
-# -- path checks ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PathCheck:
-    """Per path: still walkable, its cost now (NaN if not), and the ``(x, y)`` of the
-    first cell it cannot enter ((count, 2), ``(-1, -1)`` if none)."""
-
-    walkable: npt.NDArray[np.bool_]
-    cost: npt.NDArray[np.float64]
-    blocked_at: npt.NDArray[np.int64]
-
-
-def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
-                diagonal: Diagonal | str = "no_corner_cutting", agent_size: int = 1,
-                profile: Profile | None = None) -> PathCheck:  # fmt: skip
-    """Check paths (lists of ``(x, y)``, as the search returns them) against ``grid``,
-    for units of ``agent_size`` (see ``sizes``: on the unit's grid) walking its
-    terrain under ``profile`` (see ``terrain``; None: the map's default): costs and
-    walls are the profile's.
-
-    Raises:
-        InvalidEditError: a point outside the map, or two consecutive points not on
-            one row, column or diagonal (the message names ``paths[i][j]``).
-        InvalidQueryError: ``agent_size`` out of range, or a profile on a map
-            without terrain classes (``GridMap.view``).
-    """
-    code = option_code(DIAGONALS, diagonal, "diagonal", InvalidEditError)
-    size = checked_agent_size(agent_size)
-    unit = grid.view(ViewKey(size, checked_profile(profile)))
-    arrays = [_points(p, f"paths[{i}]", grid) for i, p in enumerate(paths)]
-    offsets = np.zeros(len(arrays) + 1, np.int64)
-    offsets[1:] = np.cumsum([a.shape[0] for a in arrays])
-    points = np.concatenate(arrays) if arrays else np.zeros((0, 2), np.int64)
-    xs, ys = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
-    _check_points(grid, xs, ys, offsets)
-    count = len(arrays)
-    walkable = np.zeros(count, np.bool_)
-    cost = np.zeros(count, np.float64)
-    blocked_at = np.zeros((count, 2), np.int64)
-    check_paths_kernel((unit.padded, unit.padded_width), code, (xs, ys, offsets),
-                       (walkable, cost, blocked_at))  # fmt: skip
-    return PathCheck(walkable, cost, blocked_at)
-
-
-def _check_points(grid: GridMap, xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64],
-                  offsets: npt.NDArray[np.int64]) -> None:  # fmt: skip
-    outside = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
-    dx = np.abs(np.diff(xs))
-    dy = np.abs(np.diff(ys))
-    crooked = np.zeros(xs.size, np.bool_)
-    crooked[1:] = (dx != 0) & (dy != 0) & (dx != dy)
-    crooked[offsets[:-1][offsets[:-1] < xs.size]] = False  # a path's first point
-    for bad, why in (
-        (outside, "is outside the map: x in [0, {w}] and y in [0, {h}]"),
-        (crooked, "is not on a row, column or diagonal from the point before"),
-    ):
-        if bad.any():
-            k = int(np.argmax(bad))
-            i = int(np.searchsorted(offsets, k, side="right")) - 1
-            j = k - int(offsets[i])
-            raise InvalidEditError(
-                f"paths[{i}][{j}] [{int(xs[k])}, {int(ys[k])}] "
-                + why.format(w=grid.width - 1, h=grid.height - 1)
-            )

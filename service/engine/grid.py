@@ -3,20 +3,19 @@
 import functools
 import itertools
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
 from service.engine.costs import checked_costs
-from service.engine.errors import InvalidMapError, InvalidQueryError, UnitGridTooBigError
+from service.engine.errors import InvalidMapError, InvalidQueryError
 from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, MAX_JUMP_TABLE_LINE, jump_table_fits
-from service.engine.handles import Handle, handle_of
+from service.engine.handles import Handle, grid_handle
 from service.engine.kernels.clearance import clearance
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
-from service.engine.kernels.handles import GridSlots
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.landmarks import LandmarkTables
@@ -24,7 +23,7 @@ from service.engine.movingai import PASSABLE, parse_map
 from service.engine.options import DIAGONALS, Diagonal
 from service.engine.parts import Census, Islands, JumpBits, Parts
 from service.engine.terrain import UNIFORM, Profile, Terrain
-from service.engine.views import ONE_CELL, ViewKey, Views
+from service.engine.views import ONE_CELL, ViewKey, Views, refusal
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
@@ -239,7 +238,8 @@ class GridMap:
         with self._derived_lock:  # concurrent first users share one build
             made, added, evicted = self._views.build(
                 key, functools.partial(self._build_view, *key), needed=views * self.view_bytes(),
-                refuse=self._refused(key), evictable=self._inline)  # fmt: skip
+                refuse=refusal(key, self._views, self._width, self._height),
+                evictable=self._inline)  # fmt: skip
             self._derived_bytes += added
             if evicted:  # (plans that hold an evicted view would keep it alive)
                 gone = {id(view) for view in evicted}
@@ -299,23 +299,6 @@ class GridMap:
             # 16 bytes a cell and a build on the query path).
             view.prepare_jumps(max_table_bytes=0)
         return view
-
-    def _refused(self, key: ViewKey) -> Callable[[int, int, int], Exception]:
-        def refuse(needed: int, limit: int, held: int) -> Exception:
-            unit = f"agent_size {key.agent_size}"
-            if key.profile is not None:
-                unit += f" under the profile {key.profile}"
-            kept = self._views.held()
-            sizes = [k.agent_size for k in kept if k.profile is None] or "none"
-            profiled = sum(k.profile is not None for k in kept)
-            also = f", and {profiled} views under profiles" if profiled else ""
-            return UnitGridTooBigError(
-                f"{unit} needs a unit grid of {needed} bytes on this "
-                f"{self._width}x{self._height} map; its unit grids may take {limit} bytes "
-                f"in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and hold {held} (sizes {sizes}{also})"
-            )
-
-        return refuse
 
     def views(self) -> dict[ViewKey, "GridMap"]:
         """The views built so far (but the map itself), by key."""
@@ -614,7 +597,7 @@ class GridMap:
     def _refresh_kernel_handle(self, *, jump_bits: JumpBits | None = None) -> None:
         """A new kernel handle (with ``jump_bits`` about to be the grid's), and no
         plans remembered: they may no longer be what a query would run."""
-        self._kernel_handle = _grid_handle(self._kernel_view(jump_bits))
+        self._kernel_handle = grid_handle(self._kernel_view(jump_bits))
         self._plans: dict[object, object] = {}
         self._epoch = next(_EPOCHS)
 
@@ -691,24 +674,6 @@ class GridMap:
             f"walkable_cells={self.walkable_cells}, min_cost={self.min_cost:g}, "
             f"max_cost={self.max_cost:g})"
         )
-
-
-def _grid_handle(view: tuple[Any, ...]) -> Handle:
-    """The handle of ``GridMap._view()``, laid out as ``kernels.handles.GridSlots``."""
-    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmarks = view
-    cluster_of, (packed_four, packed_eight), counts, units, symmetric = clusters
-    (from_four, from_eight), (to_four, to_eight), margins = landmarks
-    east, west, south, north = bits
-    scalars = np.array([width, uniform, min_cost], dtype=np.float64)
-    return handle_of(GridSlots._fields, {
-        "cost": cost, "islands": islands, "cluster_of": cluster_of,
-        "packed_four": packed_four, "packed_eight": packed_eight, "cluster_counts": counts,
-        "cluster_units": units, "cluster_symmetric": symmetric, "bits_east": east,
-        "bits_west": west, "bits_south": south, "bits_north": north,
-        "jump_table": jump_table, "from_four": from_four, "from_eight": from_eight,
-        "to_four": to_four, "to_eight": to_eight, "landmark_margins": margins,
-        "scalars": scalars,
-    })  # fmt: skip
 
 
 def _eight(diagonal: str) -> bool:

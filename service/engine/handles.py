@@ -7,10 +7,12 @@ kernel returns, so the arrays cannot be freed under it.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+
+from service.engine.kernels.handles import GridSlots
 
 
 class Handle(NamedTuple):
@@ -49,3 +51,22 @@ def handle(arrays: Sequence[npt.NDArray[np.generic]]) -> Handle:
         table[i, 1] = array.shape[0] if array.ndim else 1
         table[i, 2] = array.shape[1] if array.ndim == 2 else 0
     return Handle(table, tuple(arrays))
+
+
+def grid_handle(view: tuple[Any, ...]) -> Handle:
+    """The handle of a grid's kernel view (``GridMap._kernel_view``), laid out as
+    ``kernels.handles.GridSlots``."""
+    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmarks = view
+    cluster_of, (packed_four, packed_eight), counts, units, symmetric = clusters
+    (from_four, from_eight), (to_four, to_eight), margins = landmarks
+    east, west, south, north = bits
+    scalars = np.array([width, uniform, min_cost], dtype=np.float64)
+    return handle_of(GridSlots._fields, {
+        "cost": cost, "islands": islands, "cluster_of": cluster_of,
+        "packed_four": packed_four, "packed_eight": packed_eight, "cluster_counts": counts,
+        "cluster_units": units, "cluster_symmetric": symmetric, "bits_east": east,
+        "bits_west": west, "bits_south": south, "bits_north": north,
+        "jump_table": jump_table, "from_four": from_four, "from_eight": from_eight,
+        "to_four": to_four, "to_eight": to_eight, "landmark_margins": margins,
+        "scalars": scalars,
+    })  # fmt: skip

@@ -14,8 +14,9 @@ so that queries after an edit do not rebuild it.
 import itertools
 import threading
 from collections.abc import Callable
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
+from service.engine.errors import UnitGridTooBigError
 from service.engine.terrain import Profile
 
 
@@ -125,3 +126,25 @@ class Views(Generic[View]):
         """The keys of the views built, in order."""
         with self._lock:
             return sorted(self._built, key=lambda key: (key.agent_size, repr(key.profile)))
+
+
+def refusal(key: ViewKey, views: Views[Any], width: int, height: int
+            ) -> Callable[[int, int, int], Exception]:  # fmt: skip
+    """``Views.build``'s ``refuse`` for the view of ``key`` on a ``width`` x ``height``
+    map: the error naming the bound, what the view needs and what the views hold."""
+
+    def refuse(needed: int, limit: int, held: int) -> Exception:
+        unit = f"agent_size {key.agent_size}"
+        if key.profile is not None:
+            unit += f" under the profile {key.profile}"
+        kept = views.held()
+        sizes = [k.agent_size for k in kept if k.profile is None] or "none"
+        profiled = sum(k.profile is not None for k in kept)
+        also = f", and {profiled} views under profiles" if profiled else ""
+        return UnitGridTooBigError(
+            f"{unit} needs a unit grid of {needed} bytes on this {width}x{height} map; its "
+            f"unit grids may take {limit} bytes in all (GRIDPATH_MAX_UNIT_GRID_BYTES) and "
+            f"hold {held} (sizes {sizes}{also})"
+        )
+
+    return refuse

@@ -22,7 +22,6 @@ from service.engine.edits import (
     apply_changes,
     build_jump_table,
     changes_of,
-    check_paths,
     lowered_cells,
     repair_clusters,
     repair_jump_table,
@@ -31,6 +30,7 @@ from service.engine.edits import (
 from service.engine.fields import distance_field
 from service.engine.goals import CircleRegion, RectRegion
 from service.engine.grid import GridMap
+from service.engine.held_paths import check_paths
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
 from service.engine.policy import BatchPolicy

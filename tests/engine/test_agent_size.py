@@ -226,7 +226,7 @@ def test_concurrent_first_users_share_one_sized_grid() -> None:
 
 
 def test_held_paths_of_big_units_are_checked_on_their_grid() -> None:
-    from service.engine.edits import check_paths
+    from service.engine.held_paths import check_paths
 
     grid = GridMap.from_rows(["....", "....", "...."])
     path = [[0, 0], [2, 0]]

@@ -27,12 +27,12 @@ from service.engine.edits import (
     apply_changes,
     build_jump_table,
     changes_of,
-    check_paths,
     lowered_cells,
     repair_clusters,
     repair_jump_table,
     repair_landmarks,
 )
+from service.engine.held_paths import check_paths
 from service.engine.kernels.landmarks import lower_distances
 from tests.support import art, close, oracle_distances, walk_cost, walkable_cells
 

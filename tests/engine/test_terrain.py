@@ -18,7 +18,6 @@ from service.engine import (
     find_paths,
     find_paths_between,
 )
-from service.engine.edits import check_paths
 from service.engine.errors import (
     InvalidMapError,
     InvalidQueryError,
@@ -27,6 +26,7 @@ from service.engine.errors import (
 )
 from service.engine.fields import distance_field
 from service.engine.footprint import memory_estimate
+from service.engine.held_paths import check_paths
 from service.engine.movingai import parse_map
 from service.engine.terrain import MAX_CLASSES, UNIFORM, Profile, Terrain, movingai_terrain
 from service.engine.views import ViewKey

@@ -23,7 +23,8 @@ from service.api.schemas import (
 )
 from service.api.uploads import NPY
 from service.engine import DEFAULT_DIAGONAL, GridMap
-from service.engine.edits import CellsEdit, Edit, RectEdit, check_paths
+from service.engine.edits import CellsEdit, Edit, RectEdit
+from service.engine.held_paths import check_paths
 from service.engine.views import ViewKey
 from service.store.files import npy_bytes
 
