@@ -19,7 +19,7 @@ from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.landmarks import LandmarkTables
-from service.engine.movingai import PASSABLE, parse_map
+from service.engine.movingai import PASSABLE, parse_map, row_bytes
 from service.engine.options import DIAGONALS, Diagonal
 from service.engine.parts import Census, Islands, JumpBits, Parts
 from service.engine.terrain import UNIFORM, Profile, Terrain
@@ -522,21 +522,7 @@ class GridMap:
         Raises:
             InvalidMapError: no rows, an empty row, or rows of different lengths.
         """
-        if isinstance(rows, str):
-            raise InvalidMapError("rows must be a list of strings, got one string")
-        if not rows or not rows[0]:
-            raise InvalidMapError("rows must hold at least one non-empty row")
-        width = len(rows[0])
-        for y, row in enumerate(rows):
-            if len(row) != width:
-                raise InvalidMapError(
-                    f"row y={y} has {len(row)} characters, row y=0 has {width}; rows must "
-                    "be equally long"
-                )
-        # One byte per character: anything outside ASCII becomes '?', i.e. blocked.
-        data = "".join(rows).encode("ascii", errors="replace")
-        chars = np.frombuffer(data, dtype=np.uint8).reshape(len(rows), width)
-        return cls(np.isin(chars, _PASSABLE_BYTES).astype(np.float32))
+        return cls(np.isin(row_bytes(rows), _PASSABLE_BYTES).astype(np.float32))
 
     @classmethod
     def from_movingai(cls, text: str) -> "GridMap":

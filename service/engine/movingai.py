@@ -5,8 +5,12 @@ See https://movingai.com/benchmarks/formats.html. A ``.map`` file is a header
 characters; ``.``, ``G`` and ``S`` are passable, everything else is blocked.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
+
+import numpy as np
+import numpy.typing as npt
 
 from service.engine.errors import InvalidMapError, MapTooBigError
 
@@ -30,6 +34,28 @@ class Scenario:
     start: tuple[int, int]
     goal: tuple[int, int]
     optimal_length: float
+
+
+def row_bytes(rows: Sequence[str]) -> npt.NDArray[np.uint8]:
+    """(height, width) uint8: rows of Moving AI characters, one byte a character
+    (anything outside ASCII becomes ``?``, which no terrain letter is).
+
+    Raises:
+        InvalidMapError: no rows, an empty row, or rows of different lengths.
+    """
+    if isinstance(rows, str):
+        raise InvalidMapError("rows must be a list of strings, got one string")
+    if not rows or not rows[0]:
+        raise InvalidMapError("rows must hold at least one non-empty row")
+    width = len(rows[0])
+    for y, row in enumerate(rows):
+        if len(row) != width:
+            raise InvalidMapError(
+                f"row y={y} has {len(row)} characters, row y=0 has {width}; rows must "
+                "be equally long"
+            )
+    data = "".join(rows).encode("ascii", errors="replace")
+    return np.frombuffer(data, dtype=np.uint8).reshape(len(rows), width)
 
 
 def parse_map(text: str, *, max_cells: int | None = None) -> list[str]:

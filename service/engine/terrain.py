@@ -35,6 +35,7 @@ from service.engine.errors import (
     InvalidMapError,
     InvalidQueryError,
 )
+from service.engine.movingai import row_bytes
 
 #: Terrain classes a map may name: ids 0 to 63 (a profile's exclusions are one word).
 MAX_CLASSES: Final = 64
@@ -385,12 +386,15 @@ def movingai_terrain(rows: Sequence[str]) -> Terrain:
     """The terrain of a Moving AI map's rows (``movingai.parse_map``): base cost 1 on
     every terrain letter, 0 on ``@``, ``O`` and anything else; the default profile
     excludes ``water`` and ``trees``, so the map's own costs are those of
-    ``GridMap.from_rows``."""
-    letters = np.frombuffer("".join(rows).encode("ascii", "replace"), dtype=np.uint8)
+    ``GridMap.from_rows``.
+
+    Raises:
+        InvalidMapError: rows as ``movingai.row_bytes`` refuses them.
+    """
     lookup = np.full(256, 255, dtype=np.uint8)
     for letter, c in MOVINGAI_LETTERS.items():
         lookup[ord(letter)] = c
-    ids = lookup[letters].reshape(len(rows), -1)
+    ids = lookup[row_bytes(rows)]
     walkable = ids != 255
     base = walkable.astype(np.float32)
     classes = np.where(walkable, ids, 0).astype(np.uint8)

@@ -372,3 +372,23 @@ def test_a_cost_edit_on_a_class_the_default_excludes_leaves_it_closed(client: Te
     paint = {"edits": [{"cells": [[1, 0]], "class": "ground"}]}
     assert client.post(f"/v1/maps/{map_id}/edits", json=paint).json()["changed_cells"] == 1
     assert path(client, map_id, [0, 0], [2, 0])["cost"] == 2.0
+
+
+@pytest.mark.parametrize(("body", "ragged"), [
+    (rb'{"rows": ["..", "."]}', True),
+    (rb'{"rows": ["k\u001e\u00c1Z", "\u000f\u0011"]}', True),
+    (rb'{"rows": ["\u00e6\uda74\udc07\u00af", "o\ud943\udd10\u00d1"]}', False),
+    (rb'{"name": "null", "rows": ["k\u001eZ\u00cc\u00876\u00b6", "\u000f\u0011\u00c4", "\u00d8"]}',
+     True),
+])  # fmt: skip
+def test_ragged_or_foreign_json_rows_are_invalid_value(
+    client: TestClient, body: bytes, ragged: bool
+) -> None:
+    """Rows of different lengths (of characters outside ASCII too) reached the
+    terrain's reshape unchecked: a 500 (found by schemathesis)."""
+    response = client.post("/v1/maps", content=body, headers={"Content-Type": "application/json"})
+    if ragged:
+        assert (response.status_code, response.json()["code"]) == (400, "InvalidValue")
+        assert "equally long" in response.json()["message"]
+    else:  # one character a code point, foreign ones walls
+        assert response.status_code == 201, response.text
