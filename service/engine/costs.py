@@ -12,6 +12,15 @@ FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
 FLOAT32_TINY: Final = float(np.finfo(np.float32).tiny)  # the least normal float32
 
 
+def out_of_range(product: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Where a positive cost computed in float64 (a base cost times a multiplier) is
+    no float32 cost: past its largest value, or below its least normal one."""
+    mask: npt.NDArray[np.bool_] = (product > 0) & (
+        (product > FLOAT32_MAX) | (product < FLOAT32_TINY)
+    )
+    return mask
+
+
 def positive_zeros(costs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """``costs`` with every ``-0.0`` made ``+0.0``, in place (IEEE 754: -0.0 + 0.0 is
     +0.0), for costs entering the service: -0.0 is blocked like 0.0, but would come

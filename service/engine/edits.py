@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import Scalar, paced_copy, paced_full
-from service.engine.costs import positive_zeros
+from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, positive_zeros
 from service.engine.errors import InvalidEditError, MapTooBigError
 from service.engine.grid import MAX_AGENT_SIZE, GridMap
 from service.engine.kernels.clearance import update_clearance
@@ -62,8 +62,6 @@ REBUILD_JUMPS_FRACTION: Final = 1 / 16
 
 #: A logged record's profiles were checked against the bound when it was made.
 _ANY: Final = 1 << 30
-_FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
-_TINY: Final = float(np.finfo(np.float32).tiny)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,9 +247,7 @@ def _rect(grid: GridMap, edit: RectEdit, i: int, *, named: int, max_cells: int
     if edit.costs is not None:
         costs = _checked_costs(edit.costs, i, (h, w))
         return where, costs.reshape(-1)
-    if edit.cost is None and edit.class_name is not None:
-        return where, None
-    return where, np.full(where.size, _checked_cost(edit.cost, f"edits[{i}].cost"), np.float32)
+    return where, _one_cost(edit, where.size, i)
 
 
 def _cells(grid: GridMap, edit: CellsEdit, i: int
@@ -265,10 +261,15 @@ def _cells(grid: GridMap, edit: CellsEdit, i: int
             f"edits[{i}].cells[{j}] [{int(xs[j])}, {int(ys[j])}] is outside the map: x in "
             f"[0, {grid.width - 1}] and y in [0, {grid.height - 1}]"
         )
+    return ys * grid.width + xs, _one_cost(edit, xs.size, i)
+
+
+def _one_cost(edit: RectEdit | CellsEdit, count: int, i: int) -> npt.NDArray[np.float32] | None:
+    """(count,) float32: the edit's one ``cost`` for each of its cells; None for a
+    class edit that keeps the cells' costs."""
     if edit.cost is None and edit.class_name is not None:
-        return ys * grid.width + xs, None
-    cost = _checked_cost(edit.cost, f"edits[{i}].cost")
-    return ys * grid.width + xs, np.full(xs.size, cost, np.float32)
+        return None
+    return np.full(count, _checked_cost(edit.cost, f"edits[{i}].cost"), np.float32)
 
 
 def points_of(points: npt.ArrayLike, where: str, grid: GridMap) -> npt.NDArray[np.int64]:
@@ -299,12 +300,12 @@ def _checked_cost(value: float | None, where: str) -> float:
 
 
 def _valid_cost(value: float) -> bool:
-    return math.isfinite(value) and (value == 0 or _TINY <= value <= _FLOAT32_MAX)
+    return math.isfinite(value) and (value == 0 or FLOAT32_TINY <= value <= FLOAT32_MAX)
 
 
 def _cost_message(where: str, value: float) -> str:
     return (f"{where} is {value!r}; costs must be 0 (blocked) or positive and finite, at "
-            f"least {_TINY:.3g} and at most {_FLOAT32_MAX:.3g}")  # fmt: skip
+            f"least {FLOAT32_TINY:.3g} and at most {FLOAT32_MAX:.3g}")  # fmt: skip
 
 
 def _checked_costs(costs: npt.ArrayLike, i: int, shape: tuple[int, int]) -> npt.NDArray[np.float32]:
@@ -320,7 +321,7 @@ def _checked_costs(costs: npt.ArrayLike, i: int, shape: tuple[int, int]) -> npt.
     with np.errstate(over="ignore"):
         narrowed = values.astype(np.float32)
     bad = ~np.isfinite(values) | (values < 0) | np.isinf(narrowed)
-    bad |= (values > 0) & (values < _TINY)  # subnormal, or 0 once narrowed
+    bad |= (values > 0) & (values < FLOAT32_TINY)  # subnormal, or 0 once narrowed
     if bad.any():
         r, c = (int(v) for v in np.argwhere(bad)[0])
         raise InvalidEditError(_cost_message(f"edits[{i}].costs[{r}][{c}]", float(values[r, c])))
@@ -400,9 +401,8 @@ def _carried_profiles(views: dict[ViewKey, GridMap], new: GridMap, changes: Chan
     builds them (an inline profile's from the terrain, where a multiplier that takes a
     changed cell out of float32's range is refused)."""
     carried = {}
-    named = set() if new.terrain is None else {p for _, p in new.terrain.profiles}
     for key, view in views.items():
-        if key.profile is None or key.agent_size != 1 or key.profile not in named:
+        if key.profile is None or key.agent_size != 1 or new.inline_view(key):
             continue  # (an inline profile's view is built again when next asked for)
         if changes.terrain is None:
             carried[key] = _relabeled(view, new.revision)

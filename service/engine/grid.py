@@ -239,7 +239,7 @@ class GridMap:
             made, added, evicted = self._views.build(
                 key, functools.partial(self._build_view, *key), needed=views * self.view_bytes(),
                 refuse=refusal(key, self._views, self._width, self._height),
-                evictable=self._inline)  # fmt: skip
+                evictable=self.inline_view)  # fmt: skip
             self._derived_bytes += added
             if evicted:  # (plans that hold an evicted view would keep it alive)
                 gone = {id(view) for view in evicted}
@@ -248,7 +248,7 @@ class GridMap:
                     self._plans.pop(stale, None)
         return made
 
-    def _inline(self, key: ViewKey) -> bool:
+    def inline_view(self, key: ViewKey) -> bool:
         """Whether a view is an inline profile's (none of the map's named ones): a
         query's own, dropped for another view when the views' bound is reached, and
         not carried by edits."""

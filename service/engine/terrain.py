@@ -28,7 +28,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, checked_costs
+from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, checked_costs, out_of_range
 from service.engine.errors import (
     BLOCKED_CELL,
     InvalidEditError,
@@ -309,8 +309,7 @@ class Terrain:
             return self.base * narrow[self.classes]
         factors = table[self.classes]
         product = self.base.astype(np.float64) * factors
-        walkable = product > 0
-        bad = walkable & ((product > FLOAT32_MAX) | (product < FLOAT32_TINY))
+        bad = out_of_range(product)
         if bad.any():
             y, x = (int(v) for v in np.argwhere(bad)[0])
             c = int(self.classes[y, x])

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.copies import paced_copy
-from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY
+from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, out_of_range
 from service.engine.errors import InvalidEditError, InvalidQueryError
 from service.engine.terrain import MAX_CLASSES, Profile, Terrain, check_profile_name
 
@@ -146,7 +146,7 @@ def _check_range(terrain: Terrain, profile: Profile, cells: npt.NDArray[np.int64
     """InvalidEditError when ``profile`` takes a changed cell's cost out of float32."""
     product = (terrain.base.reshape(-1)[cells].astype(np.float64)
                * profile.factors()[terrain.classes.reshape(-1)[cells]])  # fmt: skip
-    bad = (product > 0) & ((product > FLOAT32_MAX) | (product < FLOAT32_TINY))
+    bad = out_of_range(product)
     if bad.any():
         y, x = divmod(int(cells[np.argmax(bad)]), width)
         raise InvalidEditError(f"the edit makes the cost of (x={x}, y={y}) "
