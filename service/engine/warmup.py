@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 from typing import Final
 
+import numpy as np
+
 from service.engine.clusters import build_clusters
 from service.engine.edits import (
     CellsEdit,
@@ -35,6 +37,7 @@ from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
 from service.engine.policy import BatchPolicy
 from service.engine.queries import PathQuery
+from service.engine.result import PathResult
 from service.engine.search import find_path, find_paths
 
 #: Enough for any warm-up grid's tables.
@@ -67,19 +70,18 @@ def warmup() -> None:
 
 
 def warm_searches() -> None:
-    """The search kernels: single queries and batches, every queue, unit sizes,
-    string pulling."""
+    """The search kernels: single queries and batches, every queue, unit sizes."""
     grid = GridMap.from_rows(_WARMUP_ROWS)  # islands
     # No JPS+ table: its builder compiles in the tables part, and the search kernels
     # take the table's placeholder as they take a table (the same types).
     grid.prepare_jumps(max_table_bytes=0)
     weighted = GridMap.from_costs([[1, 2, 1], [1, 0, 1], [1, 1, 3]])
-    find_path(grid, (0, 0), (3, 1)).smoothed()  # straight line, string pulling
+    find_path(grid, (0, 0), (3, 1))
     for _ in range(2):  # the same options again: the lean single query, and batch
         find_path(grid, (0, 0), (3, 1))
     find_paths(grid, [PathQuery((0, 0), (3, 1))])
     find_path(weighted, (0, 0), (2, 2), max_expansions=1)  # A*, reconstruction
-    find_path(weighted, (0, 0), (2, 2)).smoothed()  # waypoints, weighted string pulling
+    find_path(weighted, (0, 0), (2, 2))  # waypoints
     find_path(weighted, (0, 0), (2, 2), diagonal="never", heuristic="manhattan")  # dial
     open_ground = GridMap.from_rows(["...", "...", "..."])
     find_path(open_ground, (0, 0), (1, 1), agent_size=2)  # clearance, a unit's view
@@ -87,8 +89,8 @@ def warm_searches() -> None:
 
 def warm_tables() -> None:
     """The kernels of the derived tables (clusters, landmarks, JPS+), of goal sets,
-    of edits and of fields: none of them compiles the search kernels that
-    ``warm_searches`` compiles in a process of its own."""
+    of edits, of fields and of string pulling: none of them compiles the search
+    kernels that ``warm_searches`` compiles in a process of its own."""
     grid = GridMap.from_rows(_WARMUP_ROWS)
     # Cluster tables (built in the background for served maps) and their heuristic.
     tables = build_clusters(grid, cluster_size=4, max_table_bytes=_WARMUP_TABLE_BYTES)
@@ -98,6 +100,7 @@ def warm_tables() -> None:
     _warm_goals(grid)
     _warm_edits(grid)
     _warm_fields(grid)
+    _warm_smoothing()
 
 
 def _warm_goals(grid: GridMap) -> None:
@@ -106,6 +109,18 @@ def _warm_goals(grid: GridMap) -> None:
     find_path(grid, (0, 0), goal_region=RectRegion(2, 2, 2, 1))
     find_path(grid, (0, 0), goal_region=CircleRegion((3, 2), 1.0), unreachable="nearest")
     find_path(grid, (0, 0), (4, 0), unreachable="nearest")  # a blocked goal
+
+
+def _warm_smoothing() -> None:
+    """String pulling, uniform and weighted, on paths made here rather than searched
+    (a search would compile the search kernels in this part too)."""
+    open_ground = GridMap.from_rows(["....", "....", "...."])
+    weighted = GridMap.from_costs([[1, 2, 1], [1, 0, 1], [1, 1, 3]])
+    for grid, cells in ((open_ground, [[0, 0], [1, 1], [2, 1], [3, 1]]),
+                        (weighted, [[0, 0], [0, 1], [0, 2], [1, 2], [2, 2]])):  # fmt: skip
+        path = np.array(cells, dtype=np.int32)
+        PathResult(status="found", cost=None, cells=path, waypoints=path, length=0.0,
+                   expanded=0, grid=grid).smoothed()  # fmt: skip
 
 
 def _warm_fields(grid: GridMap) -> None:

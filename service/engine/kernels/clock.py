@@ -21,6 +21,7 @@ from numba import njit, types
 
 from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import STATUS_DEADLINE, STATUS_PARTIAL
+from service.engine.kernels.widening import widened
 
 #: Expansions between two looks at the clock: a look costs about as much as one
 #: expansion, so this keeps its share under one percent.
@@ -70,6 +71,7 @@ def next_look(expanded, budget, clock):
     return min(budget, expanded + CLOCK_EVERY)
 
 
+@widened
 @borrowing
 def look_again(expanded, budget, clock):
     """A search's look at its budget and clock, once ``expanded`` reached its last

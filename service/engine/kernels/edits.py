@@ -31,6 +31,7 @@ from service.engine.kernels.codes import SQRT2
 from service.engine.kernels.islands import find_root
 from service.engine.kernels.jps import diagonal_entry, open_cell, straight_entry
 from service.engine.kernels.moves import DX, DY, corner_allows, move_count
+from service.engine.kernels.widening import widened
 
 #: Cells the first split search may visit from each seed (then x4 per round).
 FIRST_BUDGET = 64
@@ -121,6 +122,7 @@ def update_islands(costs, islands, changed, eight, work):
     return count, next_label
 
 
+@widened
 @njit(cache=True, nogil=True, error_model="numpy")
 def _relabel(costs, labels, moves, flood, queue):
     """Flood ``(seed, old, new)``: the cells labelled ``old`` (walkable before or after,
@@ -169,7 +171,8 @@ def _split(costs, islands, changed, moves, work):
         return next_label, count
     seeds = np.unique(seeds[:found])
     seed_labels = labels[seeds]
-    order = np.argsort(seed_labels, kind="mergesort")
+    # int64 keys, as the cluster tables sort: numba compiles one merge sort per type.
+    order = np.argsort(seed_labels.astype(np.int64), kind="mergesort")
     seeds = seeds[order]
     seed_labels = seed_labels[order]
     seed_index = np.zeros(0, np.int32)  # allocated once a label has two seeds
@@ -190,6 +193,7 @@ def _split(costs, islands, changed, moves, work):
     return next_label, count
 
 
+@widened
 @njit(cache=True, nogil=True, error_model="numpy")
 def _split_one(grid, islands, piece, moves, work):
     """Split ``piece``, ``(seeds, label)``: island ``label`` into the pieces its ``seeds``

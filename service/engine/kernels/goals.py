@@ -169,7 +169,7 @@ def goal_set_search(terrain, task, nodes, trace):
         n = node_of[0]
         x = n % width
         y = n // width
-        if is_goal(goal, n, x, y):
+        if is_goal(goal, np.int64(n), x, y):  # as ``goal_on_island``: one compilation
             return STATUS_FOUND, n, expanded, reopened
         if expanded >= look:
             stop, look = look_again(expanded, budget, clock)

@@ -12,10 +12,12 @@ first (the node nearer the goal), which cuts expansions sharply on open maps.
 The size lives with the caller and is passed in and returned.
 """
 
+import numpy as np
 from numba import njit
 
 from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.codes import CLOSED
+from service.engine.kernels.widening import widened
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -25,6 +27,7 @@ def _before(fa, ga, fb, gb, tie_break):
     return tie_break and ga > gb
 
 
+@widened
 @borrowing
 def sift_up(heap, i, tie_break):
     """Move slot ``i`` towards the root until its parent comes before it."""
@@ -45,6 +48,7 @@ def sift_up(heap, i, tie_break):
     pos[n] = i
 
 
+@widened
 @borrowing
 def sift_down(heap, i, size, tie_break):
     """Move slot ``i`` towards the leaves until both children come after it."""
@@ -70,6 +74,7 @@ def sift_down(heap, i, size, tie_break):
     pos[n] = i
 
 
+@widened
 @borrowing
 def push(heap, size, cell, fv, gv, tie_break):
     """Insert ``cell`` with priority ``fv`` and cost ``gv``; return the new size."""
@@ -81,16 +86,18 @@ def push(heap, size, cell, fv, gv, tie_break):
     return size + 1
 
 
+@widened
 @borrowing
 def decrease(heap, cell, fv, gv, tie_break):
     """Lower the priority of ``cell``, which must be in the heap."""
     _, key, pos = heap
-    i = pos[cell]
+    i = np.int64(pos[cell])  # the slot's type as ``push`` gives it: one ``sift_up``
     key[i, 0] = fv
     key[i, 1] = gv
     sift_up(heap, i, tie_break)
 
 
+@widened
 @borrowing
 def pop(heap, size, tie_break):
     """Remove the root (read it first from ``heap[0][0]``); return the new size.
@@ -184,6 +191,7 @@ def lazy_pop(node, key, size, tie_break):
     return size
 
 
+@widened
 @borrowing
 def lazy_compact(node, key, size, g, tie_break):
     """Drop the stale entries (``key`` g no longer ``g[node]``) and restore the heap

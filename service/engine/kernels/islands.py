@@ -83,9 +83,9 @@ def label_islands(cost, width):
         if cost[c] <= 0.0 or cost[c - width] > 0.0:
             continue
         if cost[c - width - 1] > 0.0 and cost[c - 1] <= 0.0:
-            _join(joined, labels[0, c], labels[0, c - width - 1])
+            _join(joined, np.int64(labels[0, c]), np.int64(labels[0, c - width - 1]))
         if cost[c - width + 1] > 0.0 and cost[c + 1] <= 0.0:
-            _join(joined, labels[0, c], labels[0, c - width + 1])
+            _join(joined, np.int64(labels[0, c]), np.int64(labels[0, c - width + 1]))
     # 4-labels count up in first-cell order, so the least of a union comes first.
     eight = np.zeros(count4 + 1, dtype=np.int32)
     count8 = 0

@@ -69,6 +69,7 @@ from service.engine.kernels.heap import lazy_compact, lazy_pop, lazy_push
 from service.engine.kernels.landmarks import landmark_bound
 from service.engine.kernels.moves import DX, DY, closeness, heuristic_distance
 from service.engine.kernels.trace import record
+from service.engine.kernels.widening import widened
 
 NOT_FOUND = -1  # a jump that ran into a wall
 WORD = 64
@@ -224,6 +225,7 @@ def jump_distances(cost, width):
     return table
 
 
+@widened
 @njit(cache=True, nogil=True, error_model="numpy")
 def fill_vertical(cost, width, table, row, k):
     """A row's entries towards the straight direction ``k`` (north or south) and the
@@ -245,6 +247,7 @@ def extend(distance):
     return distance + 1 if distance > 0 else distance - 1
 
 
+@widened
 @njit(cache=True, nogil=True, error_model="numpy")
 def straight_entry(cost, width, table, n, k):
     step = DY[k] * width + DX[k]
@@ -259,6 +262,7 @@ def straight_entry(cost, width, table, n, k):
     return extend(table[m, k])
 
 
+@widened
 @njit(cache=True, nogil=True, error_model="numpy")
 def diagonal_entry(cost, width, table, n, k):
     dx = DX[k]
@@ -416,6 +420,7 @@ def direction_bit(cost, width, n, k, lookup):
     return 0
 
 
+@widened
 @njit(cache=True, nogil=True, error_model="numpy")
 def diagonal_index(dx, dy):
     """Index in ``DX``/``DY`` of a diagonal direction."""

@@ -18,6 +18,7 @@ from numba import njit
 from service.engine.kernels.codes import SQRT2
 from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.moves import DX, DY, ORTHOGONAL_MOVES
+from service.engine.kernels.widening import widened
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -39,6 +40,7 @@ def move_length(cost, width, n, k, eight):
     return SQRT2
 
 
+@widened
 @njit(cache=True, nogil=True, error_model="numpy")
 def distances(cost, width, source, eight, reverse, dist, heap):
     """Dijkstra from ``source`` over the whole grid into ``dist`` (inf: unreachable).
