@@ -35,6 +35,8 @@ from service.engine.grid import GridMap
 from service.engine.held_paths import check_paths
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
+from service.engine.layers import Layers
+from service.engine.links import Link, link_bounds, links_of
 from service.engine.policy import BatchPolicy
 from service.engine.queries import PathQuery
 from service.engine.result import PathResult
@@ -89,7 +91,7 @@ def warm_searches() -> None:
 
 def warm_tables() -> None:
     """The kernels of the derived tables (clusters, landmarks, JPS+), of goal sets,
-    of edits, of fields and of string pulling: none of them compiles the search
+    of edits, of fields, of string pulling and of links: none of them compiles the search
     kernels that ``warm_searches`` compiles in a process of its own."""
     grid = GridMap.from_rows(_WARMUP_ROWS)
     # Cluster tables (built in the background for served maps) and their heuristic.
@@ -101,6 +103,7 @@ def warm_tables() -> None:
     _warm_edits(grid)
     _warm_fields(grid)
     _warm_smoothing()
+    _warm_links()
 
 
 def _warm_goals(grid: GridMap) -> None:
@@ -121,6 +124,19 @@ def _warm_smoothing() -> None:
         path = np.array(cells, dtype=np.int32)
         PathResult(status="found", cost=None, cells=path, waypoints=path, length=0.0,
                    expanded=0, grid=grid).smoothed()  # fmt: skip
+
+
+def _anywhere(x: int, row: int) -> bool:
+    """Every cell walkable (the warm-up's floors are open)."""
+    return x >= 0 and row >= 0
+
+
+def _warm_links() -> None:
+    """The links' heuristic table, on two floors joined by stairs."""
+    layers = Layers(2, 2, 2)
+    stairs = Link("stairs", (0, 0, 0), (1, 1, 1), 1.0)
+    links = links_of(layers, [stairs], walkable=_anywhere, max_links=1)
+    link_bounds(layers, links.edges())
 
 
 def _warm_fields(grid: GridMap) -> None:

@@ -1,0 +1,271 @@
+"""Links: doors, teleports, stairs and drops, as directed edges beside the grid's moves.
+
+A link goes from one cell to another (on the same floor or another: ``layers``),
+costs exactly its ``cost`` to take (the cell it lands on adds nothing), and is
+two-way unless said otherwise. Its optional terrain ``class_name`` lets profiles
+decide who may take it, as they decide who may enter a cell (a ``door_red`` class
+excluded by every profile but the red-key one); a closed link (``enabled`` false)
+is kept but taken by no one. As Detour's off-mesh connections and Godot's
+``NavigationLink`` are.
+
+``LinkSet`` holds a map's links by id and gives the search kernels their edges as
+flat arrays over the padded stacked grid (``LinkEdges``): for each cell with
+outgoing edges a slot, and the slot's edges in a row, so that a search looks a cell
+up once per expansion and a map without links looks nothing up.
+"""
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY
+from service.engine.errors import InvalidEditError
+from service.engine.kernels.links import source_distances
+from service.engine.layers import Layers
+
+#: A link's id: 1 to 64 letters, digits, ``_``, ``.`` or ``-`` (as profile names).
+LINK_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+#: ``LinkEdges.slot`` of a cell no edge leaves.
+NO_SLOT: Final = -1
+
+Cell = tuple[int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A directed connection from ``source`` to ``target``, each ``(x, y, layer)``.
+
+    ``cost`` is what taking it costs (positive, finite, a float32); ``two_way``
+    links are taken both ways at that cost; ``class_name`` (None: no class) is
+    the terrain class profiles judge it by; ``enabled`` false closes it.
+    """
+
+    id: str
+    source: Cell
+    target: Cell
+    cost: float
+    two_way: bool = True
+    class_name: str | None = None
+    enabled: bool = True
+
+
+def check_link_id(link_id: object, where: str = "link id") -> str:
+    """``link_id`` as a link's id, or InvalidEditError naming ``where``."""
+    if not isinstance(link_id, str) or not LINK_ID.fullmatch(link_id):
+        raise InvalidEditError(f"{where} must be 1 to 64 letters, digits, '_', '.' or '-', "
+                               f"got {link_id!r}")  # fmt: skip
+    return link_id
+
+
+def check_link_cost(cost: object, link_id: str) -> float:
+    """``cost`` as a link's cost: a positive, finite float32 (rounded to it)."""
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost):
+        raise InvalidEditError(f"link {link_id!r}: cost must be a finite number, got {cost!r}")
+    rounded = float(np.float32(cost)) if abs(cost) <= FLOAT32_MAX else math.inf
+    if not FLOAT32_TINY <= rounded <= FLOAT32_MAX:
+        raise InvalidEditError(
+            f"link {link_id!r}: cost must be positive, from {FLOAT32_TINY:g} to "
+            f"{FLOAT32_MAX:g} (a float32), got {cost!r}"
+        )
+    return rounded
+
+
+class LinkEdges(NamedTuple):
+    """A map's enabled links as the search kernels read them, on the padded stacked
+    grid: ``slot[n]`` is ``NO_SLOT`` or ``s``, and slot ``s``'s edges are
+    ``first[s]`` to ``first[s + 1]`` of ``target``, ``cost`` and ``link``."""
+
+    slot: npt.NDArray[np.int32]  # (padded cells,), or (0,) for a map without links
+    first: npt.NDArray[np.int32]  # (slots + 1,)
+    target: npt.NDArray[np.int32]  # (edges,) padded flat cells
+    cost: npt.NDArray[np.float64]  # (edges,)
+    link: npt.NDArray[np.int32]  # (edges,) index of the edge's link in ``LinkSet.ids``
+
+    @property
+    def edge_count(self) -> int:
+        """Edges: one per one-way link, two per two-way link."""
+        return int(self.target.size)
+
+
+#: The edges of a map without links: no cell has a slot, so no search looks one up.
+NO_EDGES: Final = LinkEdges(
+    np.zeros(0, np.int32), np.zeros(1, np.int32), np.zeros(0, np.int32),
+    np.zeros(0, np.float64), np.zeros(0, np.int32),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class LinkSet:
+    """A map's links by id (an immutable value: ``put`` and ``remove`` make new ones)."""
+
+    layers: Layers
+    links: Mapping[str, Link]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The links' ids, ascending: a link's index in ``LinkEdges.link``."""
+        return tuple(sorted(self.links))
+
+    def get(self, link_id: str) -> Link | None:
+        return self.links.get(link_id)
+
+    def put(self, link: Link, *, walkable: Callable[[int, int], bool],
+            max_links: int) -> "LinkSet":  # fmt: skip
+        """These links with ``link`` added, or replacing the one of its id.
+
+        Raises:
+            InvalidEditError: an end off the map or on a wall (``walkable(x, row)``
+                of the stacked grid says), or more than ``max_links`` links.
+        """
+        for name, cell in (("from", link.source), ("to", link.target)):
+            try:
+                x, row = self.layers.to_grid(f"link {link.id!r} {name}", cell)
+            except ValueError as error:  # OutOfBoundsError: an edit's own error here
+                raise InvalidEditError(str(error)) from error
+            if not walkable(x, row):
+                raise InvalidEditError(f"link {link.id!r} {name} {list(cell)} is on a "
+                                       "blocked cell: a link joins walkable cells")  # fmt: skip
+        if link.id not in self.links and len(self.links) >= max_links:
+            raise InvalidEditError(f"a map holds at most {max_links} links "
+                                   f"(GRIDPATH_MAX_LINKS); remove one first")  # fmt: skip
+        return LinkSet(self.layers, {**self.links, link.id: link})
+
+    def set_enabled(self, link_id: str, enabled: bool) -> "LinkSet":
+        """These links with ``link_id`` opened or closed (KeyError: no such link)."""
+        link = self.links[link_id]
+        return LinkSet(self.layers, {**self.links, link_id: replace(link, enabled=enabled)})
+
+    def remove(self, link_id: str) -> "LinkSet":
+        """These links without ``link_id`` (KeyError: no such link)."""
+        if link_id not in self.links:
+            raise KeyError(link_id)
+        return LinkSet(self.layers, {k: v for k, v in self.links.items() if k != link_id})
+
+    def edges(self, *, allowed: Callable[[str | None], bool] | None = None) -> LinkEdges:
+        """The enabled links (and of those, the ones whose class ``allowed`` admits:
+        a profile's) as ``LinkEdges`` over the padded stacked grid."""
+        ids = self.ids
+        padded_width = self.layers.width + 2
+        sources: list[int] = []
+        targets: list[int] = []
+        costs: list[float] = []
+        indices: list[int] = []
+        for index, link_id in enumerate(ids):
+            link = self.links[link_id]
+            if not link.enabled or (allowed is not None and not allowed(link.class_name)):
+                continue
+            a = _padded(self.layers, link.source, padded_width)
+            b = _padded(self.layers, link.target, padded_width)
+            for s, t in ((a, b), (b, a)) if link.two_way else ((a, b),):
+                sources.append(s)
+                targets.append(t)
+                costs.append(link.cost)
+                indices.append(index)
+        if not sources:
+            return NO_EDGES
+        return _grouped(np.array(sources), np.array(targets), np.array(costs),
+                        np.array(indices), (self.layers.rows + 2) * padded_width)  # fmt: skip
+
+
+def empty_links(layers: Layers) -> LinkSet:
+    """A map's links before any is put."""
+    return LinkSet(layers, {})
+
+
+def links_of(layers: Layers, links: Iterable[Link], *, walkable: Callable[[int, int], bool],
+             max_links: int) -> LinkSet:  # fmt: skip
+    """A map's links from a list (an upload's), checked as ``LinkSet.put`` checks
+    each; a repeated id is refused (InvalidEditError)."""
+    result = empty_links(layers)
+    for link in links:
+        if link.id in result.links:
+            raise InvalidEditError(f"link id {link.id!r} is given twice")
+        result = result.put(link, walkable=walkable, max_links=max_links)
+    return result
+
+
+def _padded(layers: Layers, cell: Cell, padded_width: int) -> int:
+    x, row = layers.to_grid("link end", cell)
+    return (row + 1) * padded_width + x + 1
+
+
+def _grouped(sources: npt.NDArray[np.int64], targets: npt.NDArray[np.int64],
+             costs: npt.NDArray[np.float64], indices: npt.NDArray[np.int64],
+             cells: int) -> LinkEdges:  # fmt: skip
+    """Edges grouped by source cell, in a stable order (by source, then link)."""
+    order = np.lexsort((indices, sources))
+    sources = sources[order]
+    starts = np.flatnonzero(np.r_[True, sources[1:] != sources[:-1]])
+    slot = np.full(cells, NO_SLOT, dtype=np.int32)
+    slot[sources[starts]] = np.arange(starts.size, dtype=np.int32)
+    first = np.append(starts, sources.size).astype(np.int32)
+    return LinkEdges(slot, first, targets[order].astype(np.int32),
+                     costs[order].astype(np.float64), indices[order].astype(np.int32))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class LinkBounds:
+    """What keeps the heuristic admissible on a map with links.
+
+    Without links, ``h(n)`` is the least cost times the octile distance to the goal.
+    A link can make that an overestimate (a teleport across the map costs 1), and
+    floors are joined only by links. With links, ``h(n)`` is the least of:
+
+    - the plain heuristic, on the goal's floor only (another floor's cells reach
+      the goal only through a link);
+    - ``c * to_source[n] + goal_bound``: a path through links walks at least
+      ``to_source[n]`` cells (octile, no walls) to the first cell a link leaves,
+      at least ``c`` (the least cell cost) each, and from the first link on
+      costs at least ``goal_bound`` (``goal_bound``).
+
+    Both terms are consistent (each step lowers neither by more than its cost, and
+    a link's edge not by more than its own), so their least is too: A* stays exact,
+    and its equal-f stack sound.
+    """
+
+    to_source: npt.NDArray[np.float32]  # (padded cells,) cells, rounded down
+    floor_rows: int  # rows per floor plus the separator: a padded row's floor
+
+    def goal_bound(self, edges: LinkEdges, goal: int, width: int, h_scale: float) -> float:
+        """The least cost from taking a first link to reaching ``goal`` (a padded
+        flat cell; ``width`` padded): over every edge, its cost plus the octile
+        distance from where it lands to the goal (same floor) or, on another floor,
+        the walk to the next link and the cheapest link. ``inf`` without edges."""
+        if edges.edge_count == 0:
+            return math.inf
+        gx, gy = goal % width, goal // width
+        tx, ty = edges.target % width, edges.target // width
+        dx, dy = np.abs(tx - gx), np.abs(ty - gy)
+        octile = np.maximum(dx, dy) + (math.sqrt(2) - 1) * np.minimum(dx, dy)
+        same = (ty - 1) // self.floor_rows == (gy - 1) // self.floor_rows
+        onward = h_scale * self.to_source[edges.target].astype(np.float64) + edges.cost.min()
+        rest = np.where(same, np.minimum(h_scale * octile, onward), onward)
+        return float((edges.cost + rest).min())
+
+    def estimate(self, cell: int, goal: int, width: int, h_scale: float,
+                 goal_bound: float) -> float:  # fmt: skip
+        """``h(cell)`` as the search kernels compute it (the reference for them)."""
+        x, y, gx, gy = cell % width, cell // width, goal % width, goal // width
+        through = h_scale * float(self.to_source[cell]) + goal_bound
+        if (y - 1) // self.floor_rows != (gy - 1) // self.floor_rows:
+            return through
+        dx, dy = abs(x - gx), abs(y - gy)
+        plain = h_scale * (max(dx, dy) + (math.sqrt(2) - 1) * min(dx, dy))
+        return min(plain, through)
+
+
+def link_bounds(layers: Layers, edges: LinkEdges) -> LinkBounds:
+    """The ``LinkBounds`` of a map's edges (all of its enabled links': a profile's
+    subset only leaves the bound lower)."""
+    width = layers.width + 2
+    sources = np.flatnonzero(edges.slot != NO_SLOT).astype(np.int64)
+    exact = source_distances(width, layers.rows + 2, layers.height, sources)
+    # float32 for memory, rounded towards zero so that it stays a lower bound.
+    rounded = exact.astype(np.float32)
+    rounded = np.where(rounded > exact, np.nextafter(rounded, np.float32(0)), rounded)
+    return LinkBounds(rounded.astype(np.float32), layers.height + 1)
