@@ -19,6 +19,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
 from service.engine import GridMap
+from service.engine.layers import Layers
+from service.engine.links import Link, LinkEdges, LinkSet, links_of
 
 SQRT2: Final = math.sqrt(2.0)
 POLICIES: Final = ("never", "no_corner_cutting", "one_obstacle", "always")
@@ -240,3 +242,46 @@ def metric(text: str, name: str, **labels: str) -> float | None:
              for sample in family.samples
              if sample.name == name and labels.items() <= sample.labels.items()]  # fmt: skip
     return sum(found) if found else None
+
+
+def layered_links(
+    seed: int, count: int = 3, height: int = 7, width: int = 9
+) -> tuple[Layers, GridMap, LinkSet]:
+    """A random layered map, ``Layers``, its stacked grid and random links (some
+    one-way, some closed)."""
+    rng = np.random.default_rng(seed)
+    floors = rng.integers(2, 6, size=(count, height, width)).astype(np.float32)
+    floors[rng.random(floors.shape) < 0.25] = 0
+    layers = Layers(count, height, width)
+    grid = GridMap.from_costs(layers.stack(floors))
+    open_cells = [(int(x), int(y), layer) for layer, y, x in np.argwhere(floors > 0)]
+    links = []
+    for i in range(int(rng.integers(1, 7))):
+        a, b = (open_cells[int(j)] for j in rng.choice(len(open_cells), 2, replace=False))
+        cost = float(rng.choice([0.5, 1.0, 3.0, 20.0]))
+        two_way, enabled = bool(rng.random() < 0.6), bool(rng.random() < 0.85)
+        links.append(Link(f"l{i}", a, b, cost, two_way=two_way, enabled=enabled))
+    walkable = lambda x, row: bool(grid.costs[row, x] > 0)  # noqa: E731
+    return layers, grid, links_of(layers, links, walkable=walkable, max_links=16)
+
+
+def octile(dx: int, dy: int) -> float:
+    return max(dx, dy) + (math.sqrt(2) - 1) * min(dx, dy)
+
+
+def padded_to_plain(cell: int, width: int) -> int:
+    return (cell // width - 1) * (width - 2) + cell % width - 1
+
+
+def links_oracle_graph(grid: GridMap, edges: LinkEdges, policy: str) -> csr_matrix:
+    """The stacked grid's moves under ``policy`` plus the links' edges, over row-major
+    cell indices."""
+    graph = oracle_graph(grid, policy).tolil()
+    width = grid.width + 2
+    for cell in np.flatnonzero(edges.slot >= 0):
+        s = edges.slot[cell]
+        for e in range(edges.first[s], edges.first[s + 1]):
+            u, v = padded_to_plain(int(cell), width), padded_to_plain(int(edges.target[e]), width)
+            old = graph[u, v]
+            graph[u, v] = min(old, edges.cost[e]) if old else edges.cost[e]
+    return graph.tocsr()

@@ -29,6 +29,9 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     nearest, size = options.unreachable == "nearest", options.agent_size
     if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
+    if grid.links is not None and (query.goal is None or nearest):
+        raise InvalidQueryError("goal sets, goal regions and unreachable 'nearest' do not "
+                                "take a map's links yet")  # fmt: skip
     sx, sy = checked_cell(grid, query.start, "start")
     walked = grid
     if options.profile is not None:  # the map as the profile's unit walks it
@@ -59,7 +62,7 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     if not nearest and goal_set is not None:
         check_walkable(sized, goal_set.points, "goals", room=(grid, size))
     elif nearest and query.goal is not None:
-        labels = sized.island_tables.labels[1 if options.diagonal == "always" else 0]
+        labels = sized.reach_islands.labels[1 if options.diagonal == "always" else 0]
         if labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
             goal_set = cells_goal_set(sized, np.array([target], np.int64))
     plan = plan_for(sized, options, single_goal=query.goal is not None,

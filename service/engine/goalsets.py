@@ -37,7 +37,7 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
     (recording its first ``trace`` expansions in ``scratch.trace``); an error when its
     path does not fit the limit."""
     assert query.goal_set is not None
-    labels = grid.island_tables.labels[1 if query.plan.diagonal == DIAGONAL_ALWAYS else 0]
+    labels = grid.reach_islands.labels[1 if query.plan.diagonal == DIAGONAL_ALWAYS else 0]
     width = grid.padded_width
     label = labels[query.source]
     target = query.goal_set

@@ -19,6 +19,7 @@ from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.landmarks import LandmarkTables
+from service.engine.links import NO_LINKS_VIEW, LinkSet, MapLinks, map_links
 from service.engine.movingai import PASSABLE, parse_map, row_bytes
 from service.engine.options import DIAGONALS, Diagonal
 from service.engine.parts import Census, Islands, JumpBits, Parts
@@ -83,6 +84,7 @@ class GridMap:
         "_jump_table",
         "_kernel_handle",
         "_landmarks",
+        "_links",
         "_max_cost",
         "_min_cost",
         "_padded",
@@ -140,6 +142,7 @@ class GridMap:
         self._derived_lock = threading.RLock()
         self._auto_astar = False
         self._terrain: Terrain | None = None
+        self._links: MapLinks | None = None
         self._refresh_kernel_handle()
 
     @classmethod
@@ -171,6 +174,7 @@ class GridMap:
         grid._derived_lock = threading.RLock()
         grid._auto_astar = parts.auto_astar
         grid._terrain = None
+        grid._links = None
         grid._refresh_kernel_handle()
         return grid
 
@@ -228,6 +232,8 @@ class GridMap:
             key = ViewKey(key.agent_size, self._own_profile(key.profile))
         if key == ONE_CELL:
             return self
+        if self._links is not None:
+            raise InvalidQueryError("a map with links takes no profile or unit size yet")
         made = self._views.get(key)
         if made is not None:
             return made
@@ -395,9 +401,11 @@ class GridMap:
                 np.array([t.unit for t in both], dtype=np.float32),
                 np.array([t.symmetric for t in both], dtype=np.bool_),
             )
-        return (self._padded, self._width + 2, self._islands.labels, self.uniform,
+        links = self._links
+        return (self._padded, self._width + 2, self.reach_islands.labels, self.uniform,
                 self._min_cost, clusters, jump_bits or self._jump_bits or _NO_JUMP_BITS,
-                self._jump_table, self._landmark_view())  # fmt: skip
+                self._jump_table, self._landmark_view(),
+                NO_LINKS_VIEW if links is None else links.kernel_view)  # fmt: skip
 
     def _landmark_view(self) -> tuple[object, ...]:
         tables = self._landmarks
@@ -635,16 +643,41 @@ class GridMap:
 
     @property
     def island_tables(self) -> Islands:
-        """The island labels, for persisting next to the grid."""
+        """The island labels of the grid's own moves, for persisting next to the grid
+        and for edits to update (links do not join them: ``reach_islands``)."""
         return self._islands
 
+    @property
+    def reach_islands(self) -> Islands:
+        """The islands a search can cross: the grid's own, joined across its links."""
+        return self._islands if self._links is None else self._links.islands
+
+    @property
+    def links(self) -> MapLinks | None:
+        """The map's links (``engine.links``), or None: a map without links."""
+        return self._links
+
+    def with_links(self, links: LinkSet) -> "GridMap":
+        """This map with ``links`` (of a ``Layers`` whose stacked grid is this one): a
+        new grid, without this one's tables and views, which links would change."""
+        if (links.layers.rows, links.layers.width) != (self._height, self._width):
+            raise InvalidMapError(f"links of {links.layers} do not fit a {self._width} x "
+                                  f"{self._height} map")  # fmt: skip
+        grid = GridMap(self._costs, islands=self._islands, revision=self._revision)
+        grid._terrain = self._terrain
+        grid._links = map_links(links, self._islands, self._terrain) if links.links else None
+        grid._refresh_kernel_handle()
+        return grid
+
     def island_count(self, diagonal: Diagonal = "no_corner_cutting") -> int:
-        """Number of connected components under a diagonal policy."""
-        return self._islands.count8 if _eight(diagonal) else self._islands.count4
+        """Number of connected components under a diagonal policy (joined by links)."""
+        islands = self.reach_islands
+        return islands.count8 if _eight(diagonal) else islands.count4
 
     def islands(self, diagonal: Diagonal = "no_corner_cutting") -> npt.NDArray[np.int32]:
-        """(height, width) int32 island labels ``1..count``; 0 on blocked cells. Read-only."""
-        flat: npt.NDArray[np.int32] = self._islands.labels[1 if _eight(diagonal) else 0]
+        """(height, width) int32 island labels ``1..count`` (joined by links); 0 on
+        blocked cells. Read-only."""
+        flat: npt.NDArray[np.int32] = self.reach_islands.labels[1 if _eight(diagonal) else 0]
         return flat.reshape(self.height + 2, self.width + 2)[1:-1, 1:-1]
 
     def walkable(self, x: int, y: int) -> bool:

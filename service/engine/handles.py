@@ -56,11 +56,12 @@ def handle(arrays: Sequence[npt.NDArray[np.generic]]) -> Handle:
 def grid_handle(view: tuple[Any, ...]) -> Handle:
     """The handle of a grid's kernel view (``GridMap._kernel_view``), laid out as
     ``kernels.handles.GridSlots``."""
-    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmarks = view
+    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmarks, links = view
     cluster_of, (packed_four, packed_eight), counts, units, symmetric = clusters
     (from_four, from_eight), (to_four, to_eight), margins = landmarks
     east, west, south, north = bits
-    scalars = np.array([width, uniform, min_cost], dtype=np.float64)
+    slot, first, target, link_cost, to_source, floor_rows = links
+    scalars = np.array([width, uniform, min_cost, floor_rows], dtype=np.float64)
     return handle_of(GridSlots._fields, {
         "cost": cost, "islands": islands, "cluster_of": cluster_of,
         "packed_four": packed_four, "packed_eight": packed_eight, "cluster_counts": counts,
@@ -68,5 +69,6 @@ def grid_handle(view: tuple[Any, ...]) -> Handle:
         "bits_west": west, "bits_south": south, "bits_north": north,
         "jump_table": jump_table, "from_four": from_four, "from_eight": from_eight,
         "to_four": to_four, "to_eight": to_eight, "landmark_margins": margins,
-        "scalars": scalars,
+        "link_slot": slot, "link_first": first, "link_target": target, "link_cost": link_cost,
+        "link_to_source": to_source, "scalars": scalars,
     })  # fmt: skip

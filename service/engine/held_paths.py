@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.edits import points_of
-from service.engine.errors import InvalidEditError
+from service.engine.errors import InvalidEditError, InvalidQueryError
 from service.engine.grid import GridMap
 from service.engine.kernels.edits import check_paths as check_paths_kernel
 from service.engine.options import DIAGONALS, Diagonal, option_code
@@ -42,6 +42,8 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
             without terrain classes (``GridMap.view``).
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", InvalidEditError)
+    if grid.links is not None:
+        raise InvalidQueryError("held paths on a map with links are not checked yet")
     size = checked_agent_size(agent_size)
     unit = grid.view(ViewKey(size, checked_profile(profile)))
     arrays = [points_of(p, f"paths[{i}]", grid) for i, p in enumerate(paths)]

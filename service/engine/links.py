@@ -25,11 +25,20 @@ import numpy.typing as npt
 
 from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY
 from service.engine.errors import InvalidEditError
-from service.engine.kernels.links import source_distances
+from service.engine.kernels.codes import (
+    DIAGONAL_ALWAYS,
+    DIAGONAL_NO_CORNER_CUTTING,
+    DIAGONAL_ONE_OBSTACLE,
+)
+from service.engine.kernels.links import goal_bound, joined_labels, source_distances
 from service.engine.layers import Layers
+from service.engine.parts import Islands
+from service.engine.terrain import Terrain
 
 #: A link's id: 1 to 64 letters, digits, ``_``, ``.`` or ``-`` (as profile names).
 LINK_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+#: Links a map may hold unless the caller says (``GRIDPATH_MAX_LINKS``).
+MAX_LINKS: Final = 65_536
 #: ``LinkEdges.slot`` of a cell no edge leaves.
 NO_SLOT: Final = -1
 
@@ -91,12 +100,22 @@ class LinkEdges(NamedTuple):
         """Edges: one per one-way link, two per two-way link."""
         return int(self.target.size)
 
+    def sources(self) -> npt.NDArray[np.int64]:
+        """(edges,) the padded cell each edge leaves (slots ascend with their cells)."""
+        cells = np.flatnonzero(self.slot != NO_SLOT)
+        return np.repeat(cells, np.diff(self.first)).astype(np.int64)
+
 
 #: The edges of a map without links: no cell has a slot, so no search looks one up.
 NO_EDGES: Final = LinkEdges(
     np.zeros(0, np.int32), np.zeros(1, np.int32), np.zeros(0, np.int32),
     np.zeros(0, np.float64), np.zeros(0, np.int32),
 )  # fmt: skip
+
+
+#: ``MapLinks.kernel_view`` of a map without links.
+NO_LINKS_VIEW: Final = (NO_EDGES.slot, NO_EDGES.first, NO_EDGES.target, NO_EDGES.cost,
+                        np.zeros(0, np.float32), 1)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,16 +255,9 @@ class LinkBounds:
         flat cell; ``width`` padded): over every edge, its cost plus the octile
         distance from where it lands to the goal (same floor) or, on another floor,
         the walk to the next link and the cheapest link. ``inf`` without edges."""
-        if edges.edge_count == 0:
-            return math.inf
-        gx, gy = goal % width, goal // width
-        tx, ty = edges.target % width, edges.target // width
-        dx, dy = np.abs(tx - gx), np.abs(ty - gy)
-        octile = np.maximum(dx, dy) + (math.sqrt(2) - 1) * np.minimum(dx, dy)
-        same = (ty - 1) // self.floor_rows == (gy - 1) // self.floor_rows
-        onward = h_scale * self.to_source[edges.target].astype(np.float64) + edges.cost.min()
-        rest = np.where(same, np.minimum(h_scale * octile, onward), onward)
-        return float((edges.cost + rest).min())
+        view = (edges.slot, edges.first, edges.target, edges.cost, self.to_source,
+                self.floor_rows)  # fmt: skip
+        return float(goal_bound(view, goal, width, h_scale))
 
     def estimate(self, cell: int, goal: int, width: int, h_scale: float,
                  goal_bound: float) -> float:  # fmt: skip
@@ -269,3 +281,121 @@ def link_bounds(layers: Layers, edges: LinkEdges) -> LinkBounds:
     rounded = exact.astype(np.float32)
     rounded = np.where(rounded > exact, np.nextafter(rounded, np.float32(0)), rounded)
     return LinkBounds(rounded.astype(np.float32), layers.height + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class MapLinks:
+    """A map's links with what its searches read of them: the edges, the heuristic's
+    bounds, and the islands joined across the links (weakly: a one-way link joins
+    its two ends' islands too, so different joined islands still mean no path)."""
+
+    links: LinkSet
+    edges: LinkEdges
+    bounds: LinkBounds
+    islands: Islands
+    edge_of: Mapping[tuple[int, int], tuple[float, int]]  # (u, v): cheapest (cost, link)
+
+    @property
+    def kernel_view(self) -> tuple[object, ...]:
+        """``(slot, first, target, cost, to_source, floor_rows)`` as ``search_batch``
+        reads them."""
+        e = self.edges
+        return e.slot, e.first, e.target, e.cost, self.bounds.to_source, self.bounds.floor_rows
+
+
+def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None) -> MapLinks:
+    """``MapLinks`` of ``links`` on a grid whose own islands are ``islands``, for
+    its default profile (of ``terrain``; None: a map without classes): a link of a
+    class the profile excludes is taken by no search of the map's own."""
+    allowed = None
+    if terrain is not None:
+        names, excluded = terrain.names, terrain.default.excluded
+        allowed = lambda name: (  # noqa: E731
+            name not in names or not (excluded >> names.index(name)) & 1
+        )
+    edges = links.edges(allowed=allowed)
+    edge_of: dict[tuple[int, int], tuple[float, int]] = {}
+    for u, v, cost, link in zip(edges.sources().tolist(), edges.target.tolist(),
+                                edges.cost.tolist(), edges.link.tolist(), strict=True):  # fmt: skip
+        if (u, v) not in edge_of or cost < edge_of[u, v][0]:  # (links in id order)
+            edge_of[u, v] = (cost, link)
+    return MapLinks(links, edges, link_bounds(links.layers, edges),
+                    joined_islands(islands, edges), edge_of)  # fmt: skip
+
+
+def joined_islands(islands: Islands, edges: LinkEdges) -> Islands:
+    """``islands`` joined across ``edges`` (both ends walkable)."""
+    if edges.edge_count == 0:
+        return islands
+    sources, targets = edges.sources(), edges.target.astype(np.int64)
+    rows, counts = [], []
+    for row, count in ((0, islands.count4), (1, islands.count8)):
+        relabel, joined = joined_labels(islands.labels[row], count, sources, targets)
+        rows.append(relabel[islands.labels[row]])
+        counts.append(int(joined))
+    labels = np.ascontiguousarray(np.stack(rows), dtype=np.int32)
+    return Islands(labels, counts[0], counts[1])
+
+
+class LinkUse(NamedTuple):
+    """A link a path takes: its id, and the index in the path's cells of the cell
+    where it is entered (the next cell is where it leaves), and in its waypoints."""
+
+    id: str
+    at: int
+    waypoint: int
+
+
+LinkedPath = tuple[npt.NDArray[np.int32], float, tuple[LinkUse, ...]]
+
+
+def link_steps(links: MapLinks, padded: npt.NDArray[np.float32], cells: npt.NDArray[np.int32],
+               diagonal: int) -> LinkedPath:  # fmt: skip
+    """The waypoints, length and links of a path ``cells`` ((n, 2) ``(x, row)`` of the
+    stacked grid) found on a map with ``links``, under the diagonal policy code
+    ``diagonal``.
+
+    A step is a link's when no grid move makes it, or the link is cheaper than the
+    move, as the search chose (the cheapest link, then the first by id). Both ends
+    of a link are waypoints, whatever the directions around them, so that straight
+    lines between waypoints give the path's cells back; a link adds nothing to the
+    length, which counts the cells walked.
+    """
+    width = links.links.layers.width + 2
+    n = cells.shape[0]
+    flat = (cells[:, 1].astype(np.int64) + 1) * width + cells[:, 0] + 1
+    taken = np.zeros(max(n - 1, 0), np.bool_)
+    uses: list[tuple[str, int]] = []
+    length = 0.0
+    for i in range(n - 1):
+        u, v = int(flat[i]), int(flat[i + 1])
+        step = _grid_step(padded, width, u, v, diagonal)
+        edge = links.edge_of.get((u, v))
+        if edge is not None and (step is None or edge[0] < step[0]):
+            taken[i] = True
+            uses.append((links.links.ids[edge[1]], i))
+        elif step is not None:
+            length += step[1]
+    moves = np.diff(cells, axis=0)
+    keep = np.zeros(n, np.bool_)
+    keep[[0, -1]] = n > 0
+    keep[1:-1] = (moves[1:] != moves[:-1]).any(axis=1) | taken[1:] | taken[:-1]
+    kept = np.flatnonzero(keep)
+    found = tuple(LinkUse(i, at, int(np.searchsorted(kept, at))) for i, at in uses)
+    return cells[keep], length, found
+
+
+def _grid_step(padded: npt.NDArray[np.float32], width: int, u: int, v: int,
+               diagonal: int) -> tuple[float, float] | None:  # fmt: skip
+    """``(cost, length)`` of the grid move from padded cell ``u`` to ``v``, or None
+    when no move of the policy makes it."""
+    dx, dy = v % width - u % width, v // width - u // width
+    if max(abs(dx), abs(dy)) != 1 or padded[v] <= 0:
+        return None
+    if dx and dy:
+        side_a, side_b = padded[u + dx] > 0, padded[u + dy * width] > 0
+        allowed = (diagonal == DIAGONAL_ALWAYS
+                   or (diagonal == DIAGONAL_NO_CORNER_CUTTING and side_a and side_b)
+                   or (diagonal == DIAGONAL_ONE_OBSTACLE and (side_a or side_b)))  # fmt: skip
+        return (math.sqrt(2) * float(padded[v]), math.sqrt(2)) if allowed else None
+    return float(padded[v]), 1.0

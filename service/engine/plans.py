@@ -126,8 +126,8 @@ def remember_lean(grid: GridMap, plans: dict[object, object], options: SearchOpt
     """Remember the plan of a lean query answered under ``options``, unless the grid's
     tables changed meanwhile (its ``plans`` is no longer ``plans``): the plan may then
     be another."""
-    if grid.plans is not plans:
-        return
+    if grid.plans is not plans or grid.links is not None:
+        return  # (a map with links goes the full way, which lists the links taken)
     plan = checked.plan
     if plan.algorithm == ALGORITHM_JPS and grid.jump_bits is None:
         # A batch whose every JPS query a field search answered built no bit rows: the
@@ -224,9 +224,9 @@ def _make_plan(grid: GridMap, options: SearchOptions, *, single_goal: bool, goal
         heuristic, table, used = _table_heuristic("cluster", grid.clusters, diagonal)
     elif heuristic == HEURISTIC_LANDMARKS:
         heuristic, landmark, used = _table_heuristic("landmarks", grid.landmarks, diagonal)
-    if goal_set and (table != NO_TABLE or landmark != NO_TABLE):
-        # The tables bound the distance to one cell; a goal set searches with the plain
-        # bound of the policy.
+    if (goal_set or grid.links is not None) and (table != NO_TABLE or landmark != NO_TABLE):
+        # The tables bound the distance to one cell over the grid's own moves; a goal
+        # set, or a map with links, searches with the plain bound of the policy.
         table = landmark = NO_TABLE
         heuristic = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
         used = "manhattan" if diagonal == DIAGONAL_NEVER else "octile"
@@ -243,6 +243,8 @@ def _make_plan(grid: GridMap, options: SearchOptions, *, single_goal: bool, goal
                            single_goal=single_goal)  # fmt: skip
     if goal_set:
         stack, buckets = False, 0
+    if grid.links is not None:
+        buckets = 0  # the bucket queue has no links' edges: the heap's A* has
     if algorithm == ALGORITHM_JPS:
         buckets = 0  # JPS has no bucket queue; it keeps the equal-f stack
     budget = UNLIMITED if options.max_expansions is None else options.max_expansions
@@ -263,6 +265,8 @@ def _algorithm(grid: GridMap, code: int, diagonal: int, heuristic: str, *,
         reasons.append("diagonal 'no_corner_cutting'")
     if heuristic not in CONSISTENT["no_corner_cutting"] - {"manhattan"}:
         reasons.append("a consistent heuristic (octile, chebyshev, euclidean, zero)")
+    if grid.links is not None:
+        reasons.append("a map without links")
     if code == ALGORITHM_JPS and reasons:
         raise UnsupportedAlgorithmError(f"algorithm 'jps' needs {' and '.join(reasons)}")
     if code == ALGORITHM_AUTO:

@@ -7,7 +7,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import EngineError
+from service.engine.errors import EngineError, InvalidQueryError
 from service.engine.grid import GridMap
 from service.engine.kernels.codes import (
     STATUS_DEADLINE,
@@ -17,6 +17,7 @@ from service.engine.kernels.codes import (
 )
 from service.engine.kernels.lines import string_pull
 from service.engine.kernels.paths import polyline_length, turning_points
+from service.engine.links import LinkUse, link_steps
 from service.engine.options import AlgorithmUsed, Heuristic, PartialReason, Status
 
 
@@ -80,6 +81,9 @@ class PathResult:
             path so far, empty when the query was not started; see
             ``deadline_scope``); None otherwise.
         trace: the expansions of a traced search; None unless one was asked for.
+        links_used: on a map with links, the links the path takes, in order, each
+            with the index in ``cells`` of the cell where it is entered; both ends
+            of a link are waypoints, and ``length`` counts the cells walked only.
     """
 
     status: Status
@@ -96,6 +100,7 @@ class PathResult:
     reached: tuple[int, int] | None = None
     partial_reason: PartialReason | None = None
     trace: SearchTrace | None = None
+    links_used: tuple[LinkUse, ...] = ()
 
     def smoothed(self) -> SmoothedPath:
         """String-pull the waypoints by line of sight (see ``kernels.lines.string_pull``).
@@ -105,6 +110,8 @@ class PathResult:
         """
         if self.grid is None or self.cells.shape[0] == 0:
             return SmoothedPath(points=self.cells, length=0.0)
+        if self.grid.links is not None:  # a line of sight would cut across a link
+            raise InvalidQueryError("paths on a map with links are not smoothed yet")
         grid = self.grid
         kept = string_pull(
             grid.padded,
@@ -218,6 +225,7 @@ class PathBatch:
         turn_offsets = self.waypoint_offsets[first : end + 1].tolist()
         goals = self.goals[first:end].tolist()
         cells, turns, plans, grid = self.cells, self.waypoints, self.plans, self.grid
+        linked = grid is not None and grid.links is not None
         results: list[PathResult | EngineError] = []
         for i in range(end - first):
             code = status[i]
@@ -235,4 +243,16 @@ class PathBatch:
                 (goals[i][0], goals[i][1]) if code == STATUS_FOUND else None,
                 REASON_NAMES[code],
             ))  # fmt: skip
+            if linked:
+                with_links(results[-1])  # type: ignore[arg-type]
         return results
+
+
+def with_links(result: PathResult) -> PathResult:
+    """``result``, found on a map with links, with its waypoints, length and links
+    read from its cells (``links.link_steps``), in place."""
+    grid = result.grid
+    if grid is not None and grid.links is not None and result.cells.shape[0] > 1:
+        result.waypoints, result.length, result.links_used = link_steps(
+            grid.links, grid.padded, result.cells, result.diagonal_code)  # fmt: skip
+    return result

@@ -442,7 +442,7 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
     sources = arrays.source
     group = sources[first:end]
     # A start off the goals' islands has no path; searching for it would flood them.
-    labels = grid.island_tables.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
+    labels = grid.reach_islands.labels[1 if diagonal == DIAGONAL_ALWAYS else 0]
     island = labels[goal]
     # (One goal: one comparison; isin's own checks cost more than a short path's search.)
     on_island = (labels[group] == island[0] if island.size == 1

@@ -36,7 +36,7 @@ from service.engine.held_paths import check_paths
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
 from service.engine.layers import Layers
-from service.engine.links import Link, link_bounds, links_of
+from service.engine.links import Link, links_of
 from service.engine.policy import BatchPolicy
 from service.engine.queries import PathQuery
 from service.engine.result import PathResult
@@ -132,11 +132,15 @@ def _anywhere(x: int, row: int) -> bool:
 
 
 def _warm_links() -> None:
-    """The links' heuristic table, on two floors joined by stairs."""
+    """Two floors joined by stairs: the links' heuristic table, joined islands and a
+    goal's bound (no search: the search kernels read links in the other part)."""
     layers = Layers(2, 2, 2)
+    grid = GridMap.from_costs(layers.stack(np.ones((2, 2, 2), np.float32)))
     stairs = Link("stairs", (0, 0, 0), (1, 1, 1), 1.0)
-    links = links_of(layers, [stairs], walkable=_anywhere, max_links=1)
-    link_bounds(layers, links.edges())
+    linked = grid.with_links(links_of(layers, [stairs], walkable=_anywhere, max_links=1))
+    if linked.links is not None:
+        linked.links.bounds.goal_bound(linked.links.edges, linked.padded_width + 1,
+                                       linked.padded_width, 1.0)  # fmt: skip
 
 
 def _warm_fields(grid: GridMap) -> None:

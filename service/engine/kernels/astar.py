@@ -33,6 +33,7 @@ from service.engine.kernels.codes import (
 )
 from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.landmarks import landmark_bound
+from service.engine.kernels.links import through_links
 from service.engine.kernels.moves import (
     DX,
     DY,
@@ -46,7 +47,7 @@ from service.engine.kernels.trace import record
 
 
 @borrowing
-def astar(terrain, task, nodes, bounds, trace):
+def astar(terrain, task, nodes, bounds, trace, links):
     """Search from ``task.start`` to ``task.goal`` on a padded flat grid.
 
     Args:
@@ -68,6 +69,9 @@ def astar(terrain, task, nodes, bounds, trace):
             consistent).
         trace: (capacity,) int32: the first ``capacity`` cells expanded, in order
             (reopened cells again); size 0 records nothing (see ``record``).
+        links: a ``bundles.Links``: the map's links, each an edge beside the grid's
+            moves, and the heuristic's bound through them (``engine.links``); an
+            empty ``slot`` for a map without links, which reads nothing more.
 
     Returns:
         ``(status, end, expanded, reopened)``. ``end`` is the goal when found, the
@@ -86,6 +90,8 @@ def astar(terrain, task, nodes, bounds, trace):
     lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
     moves = move_count(diagonal)
     uwidth = np.uint32(width)
+    has_links = links.slot.size > 0
+    goal_floor = (gy - 1) // links.floor_rows
 
     sx = start % width
     sy = start // width
@@ -98,6 +104,8 @@ def astar(terrain, task, nodes, bounds, trace):
     if lm_count > 0:
         h_start = max(h_start, landmark_bound(lm_from, lm_to, start, lm_goal_from, lm_goal_to,
                                               lm_active, lm_count, lm_margin))  # fmt: skip
+    if has_links:
+        h_start = through_links(h_start, start, sy, links, goal_floor, h_scale)
     f_start = weight * h_start
     size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
@@ -135,25 +143,43 @@ def astar(terrain, task, nodes, bounds, trace):
             best = n
             best_d = d
             best_g = gn
-        for k in range(moves):
-            ddx = DX[k]
-            ddy = DY[k]
-            m = n + ddy * width + ddx
-            cm = cost[m]
-            if cm <= 0.0:
-                continue
-            if k >= ORTHOGONAL_MOVES:
-                if not corner_allows(diagonal, cost[n + ddx] > 0.0, cost[n + ddy * width] > 0.0):
+        # The grid's moves, then the edges of the links that leave n, if any.
+        edge = 0
+        edges = 0
+        if has_links and links.slot[n] >= 0:
+            edge = links.first[links.slot[n]]
+            edges = links.first[links.slot[n] + 1] - edge
+        for k in range(moves + edges):
+            if k < moves:
+                mx = x + DX[k]
+                my = y + DY[k]
+                m = n + DY[k] * width + DX[k]
+                cm = cost[m]
+                if cm <= 0.0:
                     continue
-                ng = gn + SQRT2 * cm
+                if k >= ORTHOGONAL_MOVES:
+                    if not corner_allows(diagonal, cost[n + DX[k]] > 0.0,
+                                         cost[n + DY[k] * width] > 0.0):  # fmt: skip
+                        continue
+                    ng = gn + SQRT2 * cm
+                else:
+                    ng = gn + cm
             else:
-                ng = gn + cm
+                e = edge + k - moves
+                m = links.target[e]
+                if cost[m] <= 0.0:  # walled since the link was put
+                    continue
+                ng = gn + links.cost[e]
+                my = np.int64(np.uint32(m) // uwidth)
+                mx = m - my * width
             fresh = stamp[m] != gen
             if not fresh and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
                 continue
             g[m] = ng
             parent[m] = n
-            hm = h_scale * heuristic_distance(heuristic, abs(x + ddx - gx), abs(y + ddy - gy))
+            hm = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
+            if has_links:
+                hm = through_links(hm, m, my, links, goal_floor, h_scale)
             if lm_count > 0:
                 hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to,
                                             lm_active, lm_count, lm_margin))  # fmt: skip

@@ -21,7 +21,7 @@ from numba import njit
 
 from service.engine.kernels.astar import astar
 from service.engine.kernels.borrowing import borrowing
-from service.engine.kernels.bundles import Bounds, JumpTables, Nodes, Task, Terrain
+from service.engine.kernels.bundles import Bounds, JumpTables, Links, Nodes, Task, Terrain
 from service.engine.kernels.clock import (
     KEPT_END,
     KEPT_EXPANDED,
@@ -51,6 +51,7 @@ from service.engine.kernels.handles import (
 )
 from service.engine.kernels.jps import NOT_FOUND, jps, two_legs
 from service.engine.kernels.lines import line_cost, line_length, trace_line
+from service.engine.kernels.links import goal_bound
 from service.engine.kernels.paths import (
     chain_length,
     jump_points,
@@ -126,7 +127,9 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         query whose path did not fit: ``offsets[i]`` and ``turn_offsets[i]`` hold,
         and ``offsets[i + 1]`` is the room (in cells) the buffers need for it.
     """
-    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmark_view = grid
+    cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmark_view, links = grid
+    link_slot, link_first, link_target, link_cost, to_source, floor_rows = links
+    has_links = link_slot.size > 0
     land_from, land_to, land_margin = landmark_view
     cluster_of, packed, cluster_count, unit, symmetric = clusters
     (
@@ -184,7 +187,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
             path_cost[i] = np.nan
         else:
             x0, y0, x1, y1 = s % width - 1, s // width - 1, t % width - 1, t // width - 1
-            if uniform:
+            if uniform and not has_links:  # (a link may be cheaper than the line)
                 n = line_length(x0, y0, x1, y1, d)
                 if at + n > room:
                     offsets[i + 1] = at + n
@@ -217,7 +220,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 gen = gen0 + i
                 bounds = Bounds(cell_cluster, row, lm)
                 jumps = algorithm[i] == ALGORITHM_JPS
-                # A search the deadline cut, whose path did not fit: its links are as it
+                # A search the deadline cut, whose path did not fit: its parents are as it
                 # left them (``clock``), and its path is written from them.
                 kept = clock[KEPT_QUERY] == i
                 st, end = STATUS_DEADLINE, clock[KEPT_END]
@@ -228,19 +231,22 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                         nodes = Nodes(gen, stamp, g, parent, heap,
                                       stack if equal_f_stack[i] else stack[:0])  # fmt: skip
                         st, end, ex, ro = jps(terrain, jump_tables, task, nodes, lm, trace)
-                    links = parent
+                    chain = parent
                     found_cost = g[end]
                 elif buckets[i] > 0:
                     if not kept:
                         st, end, ex, ro = dial(terrain, task, (gen, records, heads, buckets[i]),
                                                bounds, trace)  # fmt: skip
-                    links = record_parent
+                    chain = record_parent
                     found_cost = float(records[end, G])
                 else:
                     if not kept:
                         nodes = Nodes(gen, stamp, g, parent, heap, stack)
-                        st, end, ex, ro = astar(terrain, task, nodes, bounds, trace)
-                    links = parent
+                        bound = goal_bound(links, t, width, min_cost) if has_links else 0.0
+                        graph = Links(link_slot, link_first, link_target, link_cost, to_source,
+                                      floor_rows, bound)  # fmt: skip
+                        st, end, ex, ro = astar(terrain, task, nodes, bounds, trace, graph)
+                    chain = parent
                     found_cost = g[end]
                 status[i] = st
                 late = st == STATUS_DEADLINE
@@ -251,7 +257,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 elif jumps:
                     # The jump points go where the waypoints will: a jump point is a
                     # cell of the path, so when the cells fit, so do they.
-                    points, n = jump_points(links, width, end, turns, turn_offsets[i])
+                    points, n = jump_points(chain, width, end, turns, turn_offsets[i])
                     if at + n > room:
                         if st == STATUS_DEADLINE:
                             keep_cut(clock, i, end, ex, ro)
@@ -264,13 +270,13 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     path_cost[i] = found_cost
                     continue
                 else:
-                    n = chain_length(links, end)
+                    n = chain_length(chain, end)
                     if at + n > room:
                         if st == STATUS_DEADLINE:
                             keep_cut(clock, i, end, ex, ro)
                         offsets[i + 1] = at + n
                         return i
-                    write_chain(links, width, end, n, cells, at)
+                    write_chain(chain, width, end, n, cells, at)
                     path_cost[i] = found_cost
         offsets[i + 1] = at + n
         waypoints, length[i] = write_turns_and_length(cells, at, n, turns, turn_offsets[i])

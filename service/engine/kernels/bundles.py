@@ -58,3 +58,17 @@ class Bounds(NamedTuple):
     cluster_of: Any  # (cells,) int32: each cell's cluster, or empty
     goal_row: Any  # (clusters,) float32: each cluster's bound to the goal's, or empty
     landmarks: Any  # ``(from, to, goal_from, goal_to, active, count, margin)``
+
+
+class Links(NamedTuple):
+    """A map's links as a search reads them (``engine.links``): the edges, and the
+    heuristic's bounds for this query's goal. A map without links has an empty
+    ``slot``, and a search then reads nothing else of it."""
+
+    slot: Any  # (cells,) int32: ``NO_SLOT`` or the cell's row of edges; (0,): no links
+    first: Any  # (slots + 1,) int32: slot ``s``'s edges are ``first[s]:first[s + 1]``
+    target: Any  # (edges,) int32 padded cells
+    cost: Any  # (edges,) float64: taking the edge costs exactly this
+    to_source: Any  # (cells,) float32: octile cells to the nearest cell a link leaves
+    floor_rows: Any  # int: rows per floor and its separator (a padded row's floor)
+    goal_bound: Any  # float: the least cost from a first link to this query's goal

@@ -95,8 +95,9 @@ matrix = _handle_row(2)
 
 class GridSlots(NamedTuple):
     """The rows of a grid's handle (``GridMap.kernel_handle``), by name: its costs,
-    island labels, cluster tables, JPS bit rows and JPS+ table, landmark tables, and
-    ``(width, uniform, min_cost)`` as float64 (``scalars``)."""
+    island labels, cluster tables, JPS bit rows and JPS+ table, landmark tables, its
+    links (``engine.links.MapLinks.kernel_view``), and ``(width, uniform, min_cost,
+    floor_rows)`` as float64 (``scalars``)."""
 
     cost: int
     islands: int
@@ -116,6 +117,11 @@ class GridSlots(NamedTuple):
     to_four: int
     to_eight: int
     landmark_margins: int
+    link_slot: int
+    link_first: int
+    link_target: int
+    link_cost: int
+    link_to_source: int
     scalars: int
 
 
@@ -189,9 +195,17 @@ def grid_view(h):
         (matrix(h, GRID.to_four, np.float32), matrix(h, GRID.to_eight, np.float32)),
         vector(h, GRID.landmark_margins, np.float64),
     )
+    links = (
+        vector(h, GRID.link_slot, np.int32),
+        vector(h, GRID.link_first, np.int32),
+        vector(h, GRID.link_target, np.int32),
+        vector(h, GRID.link_cost, np.float64),
+        vector(h, GRID.link_to_source, np.float32),
+        np.int64(scalars[3]),
+    )
     return (vector(h, GRID.cost, np.float32), np.int64(scalars[0]),
             matrix(h, GRID.islands, np.int32), scalars[1] != 0.0, scalars[2], clusters, bits,
-            matrix(h, GRID.jump_table, np.int16), landmarks)  # fmt: skip
+            matrix(h, GRID.jump_table, np.int16), landmarks, links)  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -1,0 +1,137 @@
+"""Searches on maps with layers and links: exact against scipy Dijkstra on the
+explicit graph (grid moves on each floor plus the links' edges), every path
+re-walked step by step, each step a grid move or a link it lists."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import dijkstra
+
+from service.engine import GridMap, find_path, find_paths
+from service.engine.edits import CellsEdit, apply_changes, changes_of
+from service.engine.errors import InvalidQueryError
+from service.engine.layers import Layers
+from service.engine.links import Link, LinkSet, links_of
+from service.engine.queries import PathQuery
+from service.engine.result import PathResult
+from tests.support import corner_allowed, layered_links, links_oracle_graph, padded_to_plain
+
+POLICIES = ["no_corner_cutting", "never", "always", "one_obstacle"]
+
+
+def _linked(seed: int) -> tuple[Layers, GridMap, LinkSet]:
+    layers, grid, links = layered_links(seed)
+    return layers, grid.with_links(links), links
+
+
+def _rewalk(grid: GridMap, links: LinkSet, result: PathResult, policy: str) -> float:
+    """The cost of ``result.cells`` taken step by step: a grid move of the policy, or
+    the link ``links_used`` lists at that step."""
+    costs = grid.costs
+    used = {use.at: links.links[use.id] for use in result.links_used}
+    layers = links.layers
+    total = 0.0
+    cells = result.cells.tolist()
+    for i, ((x0, y0), (x1, y1)) in enumerate(itertools.pairwise(cells)):
+        if i in used:
+            link = used[i]
+            ends = {layers.to_grid("a", link.source), layers.to_grid("b", link.target)}
+            assert {(x0, y0), (x1, y1)} <= ends
+            if not link.two_way:
+                assert (x0, y0) == layers.to_grid("a", link.source)
+            assert link.enabled
+            total += link.cost
+            continue
+        dx, dy = x1 - x0, y1 - y0
+        assert max(abs(dx), abs(dy)) == 1, f"step {i} jumps without a link"
+        assert costs[y1, x1] > 0
+        if dx and dy:
+            assert corner_allowed(costs, x0, y0, dx, dy, policy)
+            total += math.sqrt(2) * float(costs[y1, x1])
+        else:
+            total += float(costs[y1, x1])
+    return total
+
+
+@pytest.mark.parametrize(("seed", "policy"), list(itertools.product(range(10), POLICIES)))
+def test_paths_across_floors_and_links_are_optimal(seed: int, policy: str) -> None:
+    _layers, grid, links = _linked(seed)
+    graph = links_oracle_graph(grid, links.edges(), policy)
+    rng = np.random.default_rng(seed)
+    ys, xs = np.nonzero(grid.costs > 0)
+    width = grid.width + 2
+    for _ in range(6):
+        a, b = rng.choice(xs.size, 2, replace=False)
+        start, goal = (int(xs[a]), int(ys[a])), (int(xs[b]), int(ys[b]))
+        plain = (start[1] * grid.width + start[0], goal[1] * grid.width + goal[0])
+        optimal = dijkstra(graph, directed=True, indices=plain[0])[plain[1]]
+        result = find_path(grid, start, goal, diagonal=policy)
+        if math.isinf(optimal):
+            assert result.status == "no_path"
+            continue
+        assert result.status == "found"
+        assert result.cost == pytest.approx(optimal, rel=1e-9)
+        assert _rewalk(grid, links, result, policy) == pytest.approx(optimal, rel=1e-9)
+        assert padded_to_plain((start[1] + 1) * width + start[0] + 1, width) == plain[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_batch_on_a_map_with_links_answers_as_single_queries(seed: int) -> None:
+    _, grid, _ = _linked(seed)
+    rng = np.random.default_rng(100 + seed)
+    ys, xs = np.nonzero(grid.costs > 0)
+    pairs = [tuple(rng.choice(xs.size, 2, replace=False)) for _ in range(12)]
+    queries = [PathQuery((int(xs[a]), int(ys[a])), (int(xs[b]), int(ys[b]))) for a, b in pairs]
+    batch = find_paths(grid, queries)
+    for query, result in zip(queries, batch, strict=True):
+        alone = find_path(grid, query.start, query.goal)
+        assert isinstance(result, PathResult)
+        assert (result.status, result.cost) == (alone.status, alone.cost)
+        assert result.links_used == alone.links_used
+
+
+def test_a_teleport_is_taken_and_listed_with_both_ends_as_waypoints() -> None:
+    layers = Layers(2, 1, 9)
+    floors = np.ones((2, 1, 9), np.float32)
+    grid = GridMap.from_costs(layers.stack(floors))
+    tp = Link("tp", (1, 0, 0), (7, 0, 1), 1.0, two_way=False)
+    links = links_of(layers, [tp], walkable=lambda x, row: True, max_links=4)
+    linked = grid.with_links(links)
+    result = find_path(linked, (0, 0), (8, 2))  # floor 1's row 0 is row 2 of the grid
+    assert result.status == "found"
+    assert result.cost == pytest.approx(1 + 1 + 1)
+    assert [tuple(use) for use in result.links_used] == [("tp", 1, 1)]
+    assert result.waypoints.tolist() == [[0, 0], [1, 0], [7, 2], [8, 2]]
+    assert result.length == pytest.approx(2.0)
+    assert find_path(linked, (8, 2), (0, 0)).status == "no_path"  # one way
+    assert find_path(grid, (0, 0), (8, 2)).status == "no_path"  # no links: two islands
+
+
+def test_a_closed_link_or_an_edit_walling_its_end_is_not_taken() -> None:
+    layers = Layers(2, 2, 3)
+    grid = GridMap.from_costs(layers.stack(np.ones((2, 2, 3), np.float32)))
+    links = links_of(layers, [Link("stairs", (2, 1, 0), (0, 0, 1), 2.0)],
+                     walkable=lambda x, row: True, max_links=4)  # fmt: skip
+    linked = grid.with_links(links)
+    assert find_path(linked, (0, 0), (2, 4)).status == "found"
+    assert find_path(grid.with_links(links.set_enabled("stairs", False)), (0, 0),
+                     (2, 4)).status == "no_path"  # fmt: skip
+    walled = apply_changes(linked, changes_of(linked, [CellsEdit([[0, 3]], 0.0)], max_cells=8))
+    assert walled.links is not None
+    assert find_path(walled, (0, 0), (2, 4)).status == "no_path"
+
+
+def test_what_does_not_take_links_yet_says_so() -> None:
+    _, grid, _ = _linked(1)
+    ys, xs = np.nonzero(grid.costs > 0)
+    start, goal = (int(xs[0]), int(ys[0])), (int(xs[-1]), int(ys[-1]))
+    with pytest.raises(InvalidQueryError, match="goal sets"):
+        find_path(grid, start, goals=[goal])
+    with pytest.raises(InvalidQueryError, match="nearest"):
+        find_path(grid, start, goal, unreachable="nearest")
+    with pytest.raises(InvalidQueryError, match="profile or unit size"):
+        find_path(grid, start, goal, agent_size=2)
+    with pytest.raises(InvalidQueryError, match="jps"):
+        find_path(grid, start, goal, algorithm="jps")
