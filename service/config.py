@@ -195,6 +195,11 @@ class Settings(BaseSettings):
         ge=0,
         description="Most named profiles a map may hold (PUT /v1/maps/{map_id}/profiles/{name}).",
     )
+    max_links: int = Field(
+        default=65_536,
+        ge=0,
+        description="Most links a map may hold (doors, teleports, stairs: /edits 'link' items).",
+    )
     min_free_bytes: int = Field(
         default=64 * MIB,
         ge=0,

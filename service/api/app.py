@@ -15,7 +15,17 @@ from service.api.docs import install_docs
 from service.api.errors import DESCRIPTIONS, STATUS, install_error_handlers
 from service.api.metrics import Metrics, multiprocess_dir
 from service.api.middleware import AccessLog, BodyLimits, HeadAsGet, RequestBody
-from service.api.routes import edits, fields, health, maps, paths, pictures, profiles, viewer
+from service.api.routes import (
+    edits,
+    fields,
+    health,
+    links,
+    maps,
+    paths,
+    pictures,
+    profiles,
+    viewer,
+)
 from service.api.runtime import Runtime
 from service.config import Settings, get_settings
 from service.store import DataDirInUseError, DataDirLock
@@ -93,7 +103,7 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
     install_docs(app)
     # Routes match in order: the hot path routes first; viewer: GET /viewer, the page.
     routers = (paths.router, edits.router, fields.router, maps.router, profiles.router,
-               pictures.router, health.router, viewer.router)  # fmt: skip
+               links.router, pictures.router, health.router, viewer.router)  # fmt: skip
     for router in routers:
         app.include_router(router)
     # Starlette runs the middleware added last first: the access log sees everything,

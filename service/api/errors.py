@@ -27,6 +27,7 @@ from service.engine import (
     PathTooLongError,
     UnitGridTooBigError,
 )
+from service.engine.errors import LinkNotFoundError
 from service.store import (
     CacheBudgetError,
     RevisionTakenError,
@@ -52,6 +53,7 @@ class ErrorCode(StrEnum):
     NOT_WALKABLE = "NotWalkable"
     MAP_NOT_FOUND = "MapNotFound"
     PROFILE_NOT_FOUND = "ProfileNotFound"
+    LINK_NOT_FOUND = "LinkNotFound"
     TOO_BIG = "TooBig"
     UNAUTHORIZED = "Unauthorized"
     FORBIDDEN = "Forbidden"
@@ -73,6 +75,7 @@ STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.NOT_WALKABLE: 400,
     ErrorCode.MAP_NOT_FOUND: 404,
     ErrorCode.PROFILE_NOT_FOUND: 404,
+    ErrorCode.LINK_NOT_FOUND: 404,
     ErrorCode.TOO_BIG: 413,
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,
@@ -96,6 +99,8 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.MAP_NOT_FOUND: "No map has this id.",
     ErrorCode.PROFILE_NOT_FOUND: "The map holds no named profile of this name (the message "
     "lists those it holds); `PUT /v1/maps/{map_id}/profiles/{name}` makes one.",
+    ErrorCode.LINK_NOT_FOUND: "An edit closes, opens or removes a link the map does not "
+    "have (the message names the edit and the id).",
     ErrorCode.TOO_BIG: "Over a server limit: map cells, body bytes (per route), batch size, "
     "a map whose grid and tables would not fit the map cache, a unit size whose grid "
     "would not fit GRIDPATH_MAX_UNIT_GRID_BYTES, or a path holding more than "
@@ -163,9 +168,11 @@ def render(code: ErrorCode, message: str, headers: dict[str, str] | None = None)
 
 
 def engine_error_code(exc: EngineError) -> ErrorCode:
-    """Engine exceptions map onto three API codes."""
+    """Engine exceptions map onto four API codes."""
     if isinstance(exc, NotWalkableError):
         return ErrorCode.NOT_WALKABLE
+    if isinstance(exc, LinkNotFoundError):
+        return ErrorCode.LINK_NOT_FOUND
     if isinstance(exc, MapTooBigError | UnitGridTooBigError | PathTooLongError):
         return ErrorCode.TOO_BIG
     return ErrorCode.INVALID_VALUE

@@ -358,6 +358,10 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         trace = result.trace
         payload["trace"] = {"expanded": trace.expanded, "reopened": result.reopened,
                             "cut": trace.cut}  # fmt: skip
+    if result.grid is not None and result.grid.links is not None:
+        cells = query.format == "cells"
+        payload["links_used"] = [{"id": use.id, "at": use.at if cells else use.waypoint}
+                                 for use in result.links_used]  # fmt: skip
     return payload
 
 
@@ -516,7 +520,8 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
              ) -> list[dict[str, Any]]:  # fmt: skip
     """``answer`` of every row of ``found`` (row ``i``: ``queries[i]``, in its format),
     read from its columns: one conversion per column, no result object per row but
-    for a ``smoothed`` one (its path is string-pulled through its result)."""
+    for a ``smoothed`` one (its path is string-pulled through its result) and on a
+    map with links (a result lists the links taken)."""
     formats = [query.format for query in queries]
     none: tuple[list[Any], list[int]] = ([], [])  # a format no row is answered in
     cells = (found.cells.tolist(), found.offsets.tolist()) if "cells" in formats else none
@@ -526,6 +531,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
     status, cost, length, expanded = (column.tolist() for column in columns)
     plans, elapsed_us, revision = found.plans, elapsed_ns // 1000, found.grid.revision
     plan = found.plan.tolist() if len(plans) > 1 else None
+    linked = found.grid.links is not None
     answers: list[dict[str, Any]] = []
     for i, code in enumerate(status):
         if code == REFUSED_ROW:
@@ -533,7 +539,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
             answers.append(error_body(engine_error_code(error), str(error)))
             continue
         answer_format = formats[i]
-        if answer_format == "smoothed":
+        if answer_format == "smoothed" or linked:  # (a result reads the links taken)
             answers.append(_answer_or_error(found.result(i), queries[i], elapsed_ns))
             continue
         points, offsets = cells if answer_format == "cells" else waypoints

@@ -128,7 +128,8 @@ class Runtime:
                                 jump_table_bytes=settings.max_jump_table_bytes,
                                 priority=settings.background_priority,
                                 retry_seconds=settings.edit_retry_seconds,
-                                max_profiles=settings.max_profiles)  # fmt: skip
+                                max_profiles=settings.max_profiles,
+                                max_links=settings.max_links)  # fmt: skip
         # A shared store: other services' edits reach the maps cached here.
         self.follower = (EditFollower(self.store, self.cache, self.editor)
                          if isinstance(self.store, RedisStore | SharedMapStore)

@@ -421,6 +421,16 @@ class SearchTrace(BaseModel):
     cut: bool = Field(description="Whether the search expanded more cells than 'expanded' holds.")
 
 
+class LinkUsed(BaseModel):
+    """A link a path takes."""
+
+    id: str = Field(description="The link's id.")
+    at: int = Field(
+        description="Index in 'path' of the cell where the link is entered; the next point "
+        "of 'path' is where it leaves."
+    )
+
+
 class PathResponse(BaseModel):
     """One answer. ``partial`` and ``no_path`` are answers, not errors."""
 
@@ -458,6 +468,10 @@ class PathResponse(BaseModel):
     )
     trace: SearchTrace | None = Field(
         default=None, description="Present when the query asked for a trace."
+    )
+    links_used: list[LinkUsed] | None = Field(
+        default=None,
+        description="On a map with links, present: the links the path takes, in order.",
     )
     cached: bool = Field(
         default=False,
@@ -505,100 +519,6 @@ class BatchRequest(BaseModel):
 
 class BatchResponse(BaseModel):
     results: list[PathResponse | ErrorBody] = Field(description="In the order of the queries.")
-
-
-# -- edits -----------------------------------------------------------------------------
-
-
-class EditItem(BaseModel):
-    """One edit: ``rect`` + ``cost``, ``cells`` + ``cost``, or ``rect`` + ``costs``; on a
-    map with terrain classes, ``class`` as well or instead."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    rect: Rect | None = Field(default=None, description="Cells [x, y, w, h] to set.")
-    cells: list[Point] | None = Field(default=None, description="Cells to set, as [x, y].")
-    cost: StrictNumber | None = Field(
-        default=None,
-        description="New cost of every cell named: 0 = blocked, else positive (on a map with "
-        "terrain classes, the base cost, which each profile multiplies).",
-    )
-    costs: list[list[StrictNumber]] | None = Field(
-        default=None, description="With rect: h rows of w new costs."
-    )
-    class_name: str | None = Field(
-        default=None,
-        alias="class",
-        description="A map with terrain classes only: the class every cell named gets, by "
-        "name; a new name adds a class (while the map has fewer than 64).",
-    )
-
-
-class EditRequest(BaseModel):
-    """Edits applied together, atomically, as one new revision."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    edits: list[EditItem] = Field(
-        description="Applied in order (a later edit of a cell wins); at most "
-        "GRIDPATH_MAX_EDIT_CELLS cells in all."
-    )
-    if_revision: StrictCount | None = Field(
-        default=None,
-        ge=0,
-        description="Apply only if the map is at this revision (else 409 RevisionConflict).",
-    )
-    keep_connected: list[Point] | None = Field(
-        default=None,
-        description="Refuse the request (409 WouldDisconnect) unless afterwards these "
-        "cells are all walkable and in one island (no_corner_cutting).",
-    )
-    profile: str | ProfileSpec | None = Field(
-        default=None,
-        description="The profile keep_connected holds for (" + PROFILE_DESCRIPTION + ")",
-    )
-
-
-class EditResponse(BaseModel):
-    revision: int = Field(description="The map's revision after the edit.")
-    changed_cells: int = Field(description="Cells whose cost changed.")
-    applied_us: int = Field(description="Time to validate, apply, log (fsync) and publish.")
-    tables: MapTables = Field(description="Status of the derived tables at that revision.")
-
-
-class PathCheckRequest(BaseModel):
-    """Paths a game server holds, to learn which an edit broke."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    paths: list[list[Point]] = Field(
-        description="Each path as returned (waypoints or cells): consecutive points on one "
-        "row, column or diagonal."
-    )
-    diagonal: Diagonal | None = Field(
-        default=None, description=f"Move policy; default {DEFAULT_DIAGONAL!r}."
-    )
-    agent_size: StrictCount | None = Field(
-        default=None,
-        description="Default 1: check the paths of k x k units (see PathOptions.agent_size); "
-        "a point where the unit has no room is blocked.",
-    )
-    profile: str | ProfileSpec | None = Field(default=None, description=PROFILE_DESCRIPTION)
-
-
-class PathCheck(BaseModel):
-    walkable: bool = Field(description="Whether every step can still be taken.")
-    cost: float | None = Field(description="The path's cost now; null when not walkable.")
-    blocked_at: Point | None = Field(
-        description="The first cell the path can no longer enter (blocked, or a diagonal "
-        "the policy now forbids); null when walkable."
-    )
-
-
-class PathCheckResponse(BaseModel):
-    revision: int = Field(description="The map revision the paths were checked on.")
-    profile_used: str = Field(default="default", description="As a path answer's.")
-    results: list[PathCheck] = Field(description="In the order of the paths.")
 
 
 # -- fields ----------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from service.api.npz_uploads import NPZ, terrain_from_npz
 from service.config import Settings
 from service.engine import MAX_CLASSES, UNIFORM, GridMap, Profile, Terrain, movingai_terrain
 from service.engine.clusters import MAX_CLUSTER_SIZE, MIN_CLUSTER_SIZE
+from service.engine.layers import Layers
+from service.engine.link_edits import LinkEdit, link_changes, link_of
 from service.engine.movingai import parse_map
 
 TEXT: Final = "text/plain"
@@ -28,7 +30,7 @@ _NUMERIC_KINDS: Final = "biuf"
 _NUMBER_TYPES: Final = frozenset({int, float})
 _INTEGER_TYPES: Final = frozenset({int})
 _JSON_FIELDS: Final = frozenset({"name", "costs", "rows", "cluster_size", "classes",
-                                 "class_names", "default_profile"})  # fmt: skip
+                                 "class_names", "default_profile", "links"})  # fmt: skip
 
 
 def media_type(header: str | None) -> str:
@@ -153,8 +155,28 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
                        f"cluster_size: must be an integer (got {shown(cluster_size)})")  # fmt: skip
     cluster_size = check_cluster_size(cluster_size)
     if "classes" in data or "class_names" in data or "default_profile" in data:
-        return Upload(_terrain_from_json(data, settings), check_name(name, settings),
-                      cluster_size)  # fmt: skip
+        grid = _terrain_from_json(data, settings)
+    else:
+        grid = _plain_from_json(data, settings)
+    if data.get("links") is not None:
+        grid = _with_links(grid, data["links"], settings)
+    return Upload(grid, check_name(name, settings), cluster_size)
+
+
+def _with_links(grid: GridMap, specs: Any, settings: Settings) -> GridMap:
+    """``grid`` with an upload's ``links`` (each as an edit's ``link`` item)."""
+    if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
+        raise ApiError(ErrorCode.INVALID_QUERY, "links: must be a list of link objects")
+    layers = Layers(1, grid.height, grid.width)
+    ops = [(f"links[{i}]", LinkEdit(link_of(spec, f"links[{i}]", layers)))
+           for i, spec in enumerate(specs)]  # fmt: skip
+    names = None if grid.terrain is None else grid.terrain.names
+    links = link_changes(None, layers, ops, grid.padded, names, max_links=settings.max_links)
+    return grid.with_links(links)
+
+
+def _plain_from_json(data: dict[str, Any], settings: Settings) -> GridMap:
+    """A map of ``costs`` or Moving AI ``rows``."""
     if ("costs" in data) == ("rows" in data):
         raise ApiError(ErrorCode.INVALID_QUERY, "send exactly one of 'costs' or 'rows'")
     grid_rows = data.get("rows", data.get("costs"))
@@ -175,7 +197,7 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
     else:
         _check_numbers(grid_rows)
         grid = GridMap.from_costs(_costs_array(grid_rows))
-    return Upload(grid, check_name(name, settings), cluster_size)
+    return grid
 
 
 def _terrain_from_json(data: dict[str, Any], settings: Settings) -> GridMap:

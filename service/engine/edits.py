@@ -21,6 +21,7 @@ derived table does (docs/engine.md, "Live worlds", has the reasoning):
   background, in time proportional to the change rather than a rebuild.
 """
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from service.engine.changes import Changes
 from service.engine.clusters import ClusterTable, ClusterTables
 from service.engine.copies import Scalar, paced_copy, paced_full
 from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY, positive_zeros
@@ -46,6 +48,8 @@ from service.engine.kernels.edits import (
 from service.engine.kernels.jps import jump_distances
 from service.engine.kernels.landmarks import lower_distances
 from service.engine.landmarks import LandmarkTable, LandmarkTables
+from service.engine.link_edits import LinkEdit, LinkOp, LinkSwitch, Unlink, links_after
+from service.engine.links import MAX_LINKS
 from service.engine.parts import Census, Islands, Parts
 from service.engine.terrain import MAX_PROFILES, check_class_name
 from service.engine.terrain_edits import (
@@ -90,62 +94,31 @@ class CellsEdit:
     class_name: str | None = None
 
 
-Edit = RectEdit | CellsEdit | ProfileEdit
-
-
-@dataclass(frozen=True, slots=True)
-class Changes:
-    """The cells an edit request changes, each once, with old and new costs.
-
-    ``cells``: (k,) int64 padded indices, ascending; ``old``/``new``: (k,) float32.
-    ``terrain``: on a map with terrain classes, what the edit changes there (the
-    costs above are then the default profile's); None on another map.
-    """
-
-    cells: npt.NDArray[np.int64]
-    old: npt.NDArray[np.float32]
-    new: npt.NDArray[np.float32]
-    terrain: TerrainChanges | None = None
-
-    @classmethod
-    def of_map_cells(cls, grid: GridMap, cells: npt.NDArray[np.int64],
-                     new: npt.NDArray[np.float32]) -> "Changes":  # fmt: skip
-        """Changes to ``grid`` given as map cells (``y * width + x``, ascending, each
-        changed) and their new costs: an edit log record's form."""
-        y, x = np.divmod(cells, grid.width)
-        padded = ((y + 1) * grid.padded_width + x + 1).astype(np.int64)
-        return cls(padded, grid.padded[padded], new)
-
-    def map_cells(self, grid: GridMap) -> npt.NDArray[np.int64]:
-        """(k,) the changed cells as ``y * width + x`` of ``grid`` (the inverse of
-        :meth:`of_map_cells`)."""
-        y, x = np.divmod(self.cells, grid.padded_width)
-        cells: npt.NDArray[np.int64] = (y - 1) * grid.width + (x - 1)
-        return cells
-
-    @property
-    def count(self) -> int:
-        return int(self.cells.size)
-
-    @property
-    def lowered(self) -> npt.NDArray[np.bool_]:
-        """(k,) which cells got cheaper: opened, or a lower positive cost."""
-        lowered: npt.NDArray[np.bool_] = (self.new > 0) & ((self.old <= 0) | (self.new < self.old))
-        return lowered
-
-    @property
-    def lowers(self) -> bool:
-        """Whether any cost fell (then bounds built before may overestimate)."""
-        return bool(self.lowered.any())
-
-    @property
-    def walkability_changed(self) -> npt.NDArray[np.bool_]:
-        flips: npt.NDArray[np.bool_] = (self.old > 0) != (self.new > 0)
-        return flips
+#: An edit of cells (costs, classes) or of the terrain's profiles.
+CostEdit = RectEdit | CellsEdit | ProfileEdit
+Edit = CostEdit | LinkEdit | LinkSwitch | Unlink
 
 
 def changes_of(grid: GridMap, edits: Sequence[Edit], *, max_cells: int,
-               max_profiles: int = MAX_PROFILES) -> Changes:  # fmt: skip
+               max_profiles: int = MAX_PROFILES, max_links: int = MAX_LINKS
+               ) -> Changes:  # fmt: skip
+    """``_cost_changes`` of ``edits``, then their link edits (``link_edits``: checked
+    against the map those leave, at most ``max_links`` links)."""
+    ops = [(f"edits[{i}]", e) for i, e in enumerate(edits) if isinstance(e, LinkOp)]
+    costed: list[CostEdit] = [e for e in edits if not isinstance(e, LinkOp)]
+    changes = _cost_changes(grid, costed, max_cells=max_cells, max_profiles=max_profiles)
+    return _with_links(grid, changes, ops, max_links) if ops else changes
+
+
+def _with_links(grid: GridMap, changes: Changes, ops: Sequence[tuple[str, LinkOp]],
+                max_links: int) -> Changes:  # fmt: skip
+    terrain = changes.terrain.terrain if changes.terrain is not None else grid.terrain
+    links = links_after(grid, (changes.cells, changes.new), terrain, ops, max_links=max_links)
+    return dataclasses.replace(changes, links=links, ops=tuple(op for _, op in ops))
+
+
+def _cost_changes(grid: GridMap, edits: Sequence[CostEdit], *, max_cells: int,
+                  max_profiles: int) -> Changes:  # fmt: skip
     """Validate ``edits`` in order and gather the cells whose cost they change (a
     later edit of a cell wins). On a map with terrain classes, costs are base
     costs, and classes and named profiles change too (``terrain_edits``).
@@ -205,10 +178,19 @@ def _terrain_changes(grid: GridMap, terrain: TerrainChanges) -> Changes:
 
 def logged_changes(grid: GridMap, cells: npt.NDArray[np.int64], costs: npt.NDArray[np.float32],
                    classes: npt.NDArray[np.uint8] | None, names: Sequence[str] | None,
-                   profiles: Sequence[ProfileEdit]) -> Changes:  # fmt: skip
+                   profiles: Sequence[ProfileEdit], ops: Sequence[LinkOp] = ()
+                   ) -> Changes:  # fmt: skip
     """The changes of an edit log record (``TerrainChanges``' fields, or for a map
-    without terrain classes its cells and new costs) to ``grid``, the revision
-    before it."""
+    without terrain classes its cells and new costs, then its link edits) to
+    ``grid``, the revision before it."""
+    changes = _logged_costs(grid, cells, costs, classes, names, profiles)
+    named = [(f"logged link edit {i}", op) for i, op in enumerate(ops)]
+    return _with_links(grid, changes, named, _ANY) if ops else changes
+
+
+def _logged_costs(grid: GridMap, cells: npt.NDArray[np.int64], costs: npt.NDArray[np.float32],
+                  classes: npt.NDArray[np.uint8] | None, names: Sequence[str] | None,
+                  profiles: Sequence[ProfileEdit]) -> Changes:  # fmt: skip
     if grid.terrain is None:
         return Changes.of_map_cells(grid, cells, costs)
     known = tuple(names) if names is not None else grid.terrain.names
@@ -361,6 +343,9 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
         clearance=_clearance(grid, padded, changes), auto_astar=grid.auto_prefers_astar,
     ))  # fmt: skip
     new._terrain = grid.terrain if changes.terrain is None else changes.terrain.terrain
+    links = changes.links if changes.links is not None else grid.links and grid.links.links
+    if links:  # joined again over the new islands, their tables anew
+        return new.with_links(links)
     new.adopt_views(carried_views(grid, new, changes))
     return new
 

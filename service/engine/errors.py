@@ -138,3 +138,7 @@ def on_blocked_cell(name: str, x: int, y: int, why: str = BLOCKED_CELL
     """The error for a point ``name`` at ``(x, y)`` on a blocked cell (``why``: what
     blocks it, for the message)."""
     return NotWalkableError(f"{name} (x={x}, y={y}) is {why}")
+
+
+class LinkNotFoundError(EngineError):
+    """An edit names a link the map does not have (the API's ``LinkNotFound``)."""

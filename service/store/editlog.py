@@ -6,7 +6,9 @@ the map's figures after the edit) followed by ``count`` int64 cell indices
 (``y * width + x``) and ``count`` float32 new costs. A map with terrain classes
 logs base costs, and its header may add ``classes`` (true: ``count`` uint8 class
 ids follow the costs), ``names`` (the class names after an edit that added one)
-and ``profiles`` (the named profiles put or deleted: ``terrain_edits``).
+and ``profiles`` (the named profiles put or deleted: ``terrain_edits``). A record
+of link edits adds ``links``: the edits, in order, in the API's item form
+(``link_edits.op_json``).
 
 Every record is appended and fsynced before its revision is published, so an
 acknowledged edit survives a crash; a crash mid-append leaves a torn last record,
@@ -44,6 +46,7 @@ class LogRecord:
     classes: npt.NDArray[np.uint8] | None = None  # (k,) new class ids (terrain maps)
     names: tuple[str, ...] | None = None  # class names after, when the edit added one
     profiles: dict[str, Any] | None = None  # named profiles put or deleted (by name)
+    links: list[dict[str, Any]] | None = None  # link edits, in order (``op_json``)
 
     @property
     def terrain(self) -> dict[str, Any]:
@@ -55,6 +58,8 @@ class LogRecord:
             fields["names"] = list(self.names)
         if self.profiles:
             fields["profiles"] = self.profiles
+        if self.links:
+            fields["links"] = self.links
         return fields
 
 
@@ -177,9 +182,10 @@ def _decode(payload: bytes) -> LogRecord | None:
         names = header.pop("names", None)
         names = None if names is None else tuple(str(name) for name in names)
         profiles = header.pop("profiles", None)
+        links = header.pop("links", None)
     except (struct.error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
-    return LogRecord(revision, lowers, cells, costs, header, classes, names, profiles)
+    return LogRecord(revision, lowers, cells, costs, header, classes, names, profiles, links)
 
 
 def damaged_within(path: Path | str, whole: int) -> bool:

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from service.engine import GridMap, InvalidEditError
-from service.engine.edits import Changes, Edit, apply_changes, changes_of
+from service.engine.changes import Changes
+from service.engine.edits import Edit, apply_changes, changes_of
+from service.engine.links import MAX_LINKS
 from service.engine.terrain import MAX_PROFILES
 from service.store.backend import Store
 from service.store.builder import TableBuilder
@@ -85,7 +87,7 @@ class MapEditor:
                  max_edit_cells: int, compact_log_bytes: int,
                  jump_table_bytes: int, priority: BackgroundPriority = "normal",
                  retry_seconds: float = 10.0,
-                 max_profiles: int = MAX_PROFILES) -> None:  # fmt: skip
+                 max_profiles: int = MAX_PROFILES, max_links: int = MAX_LINKS) -> None:  # fmt: skip
         """``retry_seconds``: how long an edit that keeps losing the race for its
         revision to other services sharing the store is made again before
         :class:`EditContentionError`."""
@@ -95,6 +97,7 @@ class MapEditor:
         self._builder = builder
         self._max_cells = max_edit_cells
         self._max_profiles = max_profiles
+        self._max_links = max_links
         self._compact_bytes = compact_log_bytes
         self._repairs = Repairs(store, cache, builder, jump_table_bytes=jump_table_bytes,
                                 priority=priority)  # fmt: skip
@@ -148,7 +151,8 @@ class MapEditor:
             if if_revision is not None and if_revision != grid.revision:
                 raise RevisionConflictError(if_revision, grid.revision)
             changes = changes_of(grid, edits, max_cells=self._max_cells,
-                                 max_profiles=self._max_profiles)  # fmt: skip
+                                 max_profiles=self._max_profiles,
+                                 max_links=self._max_links)  # fmt: skip
             _check_points(grid, keep_connected)
             new = _next_revision(grid, changes)
             if keep_connected:

@@ -28,9 +28,11 @@ META_FILE: Final = "meta.json"
 #: (``grids``: a grid file of base costs, classes and profiles, log records that
 #: carry classes), which a service that reads only 1 skips instead of misreading.
 #: A map without classes is still written as 1.
+#: 3: a map with links (a grid file with its links, log records of link edits).
 FORMAT_VERSION: Final = 2
 PLAIN_FORMAT: Final = 1
-READABLE_FORMATS: Final = frozenset({PLAIN_FORMAT, FORMAT_VERSION})
+LINKS_FORMAT: Final = 3
+READABLE_FORMATS: Final = frozenset({PLAIN_FORMAT, FORMAT_VERSION, LINKS_FORMAT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +103,15 @@ def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
         islands_bytes=len(islands_data),
         islands_crc32=checksum(islands_data),
         classes=grid.terrain is not None,
-        format_version=FORMAT_VERSION if grid.terrain is not None else PLAIN_FORMAT,
+        format_version=format_of(grid),
     )
+
+
+def format_of(grid: GridMap) -> int:
+    """The format version a map is written in: the oldest that reads it whole."""
+    if grid.links is not None:
+        return LINKS_FORMAT
+    return FORMAT_VERSION if grid.terrain is not None else PLAIN_FORMAT
 
 
 def decode_record(map_id: str, meta: bytes) -> MapRecord | None:
@@ -131,7 +140,9 @@ def islands_of(record: MapRecord, data: bytes | None) -> Islands | None:
     labels = np.load(io.BytesIO(data), allow_pickle=False)
     if labels.shape != (2, (record.width + 2) * (record.height + 2)):
         return None
-    return Islands(labels, record.islands, record.islands_8)
+    # Counted from the labels (1..count each), not taken from the record's figures:
+    # those count the islands a search can cross, which links join.
+    return Islands(labels, int(labels[0].max(initial=0)), int(labels[1].max(initial=0)))
 
 
 def with_islands(record: MapRecord, data: bytes) -> MapRecord:

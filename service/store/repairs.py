@@ -44,8 +44,8 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine import ClusterTables, GridMap, LandmarkTables
+from service.engine.changes import Changes
 from service.engine.edits import (
-    Changes,
     build_jump_table,
     lowered_cells,
     repair_clusters,

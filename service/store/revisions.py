@@ -11,12 +11,15 @@ snapshot.
 from typing import Any, NamedTuple
 
 from service.engine import GridMap
-from service.engine.edits import Changes, apply_changes, logged_changes
+from service.engine.changes import Changes
+from service.engine.edits import apply_changes, logged_changes
+from service.engine.layers import Layers
+from service.engine.link_edits import op_json, op_of_json
 from service.engine.terrain_edits import log_profiles, logged_profiles
 from service.store.editlog import LogRecord
 from service.store.errors import LogGapError
 from service.store.files import checksum
-from service.store.records import MapRecord, figures_of, record_figures
+from service.store.records import MapRecord, figures_of, format_of, record_figures
 
 
 class LogState(NamedTuple):
@@ -66,21 +69,26 @@ def record_changes(grid: GridMap, entry: LogRecord) -> Changes:
     Raises:
         InvalidEditError: the record does not fit the map (a record of another map).
     """
+    layers = Layers(1, grid.height, grid.width)
+    ops = [op_of_json(item, f"logged link edit {i}", layers)
+           for i, item in enumerate(entry.links or ())]  # fmt: skip
     return logged_changes(grid, entry.cells, entry.costs, entry.classes, entry.names,
-                          logged_profiles(entry.profiles))  # fmt: skip
+                          logged_profiles(entry.profiles), ops)  # fmt: skip
 
 
 def record_of(grid: GridMap, new: GridMap, changes: Changes) -> LogRecord:
     """The edit log's record of ``changes``, which made ``new`` from ``grid``."""
     terrain = changes.terrain
+    layers = Layers(1, grid.height, grid.width)
+    links = [op_json(op, layers) for op in changes.ops] or None
     if terrain is None:
         return LogRecord(new.revision, changes.lowers, changes.map_cells(grid), changes.new,
-                         figures_of(new))  # fmt: skip
+                         figures_of(new), links=links)  # fmt: skip
     before = () if grid.terrain is None else grid.terrain.names
     names = terrain.names if len(terrain.names) != len(before) else None
     return LogRecord(new.revision, changes.lowers, terrain.cells, terrain.base,
                      figures_of(new), classes=terrain.classes, names=names,
-                     profiles=log_profiles(terrain))  # fmt: skip
+                     profiles=log_profiles(terrain), links=links)  # fmt: skip
 
 
 def snapshot_record(current: MapRecord, grid: GridMap, grid_data: bytes, islands_data: bytes,
@@ -93,5 +101,5 @@ def snapshot_record(current: MapRecord, grid: GridMap, grid_data: bytes, islands
         "revision": grid.revision, "grid_bytes": len(grid_data),
         "grid_crc32": checksum(grid_data), "islands_bytes": len(islands_data),
         "islands_crc32": checksum(islands_data), "lowered_at": lowered_at,
-        **figures_of(grid),
+        "format_version": max(current.format_version, format_of(grid)), **figures_of(grid),
     })  # fmt: skip

@@ -429,3 +429,23 @@ def test_profiles_and_class_edits_reach_every_service_on_the_store(
         listed = two.get(f"/v1/maps/{map_id}/profiles").json()
         assert listed["class_names"] == ["ground", "swamp", "water", "trees"]
         assert listed["profiles"] == []
+
+
+def test_links_reach_every_service_on_the_store(tmp_path: Path, server: RedisServer) -> None:
+    """A link put, closed and removed through one service is what the other answers
+    with, at the same revisions."""
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        map_id = held_by_both(one, two)
+        tp = {"id": "tp", "from": [0, 0], "to": [8, 0], "cost": 0.5}
+        put = one.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"link": tp}]})
+        assert put.json()["revision"] == 1
+        body = BODY | {"min_revision": 1, "format": "cells"}
+        answer = two.post(f"/v1/maps/{map_id}/path", json=body).json()
+        assert (answer["cost"], answer["links_used"]) == (0.5, [{"id": "tp", "at": 0}])
+        closed = {"edits": [{"link": {"id": "tp", "enabled": False}}]}
+        assert one.post(f"/v1/maps/{map_id}/edits", json=closed).json()["revision"] == 2
+        walked = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 2}).json()
+        assert walked["links_used"] == []
+        assert walked["cost"] > 8
+        assert two.get(f"/v1/maps/{map_id}/links").json()["links"][0]["enabled"] is False

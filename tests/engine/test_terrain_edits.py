@@ -6,6 +6,7 @@ import pytest
 from service.engine import GridMap, find_path
 from service.engine.edits import (
     CellsEdit,
+    CostEdit,
     Edit,
     RectEdit,
     apply_changes,
@@ -26,9 +27,9 @@ from tests.support import POLICIES, assert_optimal, close, oracle_distances
 PAINTS = (*NAMES, "door_red")
 
 
-def random_terrain_edits(rng: np.random.Generator, grid: GridMap) -> list[Edit]:
+def random_terrain_edits(rng: np.random.Generator, grid: GridMap) -> list[CostEdit]:
     """A few rects and cell lists: base costs, classes, or both."""
-    edits: list[Edit] = []
+    edits: list[CostEdit] = []
     for _ in range(int(rng.integers(1, 4))):
         name = str(rng.choice(PAINTS)) if rng.random() < 0.7 else None
         cost = (
@@ -46,7 +47,9 @@ def random_terrain_edits(rng: np.random.Generator, grid: GridMap) -> list[Edit]:
     return edits
 
 
-def brute_edited(terrain: Terrain, edits: list[Edit]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def brute_edited(
+    terrain: Terrain, edits: list[CostEdit]
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Base costs, classes and names after ``edits``, cell by cell from the definition."""
     base, classes, names = terrain.base.copy(), terrain.classes.copy(), list(terrain.names)
     for edit in edits:

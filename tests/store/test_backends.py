@@ -3,6 +3,7 @@ as worker processes share it (``shared file``) and a real Redis-protocol server
 (``redis``). What the routes, the cache, the builder and the
 editor rely on must hold on each."""
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,7 +11,11 @@ import numpy as np
 import pytest
 
 from service.engine import GridMap, Profile, Terrain, build_clusters, build_landmarks
-from service.engine.edits import CellsEdit, Changes, Edit, RectEdit, apply_changes, changes_of
+from service.engine.changes import Changes
+from service.engine.edits import CellsEdit, Edit, RectEdit, apply_changes, changes_of
+from service.engine.layers import Layers
+from service.engine.link_edits import LinkEdit, LinkSwitch, Unlink
+from service.engine.links import Link, links_of
 from service.engine.terrain_edits import ProfileEdit
 from service.store import MapStore, Store, UnknownMapError
 from service.store.editlog import LogRecord
@@ -207,6 +212,7 @@ def terrain_grid() -> GridMap:
 
 
 def terrain_edited(grid: GridMap, edits: list[Edit]) -> tuple[GridMap, LogRecord]:
+    """``grid`` after ``edits`` (of classes, profiles or links), and their log record."""
     changes = changes_of(grid, edits, max_cells=100)
     new = apply_changes(grid, changes)
     return new, record_of(grid, new, changes)
@@ -251,3 +257,32 @@ def test_a_map_with_terrain_keeps_its_classes_edits_and_profiles(
     assert store.compact(record.id, three) is True
     assert_same_terrain(reopen().load(record.id), three)
     assert store.repair(record.id, three) is True  # the same grid is the same bytes
+
+
+def links_of_grid(grid: GridMap) -> list[Link]:
+    assert grid.links is not None
+    return [grid.links.links.links[i] for i in grid.links.links.ids]
+
+
+def test_a_map_with_links_keeps_them_and_their_edits(backend: tuple[Store, Reopen]) -> None:
+    """Links put, closed and removed are logged, replayed after a restart, and carried
+    into a compacted snapshot; a map uploaded with links keeps them."""
+    store, reopen = backend
+    start = GridMap.from_costs(np.ones((3, 6), np.float32))
+    door = Link("door", (0, 0, 0), (5, 2, 0), 2.5, two_way=False)
+    grid = start.with_links(links_of(Layers(1, 3, 6), [door], walkable=start.walkable,
+                                     max_links=8))  # as an upload's  # fmt: skip
+    record = store.create(grid, "linked")
+    assert store.load(record.id).links is not None
+    tp = Link("tp", (1, 1, 0), (4, 1, 0), 1.0)
+    one, entry = terrain_edited(grid, [LinkEdit(tp), LinkSwitch("door", False)])
+    store.append_edit(record.id, entry)
+    two, entry2 = terrain_edited(one, [Unlink("tp"), CellsEdit([[2, 2]], 0.0)])
+    store.append_edit(record.id, entry2)
+    for again in (store, reopen()):
+        loaded = again.load(record.id)
+        assert loaded.revision == 2
+        assert links_of_grid(loaded) == links_of_grid(two)
+        assert links_of_grid(loaded) == [dataclasses.replace(door, enabled=False)]
+    assert store.compact(record.id, two) is True
+    assert links_of_grid(reopen().load(record.id)) == links_of_grid(two)

@@ -19,7 +19,6 @@ import pytest
 from service.config import REPO_ROOT
 from service.engine import GridMap
 from service.store import (
-    FORMAT_VERSION,
     DataDirInUseError,
     MapRecord,
     MapStore,
@@ -34,6 +33,7 @@ from service.store.files import checksum, npy_bytes
 from service.store.records import (
     META_FILE,
     PLAIN_FORMAT,
+    READABLE_FORMATS,
     figures_of,
     new_map_id,
     valid_map_id,
@@ -427,7 +427,7 @@ def test_folders_that_are_not_map_ids_are_ignored_and_left_alone(
 # -- unreadable meta.json ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [FORMAT_VERSION + 1, 0, "1"], ids=repr)
+@pytest.mark.parametrize("version", [max(READABLE_FORMATS) + 1, 0, "1"], ids=repr)
 def test_a_map_of_another_format_version_is_skipped(
     data_dir: Path, version: object, caplog: pytest.LogCaptureFixture, open_store: OpenStore
 ) -> None:

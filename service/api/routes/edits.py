@@ -9,30 +9,34 @@ from starlette.responses import Response
 
 from service.api.deps import MapDep, RuntimeDep, body_of, require_reader, require_writer
 from service.api.docs import ref, request_body
-from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
-from service.api.pathing import capped_agent_size
-from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
-from service.api.routes.maps import committed_tables, etag
-from service.api.runtime import Runtime
-from service.api.schemas import (
+from service.api.edit_schemas import (
     EditItem,
     EditRequest,
     EditResponse,
     PathCheckRequest,
     PathCheckResponse,
 )
+from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
+from service.api.pathing import capped_agent_size
+from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
+from service.api.routes.maps import committed_tables, etag
+from service.api.runtime import Runtime
 from service.api.uploads import NPY
 from service.engine import DEFAULT_DIAGONAL, GridMap
 from service.engine.edits import CellsEdit, Edit, RectEdit
 from service.engine.held_paths import check_paths
+from service.engine.layers import Layers
+from service.engine.link_edits import op_of_json
 from service.engine.views import ViewKey
 from service.store.files import npy_bytes
 
 router = APIRouter(prefix="/v1/maps", tags=["edits"])
 
 
-def _edit(item: EditItem, i: int) -> Edit:
-    """One schema edit as the engine's; the three shapes are told apart here."""
+def _edit(item: EditItem, i: int, layers: Layers) -> Edit:
+    """One schema edit as the engine's; the shapes are told apart here."""
+    if item.link is not None or item.unlink is not None:
+        return _link_edit(item, i, layers)
     painted = item.class_name is not None
     if item.rect is not None and item.cells is None:
         costed = (item.cost is not None) + (item.costs is not None)
@@ -48,6 +52,17 @@ def _edit(item: EditItem, i: int) -> Edit:
     raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: give exactly one of 'rect' or 'cells'")
 
 
+def _link_edit(item: EditItem, i: int, layers: Layers) -> Edit:
+    """A link put, opened or closed, or removed (``link_edits``)."""
+    others = item.model_dump(exclude={"link", "unlink"}, exclude_none=True)
+    if (item.link is None) == (item.unlink is None) or others:
+        raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: a link edit is 'link' or "
+                                                "'unlink' alone")  # fmt: skip
+    spec = {} if item.link is None else item.link.model_dump(by_alias=True, exclude_none=True)
+    item_json = {"unlink": item.unlink} if item.unlink is not None else {"link": spec}
+    return op_of_json(item_json, f"edits[{i}]", layers)
+
+
 def _profile_view(ref: ProfileRef) -> Callable[[GridMap], GridMap]:
     """What ``keep_connected`` holds on for a profile: its view of a revision."""
     return lambda grid: grid.view(ViewKey(1, bind(grid, ref)))
@@ -55,7 +70,8 @@ def _profile_view(ref: ProfileRef) -> Callable[[GridMap], GridMap]:
 
 def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     body = parsed_body(EditRequest, raw)
-    edits = [_edit(item, i) for i, item in enumerate(body.edits)]
+    layers = _layers(runtime, map_id) if any(e.link or e.unlink for e in body.edits) else None
+    edits = [_edit(item, i, layers or _FLAT) for i, item in enumerate(body.edits)]
     ref = profile_ref(body.profile)
     outcome = runtime.editor.edit(map_id, edits, if_revision=body.if_revision,
                                   keep_connected=body.keep_connected or (),
@@ -84,6 +100,7 @@ def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
         ErrorCode.INVALID_QUERY,
         ErrorCode.INVALID_VALUE,
         ErrorCode.MAP_NOT_FOUND,
+        ErrorCode.LINK_NOT_FOUND,
         ErrorCode.TOO_BIG,
         ErrorCode.UNAUTHORIZED,
         ErrorCode.FORBIDDEN,
@@ -100,6 +117,16 @@ async def edit_map(request: Request, record: MapDep, runtime: RuntimeDep) -> Res
     payload = await runtime.run(_apply, runtime, record.id, await body_of(request))
     return Response(orjson.dumps(payload), media_type="application/json",
                     headers={"ETag": etag(payload["revision"])})  # fmt: skip
+
+
+#: Layers of no map: a request without link edits reads none.
+_FLAT = Layers(1, 1, 1)
+
+
+def _layers(runtime: Runtime, map_id: str) -> Layers:
+    """The map's floors, which a link's ends are read against."""
+    with runtime.cache.acquire(map_id) as grid:
+        return Layers(1, grid.height, grid.width)
 
 
 def _grid(runtime: Runtime, map_id: str) -> tuple[bytes, int]:
