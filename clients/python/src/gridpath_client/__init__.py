@@ -16,7 +16,15 @@ numba nor FastAPI. Coordinates are ``(x, y)`` = (column, row) everywhere.
 from gridpath_client.arrays import Point, Points
 from gridpath_client.async_client import AsyncClient
 from gridpath_client.client import Client
-from gridpath_client.edits import CellsEdit, Edit, PatchEdit, RectEdit
+from gridpath_client.edits import (
+    CellsEdit,
+    Edit,
+    LinkEdit,
+    LinkSwitch,
+    PatchEdit,
+    RectEdit,
+    Unlink,
+)
 from gridpath_client.errors import (
     ERROR_CLASSES,
     ConnectionFailed,
@@ -26,6 +34,7 @@ from gridpath_client.errors import (
     Internal,
     InvalidQuery,
     InvalidValue,
+    LinkNotFound,
     MapCorrupt,
     MapNotFound,
     MethodNotAllowed,
@@ -59,6 +68,9 @@ from gridpath_client.results import (
     DIRECTIONS,
     EditResult,
     FlowField,
+    LinkInfo,
+    Links,
+    LinkUsed,
     MapHealth,
     MapInfo,
     MapTables,
@@ -94,6 +106,12 @@ __all__ = [
     "Internal",
     "InvalidQuery",
     "InvalidValue",
+    "LinkEdit",
+    "LinkInfo",
+    "LinkNotFound",
+    "LinkSwitch",
+    "LinkUsed",
+    "Links",
     "MapCorrupt",
     "MapHealth",
     "MapInfo",
@@ -127,6 +145,7 @@ __all__ = [
     "TransportError",
     "Unauthorized",
     "UnexpectedResponse",
+    "Unlink",
     "Unreachable",
     "UnsupportedMediaType",
     "WouldDisconnect",

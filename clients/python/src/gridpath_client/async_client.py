@@ -26,6 +26,7 @@ from gridpath_client.queries import (
 from gridpath_client.results import (
     EditResult,
     FlowField,
+    Links,
     MapInfo,
     PathChecks,
     PathResult,
@@ -248,6 +249,10 @@ class AsyncClient:
     async def profile(self, map_id: str, name: str) -> ProfileInfo:
         """See :meth:`Client.profile`."""
         return await self._run(calls.get_profile(map_id, name))
+
+    async def links(self, map_id: str) -> Links:
+        """See :meth:`Client.links`."""
+        return await self._run(calls.list_links(map_id))
 
     async def profiles(self, map_id: str) -> Profiles:
         """See :meth:`Client.profiles`."""

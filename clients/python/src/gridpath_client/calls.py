@@ -30,6 +30,7 @@ from gridpath_client.queries import (
 from gridpath_client.results import (
     EditResult,
     FlowField,
+    Links,
     MapInfo,
     PathChecks,
     PathResult,
@@ -316,6 +317,11 @@ def get_profile(map_id: str, name: str) -> Call[ProfileInfo]:
 def list_profiles(map_id: str) -> Call[Profiles]:
     url = map_url(map_id, "/profiles")
     return Call("GET", url, lambda r: Profiles.from_json(r.json()), safe=True)
+
+
+def list_links(map_id: str) -> Call[Links]:
+    url = map_url(map_id, "/links")
+    return Call("GET", url, lambda r: Links.from_json(r.json()), safe=True)
 
 
 def delete_profile(map_id: str, name: str) -> Call[int]:

@@ -26,6 +26,7 @@ from gridpath_client.queries import (
 from gridpath_client.results import (
     EditResult,
     FlowField,
+    Links,
     MapInfo,
     PathChecks,
     PathResult,
@@ -359,6 +360,11 @@ class Client:
     def profile(self, map_id: str, name: str) -> ProfileInfo:
         """A named profile of the map (``ProfileNotFound`` if it holds none)."""
         return self._run(calls.get_profile(map_id, name))
+
+    def links(self, map_id: str) -> Links:
+        """The map's links (doors, teleports, stairs), closed ones too; put, open, close
+        and remove them with ``edit`` (``LinkEdit``, ``LinkSwitch``, ``Unlink``)."""
+        return self._run(calls.list_links(map_id))
 
     def profiles(self, map_id: str) -> Profiles:
         """The map's terrain classes, default profile and named profiles."""

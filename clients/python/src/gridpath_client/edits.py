@@ -1,10 +1,11 @@
-"""Edits of a live map (``edit``): the three shapes the service takes.
+"""Edits of a live map (``edit``): cells' costs and classes, and links.
 
 A cost of 0 blocks a cell; any positive finite cost makes it walkable at that cost.
 On a map with terrain classes a rectangle or cells edit may paint a class as well as
 or instead of a cost (``class_name``; the cost is then the base cost, which each
-profile multiplies). The edits of one request apply together as one new revision, or
-none does; later edits of a cell win.
+profile multiplies). ``LinkEdit``, ``LinkSwitch`` and ``Unlink`` put, open or close,
+and remove links (doors, teleports, stairs). The edits of one request apply together
+as one new revision, or none does; later edits of a cell win.
 """
 
 from __future__ import annotations
@@ -93,8 +94,56 @@ class PatchEdit:
         return {"rect": [x, y, width, len(rows)], "costs": rows}
 
 
+@dataclass(frozen=True)
+class LinkEdit:
+    """Put a link (``id``; a link of a known id is replaced): from ``from_`` to ``to``,
+    costing exactly ``cost`` to take, both ways unless ``two_way`` is false; of the
+    terrain class ``class_name`` (profiles admit it by class); closed when
+    ``enabled`` is false."""
+
+    id: str
+    from_: PointLike
+    to: PointLike
+    cost: float
+    _: KW_ONLY
+    two_way: bool = True
+    class_name: str | None = None
+    enabled: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        link: dict[str, Any] = {"id": self.id, "from": list(to_point(self.from_)),
+                                "to": list(to_point(self.to)), "cost": self.cost,
+                                "two_way": self.two_way, "enabled": self.enabled}  # fmt: skip
+        if self.class_name is not None:
+            link["class"] = self.class_name
+        return {"link": link}
+
+
+@dataclass(frozen=True)
+class LinkSwitch:
+    """Open (``enabled``) or close the link ``id``; it stays on the map."""
+
+    id: str
+    enabled: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"link": {"id": self.id, "enabled": self.enabled}}
+
+
+@dataclass(frozen=True)
+class Unlink:
+    """Remove the link ``id``."""
+
+    id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"unlink": self.id}
+
+
 #: An edit: one of the classes above, or its JSON as a mapping (passed as is).
-Edit: TypeAlias = RectEdit | CellsEdit | PatchEdit | Mapping[str, Any]
+Edit: TypeAlias = (
+    RectEdit | CellsEdit | PatchEdit | LinkEdit | LinkSwitch | Unlink | Mapping[str, Any]
+)
 
 
 def edits_body(

@@ -80,6 +80,13 @@ class ProfileNotFound(GridpathError):
     STATUS = 404
 
 
+class LinkNotFound(GridpathError):
+    """An edit opens, closes or removes a link the map does not have."""
+
+    CODE = "LinkNotFound"
+    STATUS = 404
+
+
 class TooBig(GridpathError):
     """Over a server limit: map cells, body bytes, batch size, cache or table bounds."""
 
@@ -184,6 +191,7 @@ ERROR_CLASSES: Final[dict[str, type[GridpathError]]] = {
         NotWalkable,
         MapNotFound,
         ProfileNotFound,
+        LinkNotFound,
         TooBig,
         Unauthorized,
         Forbidden,

@@ -88,6 +88,9 @@ class PathResult:
         profile_used: The movement profile searched with: its name (a named profile),
             ``inline`` or ``default`` (the map's default profile); ``None`` from servers
             before profiles existed.
+        links_used: On a map with links, the links the path takes, in order (each with
+            the index in ``path`` of the point where it is entered; the next point is
+            where it leaves); ``None`` on a map without links.
     """
 
     status: Status
@@ -104,6 +107,7 @@ class PathResult:
     partial_reason: str | None = None
     trace: Trace | None = None
     profile_used: str | None = None
+    links_used: list[LinkUsed] | None = None
 
     @property
     def found(self) -> bool:
@@ -128,7 +132,68 @@ class PathResult:
             partial_reason=data.get("partial_reason"),
             trace=Trace.from_json(data.get("trace"), as_numpy=as_numpy),
             profile_used=data.get("profile_used"),
+            links_used=LinkUsed.list_from_json(data.get("links_used")),
         )
+
+
+@dataclass(frozen=True)
+class LinkUsed:
+    """A link a path takes: its ``id``, and ``at``, the index in the path of the point
+    where it is entered (the next point is where it leaves)."""
+
+    id: str
+    at: int
+
+    @classmethod
+    def list_from_json(cls, data: Any) -> list[LinkUsed] | None:
+        if data is None:
+            return None
+        return [cls(str(use["id"]), int(use["at"])) for use in data]
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    """A link of a map (``links``): a door, a teleport, stairs, a drop.
+
+    Attributes:
+        id: Its id.
+        from_: Where it is taken, ``(x, y)``.
+        to: Where it leads.
+        cost: What taking it costs.
+        two_way: Whether it is taken both ways.
+        class_name: Its terrain class, or ``None``.
+        enabled: ``False`` when closed.
+    """
+
+    id: str
+    from_: Point
+    to: Point
+    cost: float
+    two_way: bool
+    class_name: str | None
+    enabled: bool
+
+    @classmethod
+    def from_json(cls, data: Json) -> LinkInfo:
+        source, target = data["from"], data["to"]
+        return cls(id=str(data["id"]), from_=(int(source[0]), int(source[1])),
+                   to=(int(target[0]), int(target[1])), cost=float(data["cost"]),
+                   two_way=bool(data["two_way"]), class_name=data.get("class"),
+                   enabled=bool(data["enabled"]))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Links:
+    """A map's links (``links``): ``revision``, the map's revision the answer reads,
+    and ``links``, every link by id, closed ones too."""
+
+    revision: int
+    links: list[LinkInfo]
+
+    @classmethod
+    def from_json(cls, data: Json) -> Links:
+        return cls(revision=int(data["revision"]),
+                   links=[LinkInfo.from_json(link) for link in data["links"]])  # fmt: skip
 
 
 @dataclass(frozen=True)
