@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -152,4 +153,50 @@ def test_named_profiles_and_class_edits_survive_a_kill(tmp_path: Path) -> None:
                 json={"start": [x, 1], "goal": [x, 1], "profile": {"exclude": ["ground"]}},
             )
             assert boat.json()["status"] == "found", x
+    kill_all(process)
+
+
+def test_links_survive_a_kill(tmp_path: Path) -> None:
+    """Links put and closed before ``kill -9`` are there after the restart: every
+    acknowledged edit, and at most the one in flight besides."""
+    data = tmp_path / "data"
+    process, port, log = start_server(data)
+    base = f"http://127.0.0.1:{port}"
+    acknowledged: list[dict[str, Any]] = []
+    stop = threading.Event()
+
+    def stream(client: httpx.Client, map_id: str) -> None:
+        for i in range(10_000):
+            if stop.is_set():
+                return
+            link = {"id": f"l{i % 50}", "from": [i % WIDTH, 0], "to": [WIDTH - 1, 3],
+                    "cost": 1.0 + i % 7, "enabled": i % 3 != 0}  # fmt: skip
+            try:
+                answer = client.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"link": link}]})
+            except httpx.HTTPError:
+                return  # killed mid-request: not acknowledged
+            if answer.status_code == 200:
+                acknowledged.append(link)
+
+    with httpx.Client(base_url=base, timeout=30) as client:
+        wait_until_ready(client, process, log)
+        map_id = client.post("/v1/maps", json={"costs": [[1] * WIDTH] * 4}).json()["id"]
+        writer = threading.Thread(target=stream, args=(client, map_id))
+        writer.start()
+        time.sleep(0.5)
+        kill_all(process)
+        stop.set()
+        writer.join(timeout=30)
+    process, port, log = start_server(data, port=port)
+    with httpx.Client(base_url=base, timeout=30) as client:
+        wait_until_ready(client, process, log)
+        listed = client.get(f"/v1/maps/{map_id}/links").json()
+        assert listed["revision"] - len(acknowledged) in (0, 1)
+        held = {link["id"]: link for link in listed["links"]}
+        last = {link["id"]: link for link in acknowledged}  # each id's last acknowledged
+        in_flight = [i for i, link in last.items() if held[i]["from"] != link["from"]]
+        assert len(in_flight) <= 1
+        for link_id, link in last.items():
+            if link_id not in in_flight:
+                assert {k: held[link_id][k] for k in link} == link
     kill_all(process)
