@@ -63,6 +63,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_landmarks $(LANDMARK_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_units $(UNIT_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_profiles $(PROFILE_BENCH_ARGS)
+	$(BIN)/python -m loadtests.bench_links $(LINK_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_floor
 	$(BIN)/python -m loadtests.bench_warthog --repeat 1 $(WARTHOG_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_auto

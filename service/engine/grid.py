@@ -665,7 +665,8 @@ class GridMap:
                                   f"{self._height} map")  # fmt: skip
         grid = GridMap(self._costs, islands=self._islands, revision=self._revision)
         grid._terrain = self._terrain
-        grid._links = map_links(links, self._islands, self._terrain) if links.links else None
+        made = map_links(links, self._islands, self._terrain, self._min_cost)
+        grid._links = made if links.links else None
         grid._refresh_kernel_handle()
         return grid
 

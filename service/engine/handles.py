@@ -60,7 +60,7 @@ def grid_handle(view: tuple[Any, ...]) -> Handle:
     cluster_of, (packed_four, packed_eight), counts, units, symmetric = clusters
     (from_four, from_eight), (to_four, to_eight), margins = landmarks
     east, west, south, north = bits
-    slot, first, target, link_cost, to_source, floor_rows = links
+    slot, first, target, link_cost, far, to_far, slack, floor_rows = links
     scalars = np.array([width, uniform, min_cost, floor_rows], dtype=np.float64)
     return handle_of(GridSlots._fields, {
         "cost": cost, "islands": islands, "cluster_of": cluster_of,
@@ -70,5 +70,5 @@ def grid_handle(view: tuple[Any, ...]) -> Handle:
         "jump_table": jump_table, "from_four": from_four, "from_eight": from_eight,
         "to_four": to_four, "to_eight": to_eight, "landmark_margins": margins,
         "link_slot": slot, "link_first": first, "link_target": target, "link_cost": link_cost,
-        "link_to_source": to_source, "scalars": scalars,
+        "link_far": far, "link_to_far": to_far, "link_slack": slack, "scalars": scalars,
     })  # fmt: skip

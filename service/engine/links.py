@@ -30,8 +30,9 @@ from service.engine.kernels.codes import (
     DIAGONAL_NO_CORNER_CUTTING,
     DIAGONAL_ONE_OBSTACLE,
 )
-from service.engine.kernels.links import goal_bound, joined_labels, source_distances
+from service.engine.kernels.links import joined_labels
 from service.engine.layers import Layers
+from service.engine.link_bounds import LinkBounds, link_bounds
 from service.engine.parts import Islands
 from service.engine.terrain import Terrain
 
@@ -115,7 +116,8 @@ NO_EDGES: Final = LinkEdges(
 
 #: ``MapLinks.kernel_view`` of a map without links.
 NO_LINKS_VIEW: Final = (NO_EDGES.slot, NO_EDGES.first, NO_EDGES.target, NO_EDGES.cost,
-                        np.zeros(0, np.float32), 1)  # fmt: skip
+                        np.zeros(0, np.bool_), np.zeros(0, np.float32), np.zeros((1, 1)),
+                        1)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,62 +230,6 @@ def _grouped(sources: npt.NDArray[np.int64], targets: npt.NDArray[np.int64],
 
 
 @dataclass(frozen=True, slots=True)
-class LinkBounds:
-    """What keeps the heuristic admissible on a map with links.
-
-    Without links, ``h(n)`` is the least cost times the octile distance to the goal.
-    A link can make that an overestimate (a teleport across the map costs 1), and
-    floors are joined only by links. With links, ``h(n)`` is the least of:
-
-    - the plain heuristic, on the goal's floor only (another floor's cells reach
-      the goal only through a link);
-    - ``c * to_source[n] + goal_bound``: a path through links walks at least
-      ``to_source[n]`` cells (octile, no walls) to the first cell a link leaves,
-      at least ``c`` (the least cell cost) each, and from the first link on
-      costs at least ``goal_bound`` (``goal_bound``).
-
-    Both terms are consistent (each step lowers neither by more than its cost, and
-    a link's edge not by more than its own), so their least is too: A* stays exact,
-    and its equal-f stack sound.
-    """
-
-    to_source: npt.NDArray[np.float32]  # (padded cells,) cells, rounded down
-    floor_rows: int  # rows per floor plus the separator: a padded row's floor
-
-    def goal_bound(self, edges: LinkEdges, goal: int, width: int, h_scale: float) -> float:
-        """The least cost from taking a first link to reaching ``goal`` (a padded
-        flat cell; ``width`` padded): over every edge, its cost plus the octile
-        distance from where it lands to the goal (same floor) or, on another floor,
-        the walk to the next link and the cheapest link. ``inf`` without edges."""
-        view = (edges.slot, edges.first, edges.target, edges.cost, self.to_source,
-                self.floor_rows)  # fmt: skip
-        return float(goal_bound(view, goal, width, h_scale))
-
-    def estimate(self, cell: int, goal: int, width: int, h_scale: float,
-                 goal_bound: float) -> float:  # fmt: skip
-        """``h(cell)`` as the search kernels compute it (the reference for them)."""
-        x, y, gx, gy = cell % width, cell // width, goal % width, goal // width
-        through = h_scale * float(self.to_source[cell]) + goal_bound
-        if (y - 1) // self.floor_rows != (gy - 1) // self.floor_rows:
-            return through
-        dx, dy = abs(x - gx), abs(y - gy)
-        plain = h_scale * (max(dx, dy) + (math.sqrt(2) - 1) * min(dx, dy))
-        return min(plain, through)
-
-
-def link_bounds(layers: Layers, edges: LinkEdges) -> LinkBounds:
-    """The ``LinkBounds`` of a map's edges (all of its enabled links': a profile's
-    subset only leaves the bound lower)."""
-    width = layers.width + 2
-    sources = np.flatnonzero(edges.slot != NO_SLOT).astype(np.int64)
-    exact = source_distances(width, layers.rows + 2, layers.height, sources)
-    # float32 for memory, rounded towards zero so that it stays a lower bound.
-    rounded = exact.astype(np.float32)
-    rounded = np.where(rounded > exact, np.nextafter(rounded, np.float32(0)), rounded)
-    return LinkBounds(rounded.astype(np.float32), layers.height + 1)
-
-
-@dataclass(frozen=True, slots=True)
 class MapLinks:
     """A map's links with what its searches read of them: the edges, the heuristic's
     bounds, and the islands joined across the links (weakly: a one-way link joins
@@ -297,16 +243,18 @@ class MapLinks:
 
     @property
     def kernel_view(self) -> tuple[object, ...]:
-        """``(slot, first, target, cost, to_source, floor_rows)`` as ``search_batch``
-        reads them."""
+        """``(slot, first, target, cost, far, to_far, slack, floor_rows)`` as
+        ``search_batch`` reads them."""
         e = self.edges
-        return e.slot, e.first, e.target, e.cost, self.bounds.to_source, self.bounds.floor_rows
+        return self.bounds.kernel_view((e.slot, e.first, e.target, e.cost))
 
 
-def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None) -> MapLinks:
-    """``MapLinks`` of ``links`` on a grid whose own islands are ``islands``, for
-    its default profile (of ``terrain``; None: a map without classes): a link of a
-    class the profile excludes is taken by no search of the map's own."""
+def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None,
+              h_scale: float) -> MapLinks:  # fmt: skip
+    """``MapLinks`` of ``links`` on a grid whose own islands are ``islands`` and least
+    cell cost ``h_scale``, for its default profile (of ``terrain``; None: a map
+    without classes): a link of a class the profile excludes is taken by no search
+    of the map's own."""
     allowed = None
     if terrain is not None:
         names, excluded = terrain.names, terrain.default.excluded
@@ -319,8 +267,9 @@ def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None) -> MapL
                                 edges.cost.tolist(), edges.link.tolist(), strict=True):  # fmt: skip
         if (u, v) not in edge_of or cost < edge_of[u, v][0]:  # (links in id order)
             edge_of[u, v] = (cost, link)
-    return MapLinks(links, edges, link_bounds(links.layers, edges),
-                    joined_islands(islands, edges), edge_of)  # fmt: skip
+    ends = (edges.sources(), edges.target.astype(np.int64))
+    bounds = link_bounds(links.layers, ends, edges.cost, h_scale)
+    return MapLinks(links, edges, bounds, joined_islands(islands, edges), edge_of)
 
 
 def joined_islands(islands: Islands, edges: LinkEdges) -> Islands:

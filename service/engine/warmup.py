@@ -136,11 +136,12 @@ def _warm_links() -> None:
     goal's bound (no search: the search kernels read links in the other part)."""
     layers = Layers(2, 2, 2)
     grid = GridMap.from_costs(layers.stack(np.ones((2, 2, 2), np.float32)))
-    stairs = Link("stairs", (0, 0, 0), (1, 1, 1), 1.0)
+    stairs = Link("stairs", (0, 0, 0), (1, 1, 1), 0.5)  # (a far link: cheaper than the walk)
     linked = grid.with_links(links_of(layers, [stairs], walkable=_anywhere, max_links=1))
     if linked.links is not None:
-        linked.links.bounds.goal_bound(linked.links.edges, linked.padded_width + 1,
-                                       linked.padded_width, 1.0)  # fmt: skip
+        e = linked.links.edges
+        linked.links.bounds.goal_bound((e.slot, e.first, e.target, e.cost),
+                                       linked.padded_width + 1, linked.padded_width)  # fmt: skip
 
 
 def _warm_fields(grid: GridMap) -> None:

@@ -24,6 +24,7 @@ from service.engine.kernels.borrowing import borrowing
 from service.engine.kernels.clock import GO_ON, look_again, next_look
 from service.engine.kernels.codes import (
     CLOSED,
+    HEURISTIC_ZERO,
     IMPROVEMENT_EPSILON,
     NO_PARENT,
     ON_STACK,
@@ -90,8 +91,10 @@ def astar(terrain, task, nodes, bounds, trace, links):
     lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
     moves = move_count(diagonal)
     uwidth = np.uint32(width)
-    has_links = links.slot.size > 0
-    goal_floor = (gy - 1) // links.floor_rows
+    linked = links.slot.size > 0
+    # With links, the heuristic is theirs (``link_bounds``), but for Dijkstra's zero.
+    links_bound = linked and heuristic != HEURISTIC_ZERO
+    goal_at = (gx, (gy - 1) % links.floor_rows)  # its column, and row on its floor
 
     sx = start % width
     sy = start // width
@@ -104,8 +107,8 @@ def astar(terrain, task, nodes, bounds, trace, links):
     if lm_count > 0:
         h_start = max(h_start, landmark_bound(lm_from, lm_to, start, lm_goal_from, lm_goal_to,
                                               lm_active, lm_count, lm_margin))  # fmt: skip
-    if has_links:
-        h_start = through_links(h_start, start, sy, links, goal_floor, h_scale)
+    if links_bound:
+        h_start = through_links(start, sx, sy, links, goal_at, h_scale)
     f_start = weight * h_start
     size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
@@ -146,7 +149,7 @@ def astar(terrain, task, nodes, bounds, trace, links):
         # The grid's moves, then the edges of the links that leave n, if any.
         edge = 0
         edges = 0
-        if has_links and links.slot[n] >= 0:
+        if linked and links.slot[n] >= 0:
             edge = links.first[links.slot[n]]
             edges = links.first[links.slot[n] + 1] - edge
         for k in range(moves + edges):
@@ -178,8 +181,8 @@ def astar(terrain, task, nodes, bounds, trace, links):
             g[m] = ng
             parent[m] = n
             hm = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
-            if has_links:
-                hm = through_links(hm, m, my, links, goal_floor, h_scale)
+            if links_bound:
+                hm = through_links(m, mx, my, links, goal_at, h_scale)
             if lm_count > 0:
                 hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to,
                                             lm_active, lm_count, lm_margin))  # fmt: skip

@@ -128,7 +128,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         and ``offsets[i + 1]`` is the room (in cells) the buffers need for it.
     """
     cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmark_view, links = grid
-    link_slot, link_first, link_target, link_cost, to_source, floor_rows = links
+    link_slot, link_first, link_target, link_cost, _, to_far, slack, floor_rows = links
     has_links = link_slot.size > 0
     land_from, land_to, land_margin = landmark_view
     cluster_of, packed, cluster_count, unit, symmetric = clusters
@@ -243,8 +243,9 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                     if not kept:
                         nodes = Nodes(gen, stamp, g, parent, heap, stack)
                         bound = goal_bound(links, t, width, min_cost) if has_links else 0.0
-                        graph = Links(link_slot, link_first, link_target, link_cost, to_source,
-                                      floor_rows, bound)  # fmt: skip
+                        goal_floor = (t // width - 1) // floor_rows if has_links else 0
+                        graph = Links(link_slot, link_first, link_target, link_cost, to_far,
+                                      slack[goal_floor], floor_rows, bound)  # fmt: skip
                         st, end, ex, ro = astar(terrain, task, nodes, bounds, trace, graph)
                     chain = parent
                     found_cost = g[end]

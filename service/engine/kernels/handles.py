@@ -121,7 +121,9 @@ class GridSlots(NamedTuple):
     link_first: int
     link_target: int
     link_cost: int
-    link_to_source: int
+    link_far: int
+    link_to_far: int
+    link_slack: int
     scalars: int
 
 
@@ -200,7 +202,9 @@ def grid_view(h):
         vector(h, GRID.link_first, np.int32),
         vector(h, GRID.link_target, np.int32),
         vector(h, GRID.link_cost, np.float64),
-        vector(h, GRID.link_to_source, np.float32),
+        vector(h, GRID.link_far, np.bool_),
+        vector(h, GRID.link_to_far, np.float32),
+        matrix(h, GRID.link_slack, np.float64),
         np.int64(scalars[3]),
     )
     return (vector(h, GRID.cost, np.float32), np.int64(scalars[0]),

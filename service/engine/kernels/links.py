@@ -1,12 +1,11 @@
-"""Links' tables: each cell's least distance to a cell a link leaves (the heuristic's
-bound), and islands joined across links.
+"""Links' tables and bounds: the heuristic's terms on a map with links
+(``engine.link_bounds``), and islands joined across links.
 
-A path that takes a link first walks, on its own floor, to a cell some link
-leaves; with no walls in the way that walk is at least the octile distance
-between the two (a lower bound for every diagonal policy: 4-connected walks are
-longer). ``source_distances`` computes that distance to the nearest such cell for
-every cell, in two raster passes over each floor (the chamfer transform with
-weights 1 and sqrt(2), exact for the octile metric on a rectangle).
+``plane_distances`` is the octile distance from every cell of one floor's plane to
+the nearest of some cells, in two raster passes (the chamfer transform with
+weights 1 and sqrt(2), exact for the octile metric on a rectangle). ``goal_bound``
+and ``through_links`` are the search's side of ``link_bounds.LinkBounds``: once a
+query, and once a cell reached.
 """
 
 import numpy as np
@@ -18,43 +17,36 @@ from service.engine.kernels.islands import find_root
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def source_distances(width, rows, floor_height, sources):
-    """Octile distances to the nearest of ``sources`` on the same floor.
-
-    Args:
-        width: padded width (map width + 2).
-        rows: padded rows of the stacked grid (its rows + 2).
-        floor_height: rows per floor; floor rows are followed by one separator row.
-        sources: (k,) int64 padded flat cells links leave.
-
-    Returns:
-        (rows * width,) float64 distances in cells; ``inf`` on the border, the
-        separators, and every cell of a floor no link leaves.
-    """
-    out = np.full(rows * width, np.inf)
-    for s in sources:
-        out[s] = 0.0
-    for r in range(1, rows - 1):  # forward: west, north-west, north, north-east
-        up = (r - 1) % (floor_height + 1) != 0  # the row above is on this floor
-        if (r - 1) % (floor_height + 1) == floor_height:
-            continue  # a separator
-        for c in range(r * width + 1, r * width + width - 1):
-            d = min(out[c], out[c - 1] + 1.0)
-            if up:
-                d = min(d, out[c - width] + 1.0, out[c - width - 1] + SQRT2,
-                        out[c - width + 1] + SQRT2)  # fmt: skip
-            out[c] = d
-    for r in range(rows - 2, 0, -1):  # backward: east, south-east, south, south-west
-        row = (r - 1) % (floor_height + 1)
-        if row == floor_height:
-            continue
-        down = row != floor_height - 1
-        for c in range(r * width + width - 2, r * width, -1):
-            d = min(out[c], out[c + 1] + 1.0)
-            if down:
-                d = min(d, out[c + width] + 1.0, out[c + width + 1] + SQRT2,
-                        out[c + width - 1] + SQRT2)  # fmt: skip
-            out[c] = d
+def plane_distances(height, width, xs, ys):
+    """(height, width) float64 octile distances, in cells, from each cell to the
+    nearest of the cells ``(xs[i], ys[i])``; ``inf`` everywhere without any."""
+    out = np.full((height, width), np.inf)
+    for i in range(xs.size):
+        out[ys[i], xs[i]] = 0.0
+    for y in range(height):  # forward: west, north-west, north, north-east
+        for x in range(width):
+            d = out[y, x]
+            if x > 0:
+                d = min(d, out[y, x - 1] + 1.0)
+            if y > 0:
+                d = min(d, out[y - 1, x] + 1.0)
+                if x > 0:
+                    d = min(d, out[y - 1, x - 1] + SQRT2)
+                if x + 1 < width:
+                    d = min(d, out[y - 1, x + 1] + SQRT2)
+            out[y, x] = d
+    for y in range(height - 1, -1, -1):  # backward: east, south-east, south, south-west
+        for x in range(width - 1, -1, -1):
+            d = out[y, x]
+            if x + 1 < width:
+                d = min(d, out[y, x + 1] + 1.0)
+            if y + 1 < height:
+                d = min(d, out[y + 1, x] + 1.0)
+                if x + 1 < width:
+                    d = min(d, out[y + 1, x + 1] + SQRT2)
+                if x > 0:
+                    d = min(d, out[y + 1, x - 1] + SQRT2)
+            out[y, x] = d
     return out
 
 
@@ -90,42 +82,50 @@ def joined_labels(labels, count, sources, targets):
 
 
 @borrowing
+def octile(dx, dy):
+    return max(dx, dy) + (SQRT2 - 1.0) * min(dx, dy)
+
+
+@borrowing
 def goal_bound(links, goal, width, h_scale):
-    """The least cost from taking a first link to reaching ``goal`` (a padded cell):
-    over every edge of ``links`` (``MapLinks.kernel_view``), its cost plus the
-    octile distance (times ``h_scale``) from where it lands to the goal on the
-    goal's floor, or else the walk to the next link and the cheapest link; ``inf``
-    without edges. See ``engine.links.LinkBounds``."""
-    _, _, target, cost, to_source, floor_rows = links
-    if target.size == 0:
-        return np.inf
+    """The least cost of a path to ``goal`` (a padded cell) from taking its first
+    *far* link (``link_bounds``) on: over every far edge of ``links``
+    (``MapLinks.kernel_view``), its cost plus the least of the octile distance in
+    the plane from where it lands to the goal, times ``h_scale``, with the least
+    slack of the floors between, and the walk to the next far link with the
+    cheapest far link. ``inf`` without far edges."""
+    _, _, target, cost, far, to_far, slack, floor_rows = links
     gx = goal % width
-    gy = goal // width
-    goal_floor = (gy - 1) // floor_rows
-    least = np.inf  # (a loop: numpy's min allocates, which a borrowing kernel may not)
+    gy = goal // width - 1
+    goal_floor = gy // floor_rows
+    gy -= goal_floor * floor_rows
+    cheapest = np.inf  # (a loop: numpy's min allocates, which a borrowing kernel may not)
     for e in range(cost.size):
-        least = min(least, cost[e])
+        if far[e]:
+            cheapest = min(cheapest, cost[e])
     best = np.inf
     for e in range(target.size):
+        if not far[e]:
+            continue
         t = target[e]
-        onward = h_scale * to_source[t] + least
-        rest = onward
-        ty = t // width
-        if (ty - 1) // floor_rows == goal_floor:
-            dx = abs(t % width - gx)
-            dy = abs(ty - gy)
-            rest = min(h_scale * (max(dx, dy) + (SQRT2 - 1.0) * min(dx, dy)), onward)
+        ty = t // width - 1
+        floor = ty // floor_rows
+        walk = h_scale * octile(abs(t % width - gx), abs(ty - floor * floor_rows - gy))
+        rest = min(walk + slack[goal_floor, floor], h_scale * to_far[t] + cheapest)
         best = min(best, cost[e] + rest)
     return best
 
 
 @borrowing
-def through_links(h, m, my, links, goal_floor, h_scale):
-    """The heuristic ``h`` of cell ``m`` (padded row ``my``) on a map with links
-    (``bundles.Links``; the goal on floor ``goal_floor``): ``h`` on the goal's floor
-    only, and at most the walk to the nearest link plus the links' goal bound."""
-    to_source, floor_rows, bound = links.to_source, links.floor_rows, links.goal_bound
-    through = h_scale * to_source[m] + bound
-    if (my - 1) // floor_rows != goal_floor:
-        return through
-    return min(h, through)
+def through_links(m, mx, my, links, goal, h_scale):
+    """The heuristic of cell ``m`` (padded ``(mx, my)``) on a map with links
+    (``bundles.Links``, its ``slack_row`` the goal floor's), towards ``goal``,
+    ``(gx, gy)``: the goal's padded column and its row on its floor. The least of
+    the octile distance in the plane (times ``h_scale``) with the least slack of the
+    floors between, and the walk to the nearest far link with the links' goal bound
+    (``link_bounds.LinkBounds``)."""
+    gx, gy = goal
+    y = my - 1
+    floor = y // links.floor_rows
+    plane = h_scale * octile(abs(mx - gx), abs(y - floor * links.floor_rows - gy))
+    return min(plane + links.slack_row[floor], h_scale * links.to_far[m] + links.goal_bound)
