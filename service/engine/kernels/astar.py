@@ -21,6 +21,7 @@ Other inconsistent combinations (weight above 1) run without the stack.
 import numpy as np
 
 from service.engine.kernels.borrowing import borrowing
+from service.engine.kernels.bundles import LinkTerms
 from service.engine.kernels.clock import GO_ON, look_again, next_look
 from service.engine.kernels.codes import (
     CLOSED,
@@ -34,7 +35,7 @@ from service.engine.kernels.codes import (
 )
 from service.engine.kernels.heap import decrease, pop, push
 from service.engine.kernels.landmarks import landmark_bound
-from service.engine.kernels.links import through_links
+from service.engine.kernels.links import goal_bound, through_links
 from service.engine.kernels.moves import (
     DX,
     DY,
@@ -70,9 +71,10 @@ def astar(terrain, task, nodes, bounds, trace, links):
             consistent).
         trace: (capacity,) int32: the first ``capacity`` cells expanded, in order
             (reopened cells again); size 0 records nothing (see ``record``).
-        links: a ``bundles.Links``: the map's links, each an edge beside the grid's
-            moves, and the heuristic's bound through them (``engine.links``); an
-            empty ``slot`` for a map without links, which reads nothing more.
+        links: the map's links (``engine.links.MapLinks.kernel_view``): each an edge
+            beside the grid's moves, with the heuristic's terms through them
+            (``engine.link_bounds``); an empty ``slot`` for a map without links, of
+            which nothing more is read.
 
     Returns:
         ``(status, end, expanded, reopened)``. ``end`` is the goal when found, the
@@ -91,10 +93,14 @@ def astar(terrain, task, nodes, bounds, trace, links):
     lm_from, lm_to, lm_goal_from, lm_goal_to, lm_active, lm_count, lm_margin = landmarks
     moves = move_count(diagonal)
     uwidth = np.uint32(width)
-    linked = links.slot.size > 0
+    slot, first, target, link_cost, _, to_far, slack, floor_rows = links
+    linked = slot.size > 0
     # With links, the heuristic is theirs (``link_bounds``), but for Dijkstra's zero.
     links_bound = linked and heuristic != HEURISTIC_ZERO
-    goal_at = (gx, (gy - 1) % links.floor_rows)  # its column, and row on its floor
+    goal_floor = (gy - 1) // floor_rows if linked else 0
+    goal_at = (gx, gy - 1 - goal_floor * floor_rows)  # its column, and row on its floor
+    terms = LinkTerms(to_far, slack[goal_floor], floor_rows,
+                      goal_bound(links, goal, width, h_scale) if links_bound else 0.0)  # fmt: skip
 
     sx = start % width
     sy = start // width
@@ -108,7 +114,7 @@ def astar(terrain, task, nodes, bounds, trace, links):
         h_start = max(h_start, landmark_bound(lm_from, lm_to, start, lm_goal_from, lm_goal_to,
                                               lm_active, lm_count, lm_margin))  # fmt: skip
     if links_bound:
-        h_start = through_links(start, sx, sy, links, goal_at, h_scale)
+        h_start = through_links(start, sx, sy, terms, goal_at, h_scale)
     f_start = weight * h_start
     size = push(heap, 0, start, f_start, 0.0, tie_break)
     best = start
@@ -149,9 +155,9 @@ def astar(terrain, task, nodes, bounds, trace, links):
         # The grid's moves, then the edges of the links that leave n, if any.
         edge = 0
         edges = 0
-        if linked and links.slot[n] >= 0:
-            edge = links.first[links.slot[n]]
-            edges = links.first[links.slot[n] + 1] - edge
+        if linked and slot[n] >= 0:
+            edge = first[slot[n]]
+            edges = first[slot[n] + 1] - edge
         for k in range(moves + edges):
             if k < moves:
                 mx = x + DX[k]
@@ -169,10 +175,10 @@ def astar(terrain, task, nodes, bounds, trace, links):
                     ng = gn + cm
             else:
                 e = edge + k - moves
-                m = links.target[e]
+                m = target[e]
                 if cost[m] <= 0.0:  # walled since the link was put
                     continue
-                ng = gn + links.cost[e]
+                ng = gn + link_cost[e]
                 my = np.int64(np.uint32(m) // uwidth)
                 mx = m - my * width
             fresh = stamp[m] != gen
@@ -182,7 +188,7 @@ def astar(terrain, task, nodes, bounds, trace, links):
             parent[m] = n
             hm = h_scale * heuristic_distance(heuristic, abs(mx - gx), abs(my - gy))
             if links_bound:
-                hm = through_links(m, mx, my, links, goal_at, h_scale)
+                hm = through_links(m, mx, my, terms, goal_at, h_scale)
             if lm_count > 0:
                 hm = max(hm, landmark_bound(lm_from, lm_to, m, lm_goal_from, lm_goal_to,
                                             lm_active, lm_count, lm_margin))  # fmt: skip

@@ -21,7 +21,7 @@ from numba import njit
 
 from service.engine.kernels.astar import astar
 from service.engine.kernels.borrowing import borrowing
-from service.engine.kernels.bundles import Bounds, JumpTables, Links, Nodes, Task, Terrain
+from service.engine.kernels.bundles import Bounds, JumpTables, Nodes, Task, Terrain
 from service.engine.kernels.clock import (
     KEPT_END,
     KEPT_EXPANDED,
@@ -51,7 +51,6 @@ from service.engine.kernels.handles import (
 )
 from service.engine.kernels.jps import NOT_FOUND, jps, two_legs
 from service.engine.kernels.lines import line_cost, line_length, trace_line
-from service.engine.kernels.links import goal_bound
 from service.engine.kernels.paths import (
     chain_length,
     jump_points,
@@ -128,8 +127,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
         and ``offsets[i + 1]`` is the room (in cells) the buffers need for it.
     """
     cost, width, islands, uniform, min_cost, clusters, bits, jump_table, landmark_view, links = grid
-    link_slot, link_first, link_target, link_cost, _, to_far, slack, floor_rows = links
-    has_links = link_slot.size > 0
+    has_links = links[0].size > 0
     land_from, land_to, land_margin = landmark_view
     cluster_of, packed, cluster_count, unit, symmetric = clusters
     (
@@ -242,11 +240,7 @@ def search_batch(grid, queries, first, count, gen0, scratch, results, paths):
                 else:
                     if not kept:
                         nodes = Nodes(gen, stamp, g, parent, heap, stack)
-                        bound = goal_bound(links, t, width, min_cost) if has_links else 0.0
-                        goal_floor = (t // width - 1) // floor_rows if has_links else 0
-                        graph = Links(link_slot, link_first, link_target, link_cost, to_far,
-                                      slack[goal_floor], floor_rows, bound)  # fmt: skip
-                        st, end, ex, ro = astar(terrain, task, nodes, bounds, trace, graph)
+                        st, end, ex, ro = astar(terrain, task, nodes, bounds, trace, links)
                     chain = parent
                     found_cost = g[end]
                 status[i] = st

@@ -60,15 +60,9 @@ class Bounds(NamedTuple):
     landmarks: Any  # ``(from, to, goal_from, goal_to, active, count, margin)``
 
 
-class Links(NamedTuple):
-    """A map's links as a search reads them (``engine.links``, ``engine.link_bounds``):
-    the edges, and the heuristic's terms for this query's goal. A map without links
-    has an empty ``slot``, and a search then reads nothing else of it."""
+class LinkTerms(NamedTuple):
+    """A query's heuristic terms on a map with links (``engine.link_bounds``)."""
 
-    slot: Any  # (cells,) int32: ``NO_SLOT`` or the cell's row of edges; (0,): no links
-    first: Any  # (slots + 1,) int32: slot ``s``'s edges are ``first[s]:first[s + 1]``
-    target: Any  # (edges,) int32 padded cells
-    cost: Any  # (edges,) float64: taking the edge costs exactly this
     to_far: Any  # (cells,) float32: octile cells in the plane to the nearest far link
     slack_row: Any  # (floors,) float64: least slack from each floor to the goal's
     floor_rows: Any  # int: rows per floor and its separator (a padded row's floor)

@@ -150,6 +150,7 @@ def open_cell(cost, n):
     return cost[n] > 0.0
 
 
+@widened
 @borrowing
 def jump_straight(bits, width, n, dx, dy, goal):
     """Jump from ``n`` along ``(dx, dy)`` (one of them 0); the jump point or NOT_FOUND.

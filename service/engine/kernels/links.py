@@ -117,15 +117,15 @@ def goal_bound(links, goal, width, h_scale):
 
 
 @borrowing
-def through_links(m, mx, my, links, goal, h_scale):
+def through_links(m, mx, my, terms, goal, h_scale):
     """The heuristic of cell ``m`` (padded ``(mx, my)``) on a map with links
-    (``bundles.Links``, its ``slack_row`` the goal floor's), towards ``goal``,
+    (``terms``: a query's ``bundles.LinkTerms``), towards ``goal``,
     ``(gx, gy)``: the goal's padded column and its row on its floor. The least of
     the octile distance in the plane (times ``h_scale``) with the least slack of the
     floors between, and the walk to the nearest far link with the links' goal bound
     (``link_bounds.LinkBounds``)."""
     gx, gy = goal
     y = my - 1
-    floor = y // links.floor_rows
-    plane = h_scale * octile(abs(mx - gx), abs(y - floor * links.floor_rows - gy))
-    return min(plane + links.slack_row[floor], h_scale * links.to_far[m] + links.goal_bound)
+    floor = y // terms.floor_rows
+    plane = h_scale * octile(abs(mx - gx), abs(y - floor * terms.floor_rows - gy))
+    return min(plane + terms.slack_row[floor], h_scale * terms.to_far[m] + terms.goal_bound)
