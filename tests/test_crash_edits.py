@@ -5,12 +5,14 @@ or may not have been logged before the kill, never half of it). With worker
 processes (``GRIDPATH_WORKERS=2``) the supervisor and every worker are killed, as a
 power cut would."""
 
+import contextlib
 import io
 import os
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,18 +97,41 @@ def test_a_killed_server_restarts_at_the_last_acknowledged_revision(tmp_path: Pa
     kill_all(process)
 
 
+Stream = Callable[[httpx.Client, str, threading.Event], None]
+
+
+def killed_mid_stream(data: Path, upload: dict[str, Any], stream: Stream
+                      ) -> tuple["subprocess.Popen[bytes]", httpx.Client, str]:  # fmt: skip
+    """Start a server on ``data``, upload ``upload``, run ``stream(client, map_id,
+    stop)`` against the map in a thread, ``kill -9`` the server half a second in, and
+    start it again: the new process, a client of it (ready, open: the caller closes
+    it) and the map's id."""
+    process, port, log = start_server(data)
+    base = f"http://127.0.0.1:{port}"
+    stop = threading.Event()
+    with httpx.Client(base_url=base, timeout=30) as client:
+        wait_until_ready(client, process, log)
+        map_id = client.post("/v1/maps", json=upload).json()["id"]
+        writer = threading.Thread(target=stream, args=(client, map_id, stop))
+        writer.start()
+        time.sleep(0.5)
+        kill_all(process)
+        stop.set()
+        writer.join(timeout=30)
+    process, port, log = start_server(data, port=port)
+    client = httpx.Client(base_url=base, timeout=30)
+    wait_until_ready(client, process, log)
+    return process, client, map_id
+
+
 def test_named_profiles_and_class_edits_survive_a_kill(tmp_path: Path) -> None:
     """Profiles put and classes painted before ``kill -9`` are there after the restart:
     every acknowledged one, and at most the one in flight besides."""
-    data = tmp_path / "data"
-    process, port, log = start_server(data)
-    base = f"http://127.0.0.1:{port}"
     upload = {"classes": [[0] * WIDTH] * 4, "class_names": ["ground", "water"]}
     acknowledged: dict[str, list[str]] = {}
     painted: list[int] = []
-    stop = threading.Event()
 
-    def stream(client: httpx.Client, map_id: str) -> None:
+    def stream(client: httpx.Client, map_id: str, stop: threading.Event) -> None:
         for i in range(10_000):
             if stop.is_set():
                 return
@@ -125,18 +150,8 @@ def test_named_profiles_and_class_edits_survive_a_kill(tmp_path: Path) -> None:
             except httpx.HTTPError:
                 return  # killed mid-request: not acknowledged
 
-    with httpx.Client(base_url=base, timeout=30) as client:
-        wait_until_ready(client, process, log)
-        map_id = client.post("/v1/maps", json=upload).json()["id"]
-        writer = threading.Thread(target=stream, args=(client, map_id))
-        writer.start()
-        time.sleep(0.5)
-        kill_all(process)
-        stop.set()
-        writer.join(timeout=30)
-    process, port, log = start_server(data, port=port)
-    with httpx.Client(base_url=base, timeout=30) as client:
-        wait_until_ready(client, process, log)
+    process, client, map_id = killed_mid_stream(tmp_path / "data", upload, stream)
+    with contextlib.closing(client):
         listed = client.get(f"/v1/maps/{map_id}/profiles").json()
         held = {p["name"]: p["profile"]["exclude"] for p in listed["profiles"]}
         assert acknowledged.items() <= held.items()
@@ -159,13 +174,9 @@ def test_named_profiles_and_class_edits_survive_a_kill(tmp_path: Path) -> None:
 def test_links_survive_a_kill(tmp_path: Path) -> None:
     """Links put and closed before ``kill -9`` are there after the restart: every
     acknowledged edit, and at most the one in flight besides."""
-    data = tmp_path / "data"
-    process, port, log = start_server(data)
-    base = f"http://127.0.0.1:{port}"
     acknowledged: list[dict[str, Any]] = []
-    stop = threading.Event()
 
-    def stream(client: httpx.Client, map_id: str) -> None:
+    def stream(client: httpx.Client, map_id: str, stop: threading.Event) -> None:
         for i in range(10_000):
             if stop.is_set():
                 return
@@ -178,18 +189,9 @@ def test_links_survive_a_kill(tmp_path: Path) -> None:
             if answer.status_code == 200:
                 acknowledged.append(link)
 
-    with httpx.Client(base_url=base, timeout=30) as client:
-        wait_until_ready(client, process, log)
-        map_id = client.post("/v1/maps", json={"costs": [[1] * WIDTH] * 4}).json()["id"]
-        writer = threading.Thread(target=stream, args=(client, map_id))
-        writer.start()
-        time.sleep(0.5)
-        kill_all(process)
-        stop.set()
-        writer.join(timeout=30)
-    process, port, log = start_server(data, port=port)
-    with httpx.Client(base_url=base, timeout=30) as client:
-        wait_until_ready(client, process, log)
+    upload = {"costs": [[1] * WIDTH] * 4}
+    process, client, map_id = killed_mid_stream(tmp_path / "data", upload, stream)
+    with contextlib.closing(client):
         listed = client.get(f"/v1/maps/{map_id}/links").json()
         assert listed["revision"] - len(acknowledged) in (0, 1)
         held = {link["id"]: link for link in listed["links"]}

@@ -19,7 +19,7 @@ from service.api.edit_schemas import (
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import capped_agent_size
 from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
-from service.api.routes.maps import committed_tables, etag
+from service.api.routes.maps import committed_tables, etag, revision_json
 from service.api.runtime import Runtime
 from service.api.uploads import NPY
 from service.engine import DEFAULT_DIAGONAL, GridMap
@@ -114,9 +114,7 @@ def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
 )
 async def edit_map(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
-    payload = await runtime.run(_apply, runtime, record.id, await body_of(request))
-    return Response(orjson.dumps(payload), media_type="application/json",
-                    headers={"ETag": etag(payload["revision"])})  # fmt: skip
+    return revision_json(await runtime.run(_apply, runtime, record.id, await body_of(request)))
 
 
 #: Layers of no map: a request without link edits reads none.

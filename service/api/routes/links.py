@@ -6,7 +6,6 @@ each such request is a revision, logged, followed by every worker and replica.
 
 from typing import Any
 
-import orjson
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 from starlette.responses import Response
@@ -14,7 +13,7 @@ from starlette.responses import Response
 from service.api.deps import MapDep, RuntimeDep, require_reader
 from service.api.edit_schemas import LinkSpec
 from service.api.errors import ErrorCode, error_responses
-from service.api.routes.maps import etag
+from service.api.routes.maps import revision_json
 from service.api.runtime import Runtime
 from service.engine.layers import Layers
 from service.engine.link_edits import link_json
@@ -47,6 +46,4 @@ def _all(runtime: Runtime, map_id: str) -> dict[str, Any]:
     ),
 )
 async def list_links(record: MapDep, runtime: RuntimeDep) -> Response:
-    payload = await runtime.run(_all, runtime, record.id)
-    return Response(orjson.dumps(payload), media_type="application/json",
-                    headers={"ETag": etag(payload["revision"])})  # fmt: skip
+    return revision_json(await runtime.run(_all, runtime, record.id))

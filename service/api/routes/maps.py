@@ -134,6 +134,11 @@ def _json(payload: Any, status_code: int = 200, headers: dict[str, str] | None =
     return Response(orjson.dumps(payload), status_code, headers, media_type="application/json")
 
 
+def revision_json(payload: dict[str, Any]) -> Response:
+    """A JSON answer read from a map at ``payload["revision"]``, its ``ETag``."""
+    return _json(payload, headers={"ETag": etag(payload["revision"])})
+
+
 def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
             cluster_size: int | None) -> MapRecord:  # fmt: skip
     settings = runtime.settings
@@ -220,8 +225,7 @@ def _describe_all(runtime: Runtime) -> list[dict[str, Any]]:
     responses=error_responses(ErrorCode.MAP_NOT_FOUND, ErrorCode.UNAUTHORIZED),
 )
 async def read_map(record: MapDep, runtime: RuntimeDep) -> Response:
-    payload = await runtime.run(describe, runtime, record)
-    return _json(payload, headers={"ETag": etag(payload["revision"])})
+    return revision_json(await runtime.run(describe, runtime, record))
 
 
 def _delete(runtime: Runtime, map_id: str) -> None:

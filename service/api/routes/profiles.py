@@ -7,7 +7,6 @@ restart; a query naming it from that revision on searches with it.
 
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Depends, Path, Request
 from starlette.responses import Response
 
@@ -15,7 +14,7 @@ from service.api.deps import MapDep, RuntimeDep, body_of, require_reader, requir
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.profiles import InlineProfile, bind, profile_ref
-from service.api.routes.maps import etag
+from service.api.routes.maps import revision_json
 from service.api.runtime import Runtime
 from service.api.schemas import ProfileList, ProfilePublic, ProfileSpec
 from service.engine import GridMap, InvalidQueryError, Profile
@@ -92,11 +91,6 @@ def _all(runtime: Runtime, map_id: str) -> dict[str, Any]:
                 "profiles": [_described(grid, n, p) for n, p in terrain.profiles]}  # fmt: skip
 
 
-def _json(payload: dict[str, Any]) -> Response:
-    return Response(orjson.dumps(payload), media_type="application/json",
-                    headers={"ETag": etag(payload["revision"])})  # fmt: skip
-
-
 _WRITE_ERRORS = error_responses(
     ErrorCode.INVALID_QUERY,
     ErrorCode.INVALID_VALUE,
@@ -126,7 +120,7 @@ async def put_profile(request: Request, record: MapDep, runtime: RuntimeDep,
     await runtime.until_ready()
     name = _checked_name(name)
     payload = await runtime.run(_put, runtime, record.id, name, await body_of(request))
-    return _json(payload)
+    return revision_json(payload)
 
 
 @router.delete(
@@ -147,7 +141,7 @@ async def put_profile(request: Request, record: MapDep, runtime: RuntimeDep,
 async def delete_profile(record: MapDep, runtime: RuntimeDep, name: ProfileName) -> Response:
     """(A name no profile may have is no profile's: ProfileNotFound.)"""
     await runtime.until_ready()
-    return _json(await runtime.run(_delete, runtime, record.id, name))
+    return revision_json(await runtime.run(_delete, runtime, record.id, name))
 
 
 @router.get(
@@ -163,7 +157,7 @@ async def delete_profile(record: MapDep, runtime: RuntimeDep, name: ProfileName)
     ),
 )
 async def read_profile(record: MapDep, runtime: RuntimeDep, name: ProfileName) -> Response:
-    return _json(await runtime.run(_one, runtime, record.id, name))
+    return revision_json(await runtime.run(_one, runtime, record.id, name))
 
 
 @router.get(
@@ -176,4 +170,4 @@ async def read_profile(record: MapDep, runtime: RuntimeDep, name: ProfileName) -
     ),
 )
 async def list_profiles(record: MapDep, runtime: RuntimeDep) -> Response:
-    return _json(await runtime.run(_all, runtime, record.id))
+    return revision_json(await runtime.run(_all, runtime, record.id))
