@@ -48,8 +48,11 @@ log = logging.getLogger("gridpath")
 
 #: How long work already past its deadline waits for a free search thread to start
 #: it before it is given up (``Runtime.resume_by``): a thread that just finished
-#: other work may take the next queued item instead.
-START_GRACE_SECONDS: Final = 0.002
+#: other work may take the next queued item instead. Several of the interpreter's
+#: thread switch intervals (5 ms by default): a free thread may wait that long for
+#: the interpreter lock before it takes the work, and an idle service must still
+#: start it. Work that starts is not given up, so this adds no time to it.
+START_GRACE_SECONDS: Final = 0.02
 #: How often a query waiting for ``min_revision`` looks at the store again.
 MIN_REVISION_POLL_SECONDS: Final = 0.02
 
