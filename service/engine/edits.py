@@ -344,7 +344,7 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
     ))  # fmt: skip
     new._terrain = grid.terrain if changes.terrain is None else changes.terrain.terrain
     links = changes.links if changes.links is not None else grid.links and grid.links.links
-    if links:  # joined again over the new islands, their tables anew
+    if links and links.links:  # joined again over the new islands, their tables anew
         return new.with_links(links)
     new.adopt_views(carried_views(grid, new, changes))
     return new

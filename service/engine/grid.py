@@ -658,15 +658,14 @@ class GridMap:
         return self._links
 
     def with_links(self, links: LinkSet) -> "GridMap":
-        """This map with ``links`` (of a ``Layers`` whose stacked grid is this one): a
-        new grid, without this one's tables and views, which links would change."""
+        """This map with ``links`` (on its stacked grid): a new grid, no tables or views."""
         if (links.layers.rows, links.layers.width) != (self._height, self._width):
             raise InvalidMapError(f"links of {links.layers} do not fit a {self._width} x "
                                   f"{self._height} map")  # fmt: skip
         grid = GridMap(self._costs, islands=self._islands, revision=self._revision)
         grid._terrain = self._terrain
-        made = map_links(links, self._islands, self._terrain, self._min_cost)
-        grid._links = made if links.links else None
+        if links.links:
+            grid._links = map_links(links, self._islands, self._terrain, self._min_cost)
         grid._refresh_kernel_handle()
         return grid
 

@@ -134,6 +134,11 @@ def link_json(link: Link, layers: Layers) -> dict[str, Any]:
             "two_way": link.two_way, "class": link.class_name, "enabled": link.enabled}  # fmt: skip
 
 
+def link_list(links: LinkSet) -> list[dict[str, Any]]:
+    """Every link of ``links`` in its JSON form, by id."""
+    return [link_json(links.links[i], links.layers) for i in links.ids]
+
+
 def op_json(op: LinkOp, layers: Layers) -> dict[str, Any]:
     """An op as the edit log records it (the API's edit item form)."""
     if isinstance(op, LinkEdit):

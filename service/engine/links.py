@@ -132,9 +132,6 @@ class LinkSet:
         """The links' ids, ascending: a link's index in ``LinkEdges.link``."""
         return tuple(sorted(self.links))
 
-    def get(self, link_id: str) -> Link | None:
-        return self.links.get(link_id)
-
     def put(self, link: Link, *, walkable: Callable[[int, int], bool],
             max_links: int) -> "LinkSet":  # fmt: skip
         """These links with ``link`` added, or replacing the one of its id.
@@ -191,6 +188,12 @@ class LinkSet:
             return NO_EDGES
         return _grouped(np.array(sources), np.array(targets), np.array(costs),
                         np.array(indices), (self.layers.rows + 2) * padded_width)  # fmt: skip
+
+
+def anywhere(x: int, row: int) -> bool:
+    """Every cell walkable: the ``walkable`` of links read back (a grid file's, whose
+    ends an edit may have walled since they were put) or laid on open floors."""
+    return x >= 0 and row >= 0
 
 
 def empty_links(layers: Layers) -> LinkSet:

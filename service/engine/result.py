@@ -244,11 +244,11 @@ class PathBatch:
                 REASON_NAMES[code],
             ))  # fmt: skip
             if linked:
-                with_links(results[-1])  # type: ignore[arg-type]
+                with_links_taken(results[-1])  # type: ignore[arg-type]
         return results
 
 
-def with_links(result: PathResult) -> PathResult:
+def with_links_taken(result: PathResult) -> PathResult:
     """``result``, found on a map with links, with its waypoints, length and links
     read from its cells (``links.link_steps``), in place."""
     grid = result.grid

@@ -36,7 +36,7 @@ from service.engine.held_paths import check_paths
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
 from service.engine.layers import Layers
-from service.engine.links import Link, links_of
+from service.engine.links import Link, anywhere, links_of
 from service.engine.policy import BatchPolicy
 from service.engine.queries import PathQuery
 from service.engine.result import PathResult
@@ -126,18 +126,13 @@ def _warm_smoothing() -> None:
                    expanded=0, grid=grid).smoothed()  # fmt: skip
 
 
-def _anywhere(x: int, row: int) -> bool:
-    """Every cell walkable (the warm-up's floors are open)."""
-    return x >= 0 and row >= 0
-
-
 def _warm_links() -> None:
     """Two floors joined by stairs: the links' heuristic table, joined islands and a
     goal's bound (no search: the search kernels read links in the other part)."""
     layers = Layers(2, 2, 2)
     grid = GridMap.from_costs(layers.stack(np.ones((2, 2, 2), np.float32)))
     stairs = Link("stairs", (0, 0, 0), (1, 1, 1), 0.5)  # (a far link: cheaper than the walk)
-    linked = grid.with_links(links_of(layers, [stairs], walkable=_anywhere, max_links=1))
+    linked = grid.with_links(links_of(layers, [stairs], walkable=anywhere, max_links=1))
     if linked.links is not None:
         e = linked.links.edges
         linked.links.bounds.goal_bound((e.slot, e.first, e.target, e.cost),

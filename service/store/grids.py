@@ -19,8 +19,8 @@ import orjson
 
 from service.engine import GridMap, Islands, Profile, Terrain
 from service.engine.layers import Layers
-from service.engine.link_edits import link_json, link_of
-from service.engine.links import LinkSet, links_of
+from service.engine.link_edits import link_list, link_of
+from service.engine.links import LinkSet, anywhere, links_of
 from service.store.files import npy_bytes
 
 _ZIP: Final = b"PK"
@@ -84,8 +84,7 @@ def terrain_json(terrain: Terrain) -> dict[str, Any]:
 def links_json(links: LinkSet) -> dict[str, Any]:
     """A map's links as its grid file holds them."""
     layers = links.layers
-    return {"layers": [layers.count, layers.height, layers.width],
-            "links": [link_json(links.links[i], layers) for i in links.ids]}  # fmt: skip
+    return {"layers": [layers.count, layers.height, layers.width], "links": link_list(links)}
 
 
 def links_from(data: dict[str, Any]) -> LinkSet:
@@ -93,8 +92,4 @@ def links_from(data: dict[str, Any]) -> LinkSet:
     may have walled one since the link was put, which then stays, untaken.)"""
     layers = Layers(*(int(n) for n in data["layers"]))
     specs = [link_of(spec, f"links[{i}]", layers) for i, spec in enumerate(data["links"])]
-    return links_of(layers, specs, walkable=_anywhere, max_links=len(specs))
-
-
-def _anywhere(x: int, row: int) -> bool:
-    return x >= 0 and row >= 0
+    return links_of(layers, specs, walkable=anywhere, max_links=len(specs))

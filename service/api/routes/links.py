@@ -15,8 +15,7 @@ from service.api.edit_schemas import LinkSpec
 from service.api.errors import ErrorCode, error_responses
 from service.api.routes.maps import revision_json
 from service.api.runtime import Runtime
-from service.engine.layers import Layers
-from service.engine.link_edits import link_json
+from service.engine.link_edits import link_list
 
 router = APIRouter(prefix="/v1/maps", tags=["links"])
 
@@ -29,11 +28,7 @@ class LinkList(BaseModel):
 def _all(runtime: Runtime, map_id: str) -> dict[str, Any]:
     with runtime.cache.acquire(map_id) as grid:
         links = grid.links
-        if links is None:
-            return {"revision": grid.revision, "links": []}
-        layers, held = Layers(1, grid.height, grid.width), links.links
-        return {"revision": grid.revision,
-                "links": [link_json(held.links[i], layers) for i in held.ids]}  # fmt: skip
+        return {"revision": grid.revision, "links": [] if links is None else link_list(links.links)}
 
 
 @router.get(
