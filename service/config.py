@@ -200,6 +200,12 @@ class Settings(BaseSettings):
         ge=0,
         description="Most links a map may hold (doors, teleports, stairs: /edits 'link' items).",
     )
+    max_layers: int = Field(
+        default=16,
+        ge=1,
+        description="Most layers (floors) a map may have; all of them together, with a row "
+        "between each two, count against GRIDPATH_MAX_MAP_CELLS.",
+    )
     min_free_bytes: int = Field(
         default=64 * MIB,
         ge=0,

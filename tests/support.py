@@ -254,7 +254,7 @@ def layered_links(
     floors[rng.random(floors.shape) < 0.25] = 0
     layers = Layers(count, height, width)
     grid = GridMap.from_costs(layers.stack(floors))
-    open_cells = [(int(x), int(y), layer) for layer, y, x in np.argwhere(floors > 0)]
+    open_cells = [(int(x), int(y), int(layer)) for layer, y, x in np.argwhere(floors > 0)]
     links = []
     for i in range(int(rng.integers(1, 7))):
         a, b = (open_cells[int(j)] for j in rng.choice(len(open_cells), 2, replace=False))

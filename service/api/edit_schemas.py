@@ -23,9 +23,9 @@ class LinkSpec(BaseModel):
 
     id: str = Field(description="1 to 64 letters, digits, '_', '.' or '-'.")
     from_: Point | None = Field(
-        default=None, alias="from", description="Where it is taken, [x, y]."
+        default=None, alias="from", description="Where it is taken, [x, y] or [x, y, layer]."
     )
-    to: Point | None = Field(default=None, description="Where it leads, [x, y].")
+    to: Point | None = Field(default=None, description="Where it leads, [x, y] or [x, y, layer].")
     cost: StrictNumber | None = Field(
         default=None,
         description="What taking it costs (positive); the cell it lands on adds nothing.",
@@ -45,7 +45,12 @@ class EditItem(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     rect: Rect | None = Field(default=None, description="Cells [x, y, w, h] to set.")
-    cells: list[Point] | None = Field(default=None, description="Cells to set, as [x, y].")
+    layer: StrictCount | None = Field(
+        default=None, description="The layer of 'rect' (default 0), on a map of several layers."
+    )
+    cells: list[Point] | None = Field(
+        default=None, description="Cells to set, as [x, y] or [x, y, layer]."
+    )
     cost: StrictNumber | None = Field(
         default=None,
         description="New cost of every cell named: 0 = blocked, else positive (on a map with "

@@ -20,6 +20,7 @@ from service.api.errors import (
     error_body,
     validation_message,
 )
+from service.api.layered import floor_point, floor_points, grid_spec
 from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
 from service.api.schemas import GoalRegion, PathFormat, PathOptions, PathRequest
 from service.config import Settings
@@ -47,6 +48,7 @@ from service.engine import (
     find_paths_between,
     shared_goal_rows,
 )
+from service.engine.layers import Layers
 
 _NO_DEFAULTS = PathOptions()
 #: ``PathBatch.status`` codes (indexes of ``STATUS_NAMES``).
@@ -333,12 +335,7 @@ def search(grid: GridMap, query: Query, *, policy: BatchPolicy, budget: int | No
 
 def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     """The JSON answer of one search (numpy arrays are serialised by orjson)."""
-    if query.format == "smoothed":
-        smooth = result.smoothed()
-        points, length = smooth.points, smooth.length
-    else:
-        points = result.cells if query.format == "cells" else result.waypoints
-        length = result.length  # waypoint segments run along grid directions: same length
+    points, length = path_points(result, query.format)
     payload: dict[str, Any] = {
         "status": result.status,
         "cost": result.cost,
@@ -358,11 +355,31 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         trace = result.trace
         payload["trace"] = {"expanded": trace.expanded, "reopened": result.reopened,
                             "cut": trace.cut}  # fmt: skip
+    if result.grid is not None and result.grid.layers.count > 1:
+        _on_layers(payload, result.grid.layers)
     if result.grid is not None and result.grid.links is not None:
         cells = query.format == "cells"
         payload["links_used"] = [{"id": use.id, "at": use.at if cells else use.waypoint}
                                  for use in result.links_used]  # fmt: skip
     return payload
+
+
+def path_points(result: PathResult, path_format: PathFormat
+                ) -> tuple[npt.NDArray[np.int32], float]:  # fmt: skip
+    """A result's (n, 2) ``(x, row)`` path points in ``path_format``, and its length."""
+    if path_format == "smoothed":
+        smooth = result.smoothed()
+        return smooth.points, smooth.length
+    points = result.cells if path_format == "cells" else result.waypoints
+    return points, result.length  # waypoint segments run along grid directions: same length
+
+
+def _on_layers(payload: dict[str, Any], layers: Layers) -> None:
+    """An answer's cells as ``[x, y, layer]`` (``layered``)."""
+    payload["path"] = floor_points(layers, payload["path"])
+    payload["reached"] = floor_point(layers, payload["reached"])
+    if "trace" in payload:
+        payload["trace"]["expanded"] = floor_points(layers, payload["trace"]["expanded"])
 
 
 def deadline_of(deadline_ms: float | None, read_ns: int) -> int:
@@ -484,7 +501,10 @@ def run_cells(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POLIC
               tally: Tally | None = None, bound: InlineBound | None = None
               ) -> list[dict[str, Any]] | None:  # fmt: skip
     """``run_batch`` of a ``cell_batch``: one engine call, answers built from its
-    columns (the same JSON as ``answer``'s, tested); with ``bound``, as there."""
+    columns (the same JSON as ``answer``'s, tested); with ``bound``, as there. (On a
+    layered map its cells are on layer 0: each is read as ``resolve`` reads it.)"""
+    if grid.layers.count > 1:
+        return run_batch(grid, cell_items(batch), policy=policy, tally=tally, bound=bound)
     began = time.perf_counter_ns()
     options = bound_spec(grid, batch.query).options
     found = find_paths_between(grid, batch.cells, options=options,
@@ -501,8 +521,15 @@ def cell_groups(grid: GridMap, batch: CellBatch, *, policy: BatchPolicy = NO_POL
                 ) -> list[npt.NDArray[np.int64]] | None:  # fmt: skip
     """The rows of a ``cell_batch`` that ``run_cells`` answers together (see
     ``shared_goal_rows``); None when the map cannot tell yet."""
+    if grid.layers.count > 1:
+        return None
     options = bound_spec(grid, batch.query).options
     return shared_goal_rows(grid, batch.cells, options=options, policy=policy)
+
+
+def cell_items(batch: CellBatch) -> list[Query | dict[str, str]]:
+    """A ``cell_batch``'s rows as the items ``resolve_items`` makes of them."""
+    return [_at_cells(batch.query, (sx, sy, gx, gy)) for sx, sy, gx, gy in batch.cells.tolist()]
 
 
 def _cell_answers(found: PathBatch, batch: CellBatch, elapsed_ns: int) -> list[dict[str, Any]]:
@@ -531,7 +558,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
     status, cost, length, expanded = (column.tolist() for column in columns)
     plans, elapsed_us, revision = found.plans, elapsed_ns // 1000, found.grid.revision
     plan = found.plan.tolist() if len(plans) > 1 else None
-    linked = found.grid.links is not None
+    linked = found.grid.links is not None or found.grid.layers.count > 1
     answers: list[dict[str, Any]] = []
     for i, code in enumerate(status):
         if code == REFUSED_ROW:
@@ -539,7 +566,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
             answers.append(error_body(engine_error_code(error), str(error)))
             continue
         answer_format = formats[i]
-        if answer_format == "smoothed" or linked:  # (a result reads the links taken)
+        if answer_format == "smoothed" or linked:  # (a result reads the links and floors)
             answers.append(_answer_or_error(found.result(i), queries[i], elapsed_ns))
             continue
         points, offsets = cells if answer_format == "cells" else waypoints
@@ -571,9 +598,10 @@ def bound_spec(grid: GridMap, query: Query) -> PathQuery:
     Raises:
         ApiError: ProfileNotFound. EngineError: a profile the map refuses.
     """
+    spec = grid_spec(grid.layers, query.spec)
     if query.profile is None:
-        return query.spec
-    return _with_profile(query.spec, bind(grid, query.profile))
+        return spec
+    return _with_profile(spec, bind(grid, query.profile))
 
 
 def _with_profile(spec: PathQuery, profile: Profile | None) -> PathQuery:
@@ -584,6 +612,9 @@ def bound_items(grid: GridMap, items: list[Query | dict[str, str]]
                 ) -> list[Query | dict[str, str]]:  # fmt: skip
     """A batch's items with their profiles bound (``bound_spec``), each profile once;
     an item whose profile the map refuses becomes its error body."""
+    layers = grid.layers
+    if layers.count > 1 or any(isinstance(item, Query) and _three(item.spec) for item in items):
+        items = [_on_floors(layers, item) if isinstance(item, Query) else item for item in items]
     if all(not isinstance(item, Query) or item.profile is None for item in items):
         return items
     known: dict[ProfileRef, Profile | dict[str, str] | None] = {}
@@ -598,6 +629,20 @@ def bound_items(grid: GridMap, items: list[Query | dict[str, str]]
         out.append(profile if isinstance(profile, dict)
                    else item._replace(spec=_with_profile(item.spec, profile)))  # fmt: skip
     return out
+
+
+def _three(spec: PathQuery) -> bool:
+    """Whether a query names a cell by ``[x, y, layer]``."""
+    return len(spec.start) == 3 or (spec.goal is not None and len(spec.goal) == 3) or (
+        spec.goals is not None and any(len(g) == 3 for g in spec.goals))  # fmt: skip
+
+
+def _on_floors(layers: Layers, query: Query) -> Query | dict[str, str]:
+    """``query`` with its cells on the stacked grid (``grid_spec``), or its error body."""
+    try:
+        return query._replace(spec=grid_spec(layers, query.spec))
+    except EngineError as exc:
+        return error_body(engine_error_code(exc), str(exc))
 
 
 def _bound_or_error(grid: GridMap, ref: ProfileRef) -> Profile | dict[str, str] | None:

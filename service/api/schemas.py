@@ -67,14 +67,17 @@ QueryInteger = Annotated[int, BeforeValidator(_decimal_integer),
 PositiveQueryInteger = Annotated[int, BeforeValidator(_decimal_integer), Field(ge=1),
                                  WithJsonSchema({"type": "integer", "minimum": 1})]  # fmt: skip
 QueryFlag = Annotated[bool, BeforeValidator(_true_or_false)]
-# Documented as an array of exactly two integers rather than with ``prefixItems``:
+# Documented as an array of two or three integers rather than with ``prefixItems``:
 # the same points, and tools that mishandle ``prefixItems`` nested in ``items``
-# (schemathesis#3842) read it too. Validation is still a strict pair.
+# (schemathesis#3842) read it too. Validation is still strict.
 Point = Annotated[
-    tuple[Coordinate, Coordinate],
+    tuple[Coordinate, ...],
+    Field(min_length=2, max_length=3),
     WithJsonSchema({
-        "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
-        "description": "A cell as [x, y] = [column, row], zero-based.", "examples": [[3, 7]],
+        "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 3,
+        "description": "A cell as [x, y] = [column, row], zero-based, on layer 0; or [x, y, "
+        "layer] (answers on a map of several layers always give the layer).",
+        "examples": [[3, 7]],
     }),
 ]  # fmt: skip
 PathFormat = Literal["waypoints", "cells", "smoothed"]
@@ -179,7 +182,12 @@ class MapPublic(BaseModel):
     id: str = Field(description="Server-generated id (16 hex digits).")
     name: str | None
     width: int
-    height: int
+    height: int = Field(description="Rows of the map (of each layer, on a layered map).")
+    layers: int = Field(
+        default=1,
+        description="Floors of the map (engine's layers): cells are [x, y, layer] on a map "
+        "of more than one.",
+    )
     walkable_cells: int
     islands: int = Field(
         description="Connected components under the default policy (no_corner_cutting; the "

@@ -7,7 +7,7 @@ rejected as ``TooBig`` from its header alone.
 
 import io
 import unicodedata
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,7 @@ from service.engine import MAX_CLASSES, UNIFORM, GridMap, Profile, Terrain, movi
 from service.engine.clusters import MAX_CLUSTER_SIZE, MIN_CLUSTER_SIZE
 from service.engine.layers import Layers
 from service.engine.link_edits import LinkEdit, link_changes, link_of
+from service.engine.links import empty_links
 from service.engine.movingai import parse_map
 
 TEXT: Final = "text/plain"
@@ -63,7 +64,7 @@ def decode_map(content_type: str, body: bytes, settings: Settings) -> Upload:
     if content_type == JSON:
         return _from_json(body, settings)
     if content_type == NPZ:
-        return Upload(terrain_from_npz(body, settings, check_cells))
+        return Upload(on_layers(*terrain_from_npz(body, settings, check_floors)))
     return Upload(_from_npy(body, settings))
 
 
@@ -167,7 +168,7 @@ def _with_links(grid: GridMap, specs: Any, settings: Settings) -> GridMap:
     """``grid`` with an upload's ``links`` (each as an edit's ``link`` item)."""
     if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
         raise ApiError(ErrorCode.INVALID_QUERY, "links: must be a list of link objects")
-    layers = Layers(1, grid.height, grid.width)
+    layers = grid.layers
     ops = [(f"links[{i}]", LinkEdit(link_of(spec, f"links[{i}]", layers)))
            for i, spec in enumerate(specs)]  # fmt: skip
     names = None if grid.terrain is None else grid.terrain.names
@@ -181,6 +182,9 @@ def _plain_from_json(data: dict[str, Any], settings: Settings) -> GridMap:
         raise ApiError(ErrorCode.INVALID_QUERY, "send exactly one of 'costs' or 'rows'")
     grid_rows = data.get("rows", data.get("costs"))
     field = "rows" if "rows" in data else "costs"
+    if field == "costs" and layered(grid_rows):
+        floors = _floors_of(grid_rows, "costs", settings, _NUMBER_TYPES, "a number")
+        return on_layers(GridMap.from_costs(floors.layers.stack(floors.values)), floors.layers)
     if not isinstance(grid_rows, list):
         raise ApiError(ErrorCode.INVALID_QUERY,
                        f"{field}: must be a list of rows (got {shown(grid_rows)})")  # fmt: skip
@@ -210,21 +214,44 @@ def _terrain_from_json(data: dict[str, Any], settings: Settings) -> GridMap:
     if "classes" not in data or "class_names" not in data:
         raise ApiError(ErrorCode.INVALID_QUERY, "a map with terrain classes needs both "
                        "'classes' and 'class_names'")  # fmt: skip
-    classes = _rows_of(data["classes"], "classes", settings, _INTEGER_TYPES, "an integer")
     names = data["class_names"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ApiError(ErrorCode.INVALID_QUERY,
                        f"class_names: must be a list of strings (got {shown(names)})")  # fmt: skip
+    if layered(data["classes"]):
+        return _layered_terrain(data, names, settings)
+    classes = _rows_of(data["classes"], "classes", settings, _INTEGER_TYPES, "an integer")
     ids = _class_array(classes)
     base: Any = np.ones(ids.shape, np.float32)
     if "costs" in data:
         base = _costs_array(_rows_of(data["costs"], "costs", settings, _NUMBER_TYPES, "a number"))
+    default = _default_profile(data, names)
+    return GridMap.from_terrain(Terrain.of(base=base, classes=ids, names=names, default=default))
+
+
+def _layered_terrain(data: dict[str, Any], names: list[str], settings: Settings) -> GridMap:
+    """``_terrain_from_json`` of ``classes`` (and ``costs``) [layer][row][column]."""
+    classes = _floors_of(data["classes"], "classes", settings, _INTEGER_TYPES, "an integer")
+    base = np.ones(classes.values.shape, np.float32)
+    if "costs" in data:
+        if not layered(data["costs"]):
+            raise ApiError(ErrorCode.INVALID_QUERY, "costs: layered classes take layered "
+                           "costs, [layer][row][column]")  # fmt: skip
+        costs = _floors_of(data["costs"], "costs", settings, _NUMBER_TYPES, "a number")
+        _same_floors(costs.values.shape, classes.values.shape)
+        base = costs.values
+    layers = classes.layers
+    terrain = Terrain.of(base=layers.stack(base), classes=layers.stack(classes.values),
+                         names=names, default=_default_profile(data, names))  # fmt: skip
+    return on_layers(GridMap.from_terrain(terrain), layers)
+
+
+def _default_profile(data: dict[str, Any], names: list[str]) -> Profile:
     spec = data.get("default_profile")
     if spec is not None and not isinstance(spec, dict):
         raise ApiError(ErrorCode.INVALID_QUERY,
                        f"default_profile: must be an object (got {shown(spec)})")  # fmt: skip
-    default = UNIFORM if spec is None else Profile.of(spec, names)
-    return GridMap.from_terrain(Terrain.of(base=base, classes=ids, names=names, default=default))
+    return UNIFORM if spec is None else Profile.of(spec, names)
 
 
 def _class_array(rows: list[list[int]]) -> npt.NDArray[np.int64]:
@@ -345,13 +372,14 @@ def _header_text(body: bytes) -> str:
 def _from_npy(body: bytes, settings: Settings) -> GridMap:
     header = read_npy_header(body)
     shape, dtype = header.shape, header.dtype
-    if len(shape) != 2 or min(shape) < 1 or dtype.kind not in _NUMERIC_KINDS:
+    if len(shape) not in (2, 3) or min(shape) < 1 or dtype.kind not in _NUMERIC_KINDS:
         raise ApiError(
             ErrorCode.INVALID_VALUE,
-            f".npy must hold a non-empty 2-D numeric array, got shape {shape} of dtype {dtype}",
+            f".npy must hold a non-empty numeric array, 2-D (height, width) or 3-D (layers, "
+            f"height, width), got shape {shape} of dtype {dtype}",
         )
-    check_cells(shape[1], shape[0], settings)
-    cells = shape[0] * shape[1]
+    layers = check_floors(shape, settings, ".npy")
+    cells = int(np.prod(shape))
     expected = header.data_offset + cells * dtype.itemsize
     if len(body) != expected:
         raise ApiError(
@@ -362,4 +390,69 @@ def _from_npy(body: bytes, settings: Settings) -> GridMap:
     # A view of the body, checked above to hold exactly the header's array: nothing
     # parses the header a second time, and no copy is made before the grid's own.
     data = np.frombuffer(body, dtype, count=cells, offset=header.data_offset)
-    return GridMap.from_costs(data.reshape(shape, order="F" if header.fortran_order else "C"))
+    costs = data.reshape(shape, order="F" if header.fortran_order else "C")
+    if len(shape) == 2:
+        return GridMap.from_costs(costs)
+    return on_layers(GridMap.from_costs(layers.stack(costs)), layers)
+
+
+def check_floors(shape: tuple[int, ...], settings: Settings, what: str) -> Layers:
+    """The floors of an upload's array of ``shape``, (height, width) or (layers,
+    height, width), within the layer and cell limits (``what`` names the array).
+
+    Raises:
+        ApiError: InvalidValue (past GRIDPATH_MAX_LAYERS), TooBig (past the cells).
+    """
+    count, height, width = (1, *shape) if len(shape) == 2 else shape
+    if min(shape) < 1:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"{what} is empty (shape {shape})")
+    if count > settings.max_layers:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"{what} has {count} layers; a map has at "
+                       f"most {settings.max_layers} (GRIDPATH_MAX_LAYERS)")  # fmt: skip
+    layers = Layers(count, height, width)
+    check_cells(width, layers.rows, settings)
+    return layers
+
+
+def layered(grid: Any) -> TypeGuard[list[Any]]:
+    """Whether a JSON grid is [layer][row][column] (its first row is a list of lists)."""
+    return (isinstance(grid, list) and bool(grid) and isinstance(grid[0], list)
+            and bool(grid[0]) and isinstance(grid[0][0], list))  # fmt: skip
+
+
+def on_layers(grid: GridMap, layers: Layers) -> GridMap:
+    """``grid``, the stacked grid of ``layers``, as a map of those floors."""
+    return grid if layers.count == 1 else grid.with_links(empty_links(layers))
+
+
+class Floors(NamedTuple):
+    """A layered JSON grid read: its floors' values, (layers, height, width)."""
+
+    layers: Layers
+    values: npt.NDArray[Any]
+
+
+def _floors_of(data: list[Any], field: str, settings: Settings, types: frozenset[type],
+               kind: str) -> Floors:  # fmt: skip
+    """A JSON [layer][row][column] grid of ``types`` as one array; every floor of one
+    width and height (InvalidValue naming the floor), within the limits."""
+    floors = [_rows_of(floor, f"{field}[{i}]", settings, types, kind)
+              for i, floor in enumerate(data)]  # fmt: skip
+    height, width = len(floors[0]), len(floors[0][0]) if floors[0] else 0
+    for i, floor in enumerate(floors):
+        shape = (len(floor), max(len(row) for row in floor) if floor else 0)
+        if shape != (height, width) or any(len(row) != width for row in floor):
+            raise ApiError(ErrorCode.INVALID_VALUE, f"{field}[{i}] is not {height} rows of "
+                           f"{width}, as {field}[0] is: every layer has the same width and "
+                           "height, every row the same length")  # fmt: skip
+    layers = check_floors((len(floors), height, width), settings, field)
+    integer = types == _INTEGER_TYPES
+    values = np.stack([_class_array(f) if integer else _costs_array(f) for f in floors])
+    return Floors(layers, values)
+
+
+def _same_floors(costs: tuple[int, ...], classes: tuple[int, ...]) -> None:
+    if costs != classes:
+        raise ApiError(ErrorCode.INVALID_VALUE, f"costs are {costs[0]} layers of "
+                       f"{costs[2]} x {costs[1]}, classes {classes[0]} of {classes[2]} x "
+                       f"{classes[1]}: they must match")  # fmt: skip

@@ -170,6 +170,28 @@ class ClusterTables:
         padded = self.table(eight=eight).cluster_of.reshape(height + 2, width + 2)
         return np.ascontiguousarray(padded[1:-1, 1:-1])
 
+    @property
+    def kernel_view(self) -> tuple[object, ...]:
+        """The tables as the search kernels read them (``NO_CLUSTERS_VIEW``'s shapes)."""
+        both = (self.four, self.eight)
+        return (
+            np.stack([t.cluster_of for t in both]),
+            (both[0].packed, both[1].packed),
+            np.array([t.count for t in both], dtype=np.int64),
+            np.array([t.unit for t in both], dtype=np.float32),
+            np.array([t.symmetric for t in both], dtype=np.bool_),
+        )
+
+
+#: What the search kernels read of a map without cluster tables.
+NO_CLUSTERS_VIEW: Final = (
+    np.zeros((2, 0), dtype=np.int32),  # labels
+    (np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.uint16)),  # packed tables
+    np.zeros(2, dtype=np.int64),  # counts
+    np.ones(2, dtype=np.float32),  # units
+    np.zeros(2, dtype=np.bool_),  # symmetric
+)
+
 
 def check_cluster_size(size: int) -> int:
     if not MIN_CLUSTER_SIZE <= size <= MAX_CLUSTER_SIZE:

@@ -341,6 +341,7 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
         clusters=grid.clusters if keep else None,
         landmarks=grid.landmarks if keep else None,
         clearance=_clearance(grid, padded, changes), auto_astar=grid.auto_prefers_astar,
+        layers=grid.layers,
     ))  # fmt: skip
     new._terrain = grid.terrain if changes.terrain is None else changes.terrain.terrain
     links = changes.links if changes.links is not None else grid.links and grid.links.links
@@ -424,7 +425,7 @@ def _relabeled(view: GridMap, revision: int) -> GridMap:
         costs=view.costs, padded=view.padded, islands=view.island_tables,
         census=view.census, revision=revision, jump_bits=view.jump_bits,
         jump_table=view.jump_table, clusters=view.clusters, landmarks=view.landmarks,
-        auto_astar=view.auto_prefers_astar,
+        auto_astar=view.auto_prefers_astar, layers=view.layers,
     ))  # fmt: skip
 
 

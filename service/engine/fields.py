@@ -95,8 +95,8 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
         UnknownDiagonalError, InvalidQueryError, OutOfBoundsError, NotWalkableError.
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
-    if grid.links is not None:
-        raise InvalidQueryError("fields do not flow through a map's links yet")
+    if grid.links is not None or grid.layers.count > 1:
+        raise InvalidQueryError("fields do not flow through a map's links or layers yet")
     bound = checked_max_cost(max_cost)
     size = checked_agent_size(agent_size)
     walked = grid.view(ViewKey(1, checked_profile(profile)))

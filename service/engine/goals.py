@@ -51,7 +51,7 @@ class RectRegion:
 class CircleRegion:
     """Cells whose centre lies within ``radius`` cells of ``center``'s (Euclidean)."""
 
-    center: tuple[int, int]
+    center: tuple[int, ...]  # (x, y)
     radius: float
 
 

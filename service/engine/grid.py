@@ -9,7 +9,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.clusters import ClusterTables
+from service.engine.clusters import NO_CLUSTERS_VIEW, ClusterTables
 from service.engine.costs import checked_costs
 from service.engine.errors import InvalidMapError, InvalidQueryError
 from service.engine.footprint import DEFAULT_JUMP_TABLE_BYTES, MAX_JUMP_TABLE_LINE, jump_table_fits
@@ -19,6 +19,7 @@ from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
 from service.engine.landmarks import LandmarkTables
+from service.engine.layers import Layers
 from service.engine.links import NO_LINKS_VIEW, LinkSet, MapLinks, map_links
 from service.engine.movingai import PASSABLE, parse_map, row_bytes
 from service.engine.options import DIAGONALS, Diagonal
@@ -38,13 +39,6 @@ _NO_LANDMARKS = (
 MAX_AGENT_SIZE = 8
 _NO_LINE = np.zeros((1, 1), dtype=np.uint64)
 _NO_JUMP_BITS: JumpBits = (_NO_LINE, _NO_LINE, _NO_LINE, _NO_LINE)
-_NO_CLUSTERS = (
-    np.zeros((2, 0), dtype=np.int32),  # labels
-    (np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.uint16)),  # packed tables
-    np.zeros(2, dtype=np.int64),  # counts
-    np.ones(2, dtype=np.float32),  # units
-    np.zeros(2, dtype=np.bool_),  # symmetric
-)
 
 
 #: Epochs of grids (``GridMap.epoch``), unique in the process.
@@ -84,6 +78,7 @@ class GridMap:
         "_jump_table",
         "_kernel_handle",
         "_landmarks",
+        "_layers",
         "_links",
         "_max_cost",
         "_min_cost",
@@ -143,6 +138,7 @@ class GridMap:
         self._auto_astar = False
         self._terrain: Terrain | None = None
         self._links: MapLinks | None = None
+        self._layers = Layers(1, self._height, self._width)
         self._refresh_kernel_handle()
 
     @classmethod
@@ -175,6 +171,7 @@ class GridMap:
         grid._auto_astar = parts.auto_astar
         grid._terrain = None
         grid._links = None
+        grid._layers = parts.layers or Layers(1, grid._height, grid._width)
         grid._refresh_kernel_handle()
         return grid
 
@@ -232,8 +229,6 @@ class GridMap:
             key = ViewKey(key.agent_size, self._own_profile(key.profile))
         if key == ONE_CELL:
             return self
-        if self._links is not None:
-            raise InvalidQueryError("a map with links takes no profile or unit size yet")
         made = self._views.get(key)
         if made is not None:
             return made
@@ -285,7 +280,7 @@ class GridMap:
         if size > 1:  # the profile's view, eroded as the map is for the size
             return self.view(ViewKey(1, profile))._sized_view(size)
         assert self._terrain is not None  # (``_own_profile``)
-        return self._derived_view(self._terrain.costs(profile))
+        return self._derived_view(self._terrain.costs(profile), profile)
 
     def for_agent_size(self, size: int) -> "GridMap":
         """The view of a ``size`` x ``size`` unit (``view``)."""
@@ -295,11 +290,20 @@ class GridMap:
         inner = self.clearance.reshape(self._height + 2, self._width + 2)[1:-1, 1:-1]
         return self._derived_view(np.where(inner >= size, self._costs, np.float32(0)))
 
-    def _derived_view(self, costs: npt.NDArray[np.float32]) -> "GridMap":
+    def _derived_view(self, costs: npt.NDArray[np.float32], profile: Profile | None = None
+                      ) -> "GridMap":  # fmt: skip
+        """A view of ``costs``: a profile's (``profile``: its links' costs and classes)
+        or this grid's eroded for a unit (the links as this grid has them)."""
         view = GridMap(costs, revision=self._revision)
+        links = self._links
+        if links is not None:  # a unit takes a link only where its square fits at both ends
+            view._links = map_links(links.links, view._islands, links.terrain, view._min_cost,
+                                    profile or links.profile)  # fmt: skip
+            view._refresh_kernel_handle()
         # Measured on the map without a JPS+ table (``calibration``): the view has
         # none either, and an eroded or reweighted map keeps the map's character.
         view._auto_astar = self._auto_astar
+        view._layers = self._layers
         if view.uniform:
             # JPS's bit rows (no JPS+ table: a table per view and revision would cost
             # 16 bytes a cell and a build on the query path).
@@ -390,17 +394,7 @@ class GridMap:
 
     def _kernel_view(self, jump_bits: JumpBits | None = None) -> tuple[object, ...]:
         tables = self._clusters
-        if tables is None:
-            clusters = _NO_CLUSTERS
-        else:
-            both = (tables.four, tables.eight)
-            clusters = (
-                np.stack([t.cluster_of for t in both]),
-                (both[0].packed, both[1].packed),
-                np.array([t.count for t in both], dtype=np.int64),
-                np.array([t.unit for t in both], dtype=np.float32),
-                np.array([t.symmetric for t in both], dtype=np.bool_),
-            )
+        clusters = NO_CLUSTERS_VIEW if tables is None else tables.kernel_view
         links = self._links
         return (self._padded, self._width + 2, self.reach_islands.labels, self.uniform,
                 self._min_cost, clusters, jump_bits or self._jump_bits or _NO_JUMP_BITS,
@@ -657,13 +651,20 @@ class GridMap:
         """The map's links (``engine.links``), or None: a map without links."""
         return self._links
 
+    @property
+    def layers(self) -> Layers:
+        """The map's floors, stacked into its grid (``engine.layers``): one for a flat map."""
+        return self._layers
+
     def with_links(self, links: LinkSet) -> "GridMap":
-        """This map with ``links`` (on its stacked grid): a new grid, no tables or views."""
+        """This map with ``links`` and their floors (``links.layers``, its stacked grid):
+        a new grid, no tables or views."""
         if (links.layers.rows, links.layers.width) != (self._height, self._width):
             raise InvalidMapError(f"links of {links.layers} do not fit a {self._width} x "
                                   f"{self._height} map")  # fmt: skip
         grid = GridMap(self._costs, islands=self._islands, revision=self._revision)
         grid._terrain = self._terrain
+        grid._layers = links.layers
         if links.links:
             grid._links = map_links(links, self._islands, self._terrain, self._min_cost)
         grid._refresh_kernel_handle()
@@ -689,9 +690,8 @@ class GridMap:
 
     def __repr__(self) -> str:
         return (
-            f"GridMap(width={self.width}, height={self.height}, "
-            f"walkable_cells={self.walkable_cells}, min_cost={self.min_cost:g}, "
-            f"max_cost={self.max_cost:g})"
+            f"GridMap(width={self.width}, height={self.height}, walkable_cells="
+            f"{self.walkable_cells}, min_cost={self.min_cost:g}, max_cost={self.max_cost:g})"
         )
 
 

@@ -57,7 +57,7 @@ def links_after(grid: GridMap, changed: tuple[npt.NDArray[np.int64], npt.NDArray
     padded[changed[0]] = changed[1]
     names = None if terrain is None else terrain.names
     return link_changes(grid.links.links if grid.links is not None else None,
-                        Layers(1, grid.height, grid.width), ops, padded, names,
+                        grid.layers, ops, padded, names,
                         max_links=max_links)  # fmt: skip
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.engine.costs import FLOAT32_MAX, FLOAT32_TINY
-from service.engine.errors import InvalidEditError
+from service.engine.errors import InvalidEditError, InvalidQueryError
 from service.engine.kernels.codes import (
     DIAGONAL_ALWAYS,
     DIAGONAL_NO_CORNER_CUTTING,
@@ -34,7 +34,7 @@ from service.engine.kernels.links import joined_labels
 from service.engine.layers import Layers
 from service.engine.link_bounds import LinkBounds, link_bounds
 from service.engine.parts import Islands
-from service.engine.terrain import Terrain
+from service.engine.terrain import Profile, Terrain
 
 #: A link's id: 1 to 64 letters, digits, ``_``, ``.`` or ``-`` (as profile names).
 LINK_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -164,9 +164,11 @@ class LinkSet:
             raise KeyError(link_id)
         return LinkSet(self.layers, {k: v for k, v in self.links.items() if k != link_id})
 
-    def edges(self, *, allowed: Callable[[str | None], bool] | None = None) -> LinkEdges:
-        """The enabled links (and of those, the ones whose class ``allowed`` admits:
-        a profile's) as ``LinkEdges`` over the padded stacked grid."""
+    def edges(self, *, factor: Callable[[str | None], float] | None = None) -> LinkEdges:
+        """The enabled links as ``LinkEdges`` over the padded stacked grid; with
+        ``factor`` (a profile's, by class name: ``class_factor``), each link's cost
+        times its class's factor, rounded to float32 as a cell's is, and no link whose
+        factor is 0 (a class the profile excludes)."""
         ids = self.ids
         padded_width = self.layers.width + 2
         sources: list[int] = []
@@ -175,19 +177,46 @@ class LinkSet:
         indices: list[int] = []
         for index, link_id in enumerate(ids):
             link = self.links[link_id]
-            if not link.enabled or (allowed is not None and not allowed(link.class_name)):
+            scale = 1.0 if factor is None else factor(link.class_name)
+            if not link.enabled or scale == 0:
                 continue
+            cost = link.cost if scale == 1 else _scaled(link, scale)
             a = _padded(self.layers, link.source, padded_width)
             b = _padded(self.layers, link.target, padded_width)
             for s, t in ((a, b), (b, a)) if link.two_way else ((a, b),):
                 sources.append(s)
                 targets.append(t)
-                costs.append(link.cost)
+                costs.append(cost)
                 indices.append(index)
         if not sources:
             return NO_EDGES
         return _grouped(np.array(sources), np.array(targets), np.array(costs),
                         np.array(indices), (self.layers.rows + 2) * padded_width)  # fmt: skip
+
+
+def _scaled(link: Link, factor: float) -> float:
+    """A link's cost times its class's ``factor``, as a float32 (InvalidQueryError
+    outside float32's positive normal range, as a cell's cost would be)."""
+    cost = link.cost * factor
+    if not FLOAT32_TINY <= cost <= FLOAT32_MAX:
+        raise InvalidQueryError(
+            f"the profile's multiplier {factor!r} of link {link.id!r}'s class "
+            f"{link.class_name!r} makes its cost {cost:.3g}, outside float32's range "
+            f"({FLOAT32_TINY:.3g} to {FLOAT32_MAX:.3g})"
+        )
+    return float(np.float32(cost))
+
+
+def class_factor(terrain: Terrain | None, profile: Profile | None
+                 ) -> Callable[[str | None], float] | None:  # fmt: skip
+    """What ``profile`` (None: ``terrain``'s default) makes of a link's cost, by its
+    class name: the class's multiplier, 0 for a class it excludes; 1 for a link of
+    no class, or of a name the terrain does not have. None: a map without classes."""
+    if terrain is None:
+        return None
+    factors = (profile or terrain.default).factors()
+    ids = {name: c for c, name in enumerate(terrain.names)}
+    return lambda name: 1.0 if name not in ids else float(factors[ids[name]])
 
 
 def anywhere(x: int, row: int) -> bool:
@@ -243,6 +272,8 @@ class MapLinks:
     bounds: LinkBounds
     islands: Islands
     edge_of: Mapping[tuple[int, int], tuple[float, int]]  # (u, v): cheapest (cost, link)
+    terrain: Terrain | None = None  # whose classes the links' are
+    profile: Profile | None = None  # the profile the edges are for (None: the default)
 
     @property
     def kernel_view(self) -> tuple[object, ...]:
@@ -252,19 +283,13 @@ class MapLinks:
         return self.bounds.kernel_view((e.slot, e.first, e.target, e.cost))
 
 
-def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None,
-              h_scale: float) -> MapLinks:  # fmt: skip
+def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None, h_scale: float,
+              profile: Profile | None = None) -> MapLinks:  # fmt: skip
     """``MapLinks`` of ``links`` on a grid whose own islands are ``islands`` and least
-    cell cost ``h_scale``, for its default profile (of ``terrain``; None: a map
-    without classes): a link of a class the profile excludes is taken by no search
-    of the map's own."""
-    allowed = None
-    if terrain is not None:
-        names, excluded = terrain.names, terrain.default.excluded
-        allowed = lambda name: (  # noqa: E731
-            name not in names or not (excluded >> names.index(name)) & 1
-        )
-    edges = links.edges(allowed=allowed)
+    cell cost ``h_scale``, for ``profile`` (None: the default profile of ``terrain``;
+    None for both: a map without classes): a link of a class the profile excludes is
+    taken by no search, and one of a class it multiplies costs that much more."""
+    edges = links.edges(factor=class_factor(terrain, profile))
     edge_of: dict[tuple[int, int], tuple[float, int]] = {}
     for u, v, cost, link in zip(edges.sources().tolist(), edges.target.tolist(),
                                 edges.cost.tolist(), edges.link.tolist(), strict=True):  # fmt: skip
@@ -272,7 +297,8 @@ def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None,
             edge_of[u, v] = (cost, link)
     ends = (edges.sources(), edges.target.astype(np.int64))
     bounds = link_bounds(links.layers, ends, edges.cost, h_scale)
-    return MapLinks(links, edges, bounds, joined_islands(islands, edges), edge_of)
+    return MapLinks(links, edges, bounds, joined_islands(islands, edges), edge_of, terrain,
+                    profile)  # fmt: skip
 
 
 def joined_islands(islands: Islands, edges: LinkEdges) -> Islands:

@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 from service.engine.clusters import ClusterTables
 from service.engine.landmarks import LandmarkTables
+from service.engine.layers import Layers
 
 #: The JPS bit rows of a grid: east, west, south, north, each (lines, words) uint64.
 JumpBits = tuple[npt.NDArray[np.uint64], ...]
@@ -74,3 +75,4 @@ class Parts(NamedTuple):
     landmarks: LandmarkTables | None
     clearance: npt.NDArray[np.uint8] | None = None
     auto_astar: bool = False
+    layers: Layers | None = None  # None: one floor

@@ -105,7 +105,7 @@ class MapEditor:
     # -- edits ------------------------------------------------------------------------
 
     def edit(self, map_id: str, edits: Sequence[Edit], *, if_revision: int | None = None,
-             keep_connected: Sequence[tuple[int, int]] = (),
+             keep_connected: Sequence[Sequence[int]] = (),
              kept_on: Callable[[GridMap], GridMap] | None = None) -> EditOutcome:  # fmt: skip
         """Apply one edit request as one new revision, durably, or not at all.
         ``kept_on``: the view of the new revision ``keep_connected`` holds on (a
@@ -138,7 +138,7 @@ class MapEditor:
                 time.sleep(pause)
 
     def _edit_once(self, map_id: str, edits: Sequence[Edit], if_revision: int | None,
-                   keep_connected: Sequence[tuple[int, int]],
+                   keep_connected: Sequence[Sequence[int]],
                    kept_on: Callable[[GridMap], GridMap] | None) -> EditOutcome:  # fmt: skip
         state = self._repairs.state(map_id)
         # The store's edit lock inside the map's own: the follower takes that one
@@ -310,7 +310,7 @@ def _next_revision(grid: GridMap, changes: Changes) -> GridMap:
     return new
 
 
-def _check_points(grid: GridMap, points: Sequence[tuple[int, int]]) -> None:
+def _check_points(grid: GridMap, points: Sequence[Sequence[int]]) -> None:
     for i, (x, y) in enumerate(points):
         if not (0 <= x < grid.width and 0 <= y < grid.height):
             raise InvalidEditError(
@@ -319,7 +319,7 @@ def _check_points(grid: GridMap, points: Sequence[tuple[int, int]]) -> None:
             )
 
 
-def _check_connected(grid: GridMap, points: Sequence[tuple[int, int]]) -> None:
+def _check_connected(grid: GridMap, points: Sequence[Sequence[int]]) -> None:
     """Raise unless every point is walkable and in the first point's island."""
     if not points:
         return
@@ -327,9 +327,14 @@ def _check_connected(grid: GridMap, points: Sequence[tuple[int, int]]) -> None:
     x0, y0 = points[0]
     for i, (x, y) in enumerate(points):
         if labels[y, x] == 0:
-            raise WouldDisconnectError(f"keep_connected[{i}] [{x}, {y}] would be blocked")
+            raise WouldDisconnectError(f"keep_connected[{i}] {_shown(grid, x, y)} would be blocked")
         if labels[y, x] != labels[y0, x0]:
             raise WouldDisconnectError(
-                f"keep_connected[{i}] [{x}, {y}] would no longer be connected to "
-                f"keep_connected[0] [{x0}, {y0}]"
+                f"keep_connected[{i}] {_shown(grid, x, y)} would no longer be connected to "
+                f"keep_connected[0] {_shown(grid, x0, y0)}"
             )
+
+
+def _shown(grid: GridMap, x: int, row: int) -> list[int]:
+    """A cell of the stacked grid as a request names it: [x, y], or [x, y, layer]."""
+    return [x, row] if grid.layers.count == 1 else list(grid.layers.to_cell(x, row))

@@ -5,8 +5,9 @@ width)). A map with terrain classes (``engine.terrain``) is a ``.npz`` archive o
 its base costs (``base``), classes (``classes``, uint8) and the rest of its terrain
 as JSON (``terrain``: class names, default and named profiles), so that one
 checksum covers all of it; the costs searches see are computed from them. A map
-with links is a ``.npz`` too, with its costs (``costs``) or terrain, and its
-links as JSON (``links``: the layers' shape and each link as the API gives it).
+with links or layers is a ``.npz`` too, with its costs (``costs``: the stacked
+grid's, see ``engine.layers``) or terrain, and its links as JSON (``links``: the
+layers' shape and each link as the API gives it).
 """
 
 import io
@@ -20,7 +21,7 @@ import orjson
 from service.engine import GridMap, Islands, Profile, Terrain
 from service.engine.layers import Layers
 from service.engine.link_edits import link_list, link_of
-from service.engine.links import LinkSet, anywhere, links_of
+from service.engine.links import LinkSet, anywhere, empty_links, links_of
 from service.store.files import npy_bytes
 
 _ZIP: Final = b"PK"
@@ -29,16 +30,17 @@ _EPOCH: Final = (1980, 1, 1, 0, 0, 0)
 
 def grid_bytes(grid: GridMap) -> bytes:
     """The bytes a store keeps of ``grid``'s revision."""
-    terrain, links = grid.terrain, grid.links
-    if terrain is None and links is None:
+    terrain, links, layers = grid.terrain, grid.links, grid.layers
+    if terrain is None and links is None and layers.count == 1:
         return npy_bytes(grid.costs)
     buffer = io.BytesIO()
     members: dict[str, npt.NDArray[np.generic]] = {"costs": grid.costs}
     if terrain is not None:
         rest = np.frombuffer(orjson.dumps(terrain_json(terrain)), np.uint8)
         members = {"base": terrain.base, "classes": terrain.classes, "terrain": rest}
-    if links is not None:
-        members["links"] = np.frombuffer(orjson.dumps(links_json(links.links)), np.uint8)
+    if links is not None or layers.count > 1:
+        link_set = empty_links(layers) if links is None else links.links
+        members["links"] = np.frombuffer(orjson.dumps(links_json(link_set)), np.uint8)
     # As ``np.savez`` writes it, but with a fixed time on each member: the same grid
     # is the same bytes (a repair rewrites a grid from memory, by its checksum).
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:

@@ -28,7 +28,7 @@ META_FILE: Final = "meta.json"
 #: (``grids``: a grid file of base costs, classes and profiles, log records that
 #: carry classes), which a service that reads only 1 skips instead of misreading.
 #: A map without classes is still written as 1.
-#: 3: a map with links (a grid file with its links, log records of link edits).
+#: 3: a map with links or layers (a grid file with its links, log records of link edits).
 FORMAT_VERSION: Final = 2
 PLAIN_FORMAT: Final = 1
 LINKS_FORMAT: Final = 3
@@ -63,6 +63,14 @@ class MapRecord:
     #: Whether the map has terrain classes (``engine.terrain``; its grid file is then
     #: an archive of them, see ``grids``).
     classes: bool = False
+    #: Floors stacked in the grid (``engine.layers``): ``width`` and ``height`` are
+    #: the stacked grid's.
+    layers: int = 1
+
+    @property
+    def floor_height(self) -> int:
+        """Rows of one floor (``height`` for a map of one layer)."""
+        return (self.height + 1) // self.layers - 1
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,13 +111,14 @@ def new_record(map_id: str, grid: GridMap, name: str | None, grid_data: bytes,
         islands_bytes=len(islands_data),
         islands_crc32=checksum(islands_data),
         classes=grid.terrain is not None,
+        layers=grid.layers.count,
         format_version=format_of(grid),
     )
 
 
 def format_of(grid: GridMap) -> int:
     """The format version a map is written in: the oldest that reads it whole."""
-    if grid.links is not None:
+    if grid.links is not None or grid.layers.count > 1:
         return LINKS_FORMAT
     return FORMAT_VERSION if grid.terrain is not None else PLAIN_FORMAT
 

@@ -116,3 +116,25 @@ def test_links_and_their_edits_survive_a_restart(make_client: ClientFactory) -> 
     body = {"start": [0, 0], "goal": [4, 2], "format": "cells"}
     answer = client.post(f"/v1/maps/{map_id}/path", json=body).json()
     assert answer["links_used"] == [{"id": "tp", "at": 0}]
+
+
+def test_profiles_decide_who_takes_a_classed_link(client: TestClient) -> None:
+    """A red door only the red key's profile opens, a mud cell others wade dearer."""
+    red = {**DOOR, "class": "door_red"}
+    body = {"classes": [[0 if c else 1 for c in row] for row in ROOMS], "costs": ROOMS,
+            "class_names": ["ground", "wall", "door_red"],
+            "default_profile": {"exclude": ["wall", "door_red"]}, "links": [red]}  # fmt: skip
+    response = client.post("/v1/maps", json=body)
+    assert response.status_code == 201, response.text
+    map_id = response.json()["id"]
+    key = {"exclude": ["wall"], "multipliers": {"door_red": 2}}
+    put = client.put(f"/v1/maps/{map_id}/profiles/red_key", json=key)
+    assert put.status_code == 200, put.text
+    assert path(client, map_id)["status"] == "no_path"  # the default has no key
+    for profile in ("red_key", key):  # named, then inline
+        opened = path(client, map_id, profile=profile, format="cells")
+        assert opened["status"] == "found"
+        assert opened["cost"] == pytest.approx(1 + 2 * 1.5 + 1)
+        assert opened["links_used"] == [{"id": "door", "at": 1}]
+    sized = path(client, map_id, start=[0, 0], goal=[3, 0], profile="red_key", agent_size=2)
+    assert sized["status"] == "no_path"  # a 2 x 2 unit has no room at the door's ends

@@ -101,9 +101,10 @@ def test_a_delete_the_store_finds_done_still_forgets_the_map_here(
          r"header says height 2, but 1 rows follow"),
         (b"\xff\xfe", TEXT, 400, "InvalidValue", r"^map text is not UTF-8"),
         (b"garbage, not numpy", NPY, 400, "InvalidValue", r"^body is not a valid \.npy file"),
-        (npy(np.ones((2, 2, 2))), NPY, 400, "InvalidValue",
-         r"^\.npy must hold a non-empty 2-D numeric array, got shape \(2, 2, 2\)"),
-        (npy(np.array([["a"]])), NPY, 400, "InvalidValue", r"2-D numeric array.*dtype <U1"),
+        (npy(np.ones((2, 2, 2, 2))), NPY, 400, "InvalidValue",
+         r"^\.npy must hold a non-empty numeric array, 2-D \(height, width\) or 3-D "
+         r"\(layers, height, width\), got shape \(2, 2, 2, 2\)"),
+        (npy(np.array([["a"]])), NPY, 400, "InvalidValue", r"numeric array.*dtype <U1"),
         (npy(np.array([[1.0, np.nan]])), NPY, 400, "InvalidValue",
          r"^cost at \(x=1, y=0\) is nan; costs must be 0 \(blocked\) or positive and finite"),
         (b'{"costs": [[1, -1]]}', {"content-type": "application/json"}, 400, "InvalidValue",

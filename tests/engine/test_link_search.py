@@ -4,6 +4,8 @@ re-walked step by step, each step a grid move or a link it lists."""
 
 import itertools
 import math
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,10 +15,18 @@ from service.engine import GridMap, find_path, find_paths
 from service.engine.edits import CellsEdit, apply_changes, changes_of
 from service.engine.errors import InvalidQueryError
 from service.engine.layers import Layers
-from service.engine.links import Link, LinkSet, links_of
+from service.engine.links import Link, LinkEdges, LinkSet, anywhere, links_of
 from service.engine.queries import PathQuery
 from service.engine.result import PathResult
-from tests.support import corner_allowed, layered_links, links_oracle_graph, padded_to_plain
+from service.engine.terrain import UNIFORM, Profile, Terrain
+from service.engine.views import ViewKey
+from tests.support import (
+    corner_allowed,
+    layered_links,
+    links_oracle_graph,
+    oracle_graph,
+    padded_to_plain,
+)
 
 POLICIES = ["no_corner_cutting", "never", "always", "one_obstacle"]
 
@@ -131,7 +141,78 @@ def test_what_does_not_take_links_yet_says_so() -> None:
         find_path(grid, start, goals=[goal])
     with pytest.raises(InvalidQueryError, match="nearest"):
         find_path(grid, start, goal, unreachable="nearest")
-    with pytest.raises(InvalidQueryError, match="profile or unit size"):
-        find_path(grid, start, goal, agent_size=2)
     with pytest.raises(InvalidQueryError, match="jps"):
         find_path(grid, start, goal, algorithm="jps")
+
+
+#: Terrain of the profile tests: cells are ground or mud; links are doors (red ones
+#: for the red key), teleports, or of no class.
+CLASSES = ["ground", "mud", "door_red", "teleport"]
+PROFILES = {
+    "default": None,
+    "no_key": Profile.of({"exclude": ["door_red"], "multipliers": {"mud": 3}}, CLASSES),
+    "mage": Profile.of({"multipliers": {"teleport": 0.25, "mud": 1.5}}, CLASSES),
+}
+#: What each profile makes of a link's cost, by its class (0: not taken).
+LINK_FACTORS: dict[str, dict[str | None, float]] = {
+    "default": {},
+    "no_key": {"door_red": 0.0},
+    "mage": {"teleport": 0.25},
+}
+
+
+def _classed(seed: int) -> tuple[GridMap, LinkSet]:
+    """A random layered map of ground and mud, its links of random classes."""
+    layers, grid, links = layered_links(seed)
+    rng = np.random.default_rng(seed)
+    classes = (rng.random(grid.costs.shape) < 0.3).astype(np.uint8)  # mud
+    terrain = Terrain.of(base=grid.costs, classes=classes, names=CLASSES, default=UNIFORM)
+    kinds = [None, "door_red", "teleport"]
+    classed = links_of(layers, [replace(link, class_name=kinds[i % 3])
+                                for i, link in enumerate(links.links.values())],
+                       walkable=anywhere, max_links=16)  # fmt: skip
+    return GridMap.from_terrain(terrain).with_links(classed), classed
+
+
+def _view_oracle(view: GridMap, edges: LinkEdges, policy: str) -> Any:
+    """A view's grid moves plus the link edges whose both ends it can stand on."""
+    graph = oracle_graph(view, policy).tolil()
+    width = view.width + 2
+    open_cells = view.padded > 0
+    for cell in np.flatnonzero(edges.slot >= 0):
+        s = edges.slot[cell]
+        for e in range(edges.first[s], edges.first[s + 1]):
+            target = int(edges.target[e])
+            if open_cells[cell] and open_cells[target]:
+                u, v = padded_to_plain(int(cell), width), padded_to_plain(target, width)
+                graph[u, v] = min(graph[u, v] or math.inf, edges.cost[e])
+    return graph.tocsr()
+
+
+@pytest.mark.parametrize(("seed", "name", "size"),
+                         list(itertools.product(range(6), PROFILES, (1, 2))))  # fmt: skip
+def test_profiles_and_unit_sizes_take_the_links_their_classes_and_room_allow(
+    seed: int, name: str, size: int
+) -> None:
+    grid, links = _classed(seed)
+    profile = PROFILES[name]
+    assert grid.terrain is not None
+    view = grid.view(ViewKey(size, profile))
+    factors = LINK_FACTORS[name]
+    edges = links.edges(factor=lambda kind: factors.get(kind, 1.0))
+    graph = _view_oracle(view, edges, "no_corner_cutting")
+    rng = np.random.default_rng(seed)
+    ys, xs = np.nonzero(view.costs > 0)
+    for _ in range(8):
+        a, b = rng.choice(xs.size, 2, replace=False)
+        start, goal = (int(xs[a]), int(ys[a])), (int(xs[b]), int(ys[b]))
+        optimal = dijkstra(graph, indices=start[1] * grid.width + start[0])[goal[1] * grid.width
+                                                                             + goal[0]]  # fmt: skip
+        result = find_path(grid, start, goal, profile=profile, agent_size=size)
+        if math.isinf(optimal):
+            assert result.status == "no_path"
+            continue
+        assert result.cost == pytest.approx(optimal, rel=1e-6)
+        for use in result.links_used:  # each link taken is one the profile admits
+            kind = links.links[use.id].class_name
+            assert not (name == "no_key" and kind == "door_red")

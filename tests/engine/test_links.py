@@ -50,7 +50,7 @@ def test_edges_leave_out_closed_links_and_classes_a_profile_refuses() -> None:
                    Link("tp", (0, 3, 0), (3, 3, 1), 5.0))  # fmt: skip
     assert links.edges().edge_count == 4
     assert links.set_enabled("tp", False).edges().edge_count == 2
-    assert links.edges(allowed=lambda name: name != "door_red").edge_count == 2
+    assert links.edges(factor=lambda name: float(name != "door_red")).edge_count == 2
     assert links.remove("door").set_enabled("tp", False).edges().slot.size == 0
 
 

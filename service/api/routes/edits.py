@@ -17,6 +17,7 @@ from service.api.edit_schemas import (
     PathCheckResponse,
 )
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
+from service.api.layered import floor_arrays, floor_point, grid_points
 from service.api.pathing import capped_agent_size
 from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
 from service.api.routes.maps import committed_tables, etag, revision_json
@@ -43,13 +44,33 @@ def _edit(item: EditItem, i: int, layers: Layers) -> Edit:
         if costed > 1 or not (costed or painted):
             why = f"edits[{i}]: a rect needs exactly one of 'cost' or 'costs', or 'class'"
             raise ApiError(ErrorCode.INVALID_QUERY, why)
-        return RectEdit(*item.rect, cost=item.cost, costs=item.costs, class_name=item.class_name)
+        x, y, w, h = _rect_on_floor(item, i, layers)
+        return RectEdit(x, y, w, h, cost=item.cost, costs=item.costs, class_name=item.class_name)
+    if item.layer is not None:
+        raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: 'layer' goes with 'rect' (a "
+                       "cell names its own: [x, y, layer])")  # fmt: skip
     if item.cells is not None and item.rect is None:
         if (item.cost is None and not painted) or item.costs is not None:
             raise ApiError(ErrorCode.INVALID_QUERY,
                            f"edits[{i}]: cells need 'cost' or 'class' (not 'costs')")  # fmt: skip
-        return CellsEdit(item.cells, item.cost, item.class_name)
+        cells = grid_points(layers, item.cells, f"edits[{i}].cells")
+        return CellsEdit(cells, item.cost, item.class_name)
     raise ApiError(ErrorCode.INVALID_QUERY, f"edits[{i}]: give exactly one of 'rect' or 'cells'")
+
+
+def _rect_on_floor(item: EditItem, i: int, layers: Layers) -> tuple[int, int, int, int]:
+    """An edit's ``rect`` on its ``layer``, in the stacked grid's rows; on a layered
+    map it must lie on the one floor (InvalidValue otherwise)."""
+    assert item.rect is not None
+    x, y, w, h = item.rect
+    layer = item.layer or 0
+    if layers.count == 1 and layer == 0:
+        return x, y, w, h
+    if not (layer < layers.count and y >= 0 and h >= 1 and y + h <= layers.height):
+        raise ApiError(ErrorCode.INVALID_VALUE, f"edits[{i}].rect {list(item.rect)} on layer "
+                       f"{layer}: a rect lies on one of the map's {layers.count} layers, "
+                       f"within its rows 0 to {layers.height - 1}")  # fmt: skip
+    return x, layers.row_of(y, layer), w, h
 
 
 def _link_edit(item: EditItem, i: int, layers: Layers) -> Edit:
@@ -70,11 +91,12 @@ def _profile_view(ref: ProfileRef) -> Callable[[GridMap], GridMap]:
 
 def _apply(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     body = parsed_body(EditRequest, raw)
-    layers = _layers(runtime, map_id) if any(e.link or e.unlink for e in body.edits) else None
-    edits = [_edit(item, i, layers or _FLAT) for i, item in enumerate(body.edits)]
+    layers = _layers(runtime, map_id)
+    edits = [_edit(item, i, layers) for i, item in enumerate(body.edits)]
+    kept = grid_points(layers, body.keep_connected or (), "keep_connected")
     ref = profile_ref(body.profile)
     outcome = runtime.editor.edit(map_id, edits, if_revision=body.if_revision,
-                                  keep_connected=body.keep_connected or (),
+                                  keep_connected=kept,
                                   kept_on=None if ref is None else _profile_view(ref))  # fmt: skip
     revision = outcome.grid.revision
     return {
@@ -117,26 +139,22 @@ async def edit_map(request: Request, record: MapDep, runtime: RuntimeDep) -> Res
     return revision_json(await runtime.run(_apply, runtime, record.id, await body_of(request)))
 
 
-#: Layers of no map: a request without link edits reads none.
-_FLAT = Layers(1, 1, 1)
-
-
 def _layers(runtime: Runtime, map_id: str) -> Layers:
-    """The map's floors, which a link's ends are read against."""
+    """The map's floors, which an edit's cells are read against (they never change)."""
     with runtime.cache.acquire(map_id) as grid:
-        return Layers(1, grid.height, grid.width)
+        return grid.layers
 
 
 def _grid(runtime: Runtime, map_id: str) -> tuple[bytes, int]:
     with runtime.cache.acquire(map_id) as grid:
-        return npy_bytes(grid.costs), grid.revision
+        return npy_bytes(floor_arrays(grid.layers, grid.costs)), grid.revision
 
 
 @router.get(
     "/{map_id}/grid",
     summary="Read a map's current costs",
     description="A (height, width) float32 `.npy` of the costs at the current revision "
-    "(0 = blocked); the revision is the `ETag`.",
+    "((layers, height, width) on a layered map; 0 = blocked); the revision is the `ETag`.",
     response_class=Response,
     dependencies=[Depends(require_reader)],
     responses={
@@ -164,14 +182,16 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     size = capped_agent_size(body.agent_size, runtime.settings)
     ref = profile_ref(body.profile)
     with runtime.cache.acquire(map_id) as grid:
-        checked = check_paths(grid, body.paths, diagonal=body.diagonal or DEFAULT_DIAGONAL,
+        layers = grid.layers
+        paths = [grid_points(layers, path, f"paths[{i}]") for i, path in enumerate(body.paths)]
+        checked = check_paths(grid, paths, diagonal=body.diagonal or DEFAULT_DIAGONAL,
                               agent_size=size, profile=bind(grid, ref))  # fmt: skip
         revision = grid.revision
     results = []
-    for ok, cost, (x, y) in zip(checked.walkable.tolist(), checked.cost.tolist(),
-                                checked.blocked_at.tolist(), strict=True):  # fmt: skip
-        results.append({"walkable": ok, "cost": cost if ok else None,
-                        "blocked_at": None if ok else [x, y]})  # fmt: skip
+    for ok, cost, cell in zip(checked.walkable.tolist(), checked.cost.tolist(),
+                              checked.blocked_at.tolist(), strict=True):  # fmt: skip
+        blocked = None if ok else list(floor_point(layers, cell))
+        results.append({"walkable": ok, "cost": cost if ok else None, "blocked_at": blocked})
     return {"revision": revision, "profile_used": profile_used(ref), "results": results}
 
 

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
+from service.api.layered import grid_points
 from service.api.pathing import capped_agent_size, deadline_of
 from service.api.profiles import bind, profile_ref, profile_used
 from service.api.routes.maps import etag
@@ -75,7 +76,8 @@ def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int,
              profile: Profile | None) -> Field:  # fmt: skip
     # (None is 1; 0 is the engine's to refuse, as on every route: ``or 1`` took it.)
     agent_size = 1 if body.agent_size is None else body.agent_size
-    return distance_field(grid, body.goals, diagonal=diagonal, max_cost=body.max_cost,
+    goals = grid_points(grid.layers, body.goals, "goals")
+    return distance_field(grid, goals, diagonal=diagonal, max_cost=body.max_cost,
                           max_goals=max_goals, agent_size=agent_size,
                           profile=profile)  # fmt: skip
 

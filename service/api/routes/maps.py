@@ -10,6 +10,7 @@ from starlette.responses import Response
 from service.api.deps import MapDep, RuntimeDep, body_of, require_reader, require_writer
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses
+from service.api.layered import floor_arrays
 from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic, QueryInteger
 from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
@@ -39,7 +40,8 @@ def public(record: MapRecord, revision: int, figures: dict[str, Any], tables: di
         "id": record.id,
         "name": record.name,
         "width": record.width,
-        "height": record.height,
+        "height": record.floor_height,
+        "layers": record.layers,
         **figures,
         "revision": revision,
         "format_version": record.format_version,
@@ -262,13 +264,15 @@ def _cluster_labels(runtime: Runtime, map_id: str, *, eight: bool) -> bytes | No
         tables = grid.clusters
         if tables is None:
             return None
-        return npy_bytes(tables.labels(width=grid.width, height=grid.height, eight=eight))
+        labels = tables.labels(width=grid.width, height=grid.height, eight=eight)
+        return npy_bytes(floor_arrays(grid.layers, labels))
 
 
 @router.get(
     "/{map_id}/clusters",
     summary="Read a map's cell -> cluster array",
-    description="A (height, width) int32 `.npy`: each cell's cluster under the given policy's "
+    description="A (height, width) int32 `.npy` ((layers, height, width) on a layered map): "
+    "each cell's cluster under the given policy's "
     "table, -1 for blocked cells; label 0 may gather every island that lies within one "
     "sector. `NotReady` while the tables are building (or wait to be tried again), "
     "`TooBig` when they do not fit their memory bound.",
