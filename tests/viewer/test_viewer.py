@@ -314,7 +314,8 @@ def test_the_legend_shows_the_colours_the_canvas_draws(
     answer = api_answer(page, map_id)
     assert answer["status"] == "found"
     legend = page.swatches()
-    assert set(legend) == {"start", "goal", "path", "early", "late"}
+    assert set(legend) == {"start", "goal", "path", "early", "late", "link"}
+    assert legend["link"] == tuple(page.state("colors.link"))
     # The markers' centres, and a cell of the path away from them.
     start, goal, on_path = page.pixels([list(START), list(GOAL), answer["path"][1]])
     assert (start, goal, on_path) == (legend["start"], legend["goal"], legend["path"])
@@ -597,3 +598,32 @@ def test_a_map_without_classes_offers_no_classes_layer(
     assert page.text("class-info") == "none"
     picker = Select(browser.find_element(By.ID, "profile"))
     assert [o.get_attribute("value") for o in picker.options] == ["default", "inline"]
+
+
+def test_a_layered_map_is_drawn_floor_above_floor_with_its_links_as_arrows(
+    server: httpx.Client, browser: webdriver.Chrome
+) -> None:
+    floors = [[[1] * 6 for _ in range(4)] for _ in range(2)]
+    stairs = {"id": "stairs", "from": [5, 3, 0], "to": [5, 0, 1], "cost": 2.0}
+    stored = server.post("/v1/maps", json={"name": "floors", "costs": floors, "links": [stairs]})
+    assert stored.status_code == 201, stored.text
+    map_id = stored.json()["id"]
+    page = Page(browser, server)
+    open_map(page, map_id)
+    canvas = browser.find_element(By.ID, "map")
+    assert (canvas.get_attribute("data-layers"), canvas.get_attribute("data-links")) == ("2", "1")
+    assert page.state("map.height") == 9  # two floors of 4 rows, a row between
+    assert page.pixels([[0, 4]]) == [BLOCKED_RGB]
+    # The stairs run from stacked row 3 to row 5: their arrow crosses the row between.
+    assert page.pixels([[5, 4]]) == [tuple(page.state("colors.link"))]
+    assert page.text("map-info").startswith("floors: 6x4 x 2 layers")
+
+    page.query((0, 0), (0, 5))  # the goal clicked on floor 1's first row
+    request = page.state("lastRequest")
+    assert (request["start"], request["goal"]) == ([0, 0, 0], [0, 0, 1])
+    answer = api_answer(page, map_id)
+    assert answer["status"] == "found"
+    assert answer["links_used"][0]["id"] == "stairs"
+    assert page.state("drawnPath") == [[x, layer * 5 + y] for x, y, layer in answer["path"]]
+    assert page.text("goal") == "(0, 0, 1)"
+    assert page.console_errors() == []

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Final
 
 import numpy as np
-import numpy.typing as npt
 from fastapi import APIRouter, Depends, Query, Request
 from PIL import Image, ImageDraw, ImageFont
 from starlette.responses import Response
@@ -20,7 +19,7 @@ from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.pathing import Query as PathQuery
-from service.api.pathing import answer, bound_spec, deadline_of, resolve, search
+from service.api.pathing import answer, bound_spec, deadline_of, path_points, resolve, search
 from service.api.routes.fields import PARTIAL_HEADER, PROFILE_HEADER, Encoded, cached_field
 from service.api.routes.maps import etag, no_clusters_error
 from service.api.runtime import Runtime
@@ -33,7 +32,9 @@ from service.api.schemas import (
 )
 from service.config import Settings
 from service.engine import CircleRegion, GridMap, RectRegion, deadline_scope
+from service.engine import PathQuery as EngineQuery
 from service.engine.fields import DIRECTIONS, Field
+from service.engine.links import LinkSet
 from service.engine.pictures import (
     BLOCKED,
     CLASS_PALETTE,
@@ -62,6 +63,13 @@ PATH_COLOUR: Final = (31, 119, 180)
 START_COLOUR: Final = (44, 160, 44)
 GOAL_COLOUR: Final = (214, 39, 40)
 ARROW_COLOUR: Final = (255, 255, 255)
+#: Links (doors, stairs, teleports): an arrow from where one is taken to where it
+#: leads, a head at each end it may be taken to; closed links grey.
+LINK_COLOUR: Final = (255, 127, 14)
+CLOSED_LINK_COLOUR: Final = (150, 150, 156)
+#: Most links a picture draws (the first by id): each is a line as long as the link,
+#: which Pillow draws holding the interpreter lock.
+MAX_LINK_ARROWS: Final = 4096
 #: The classes' legend (``image.png?classes=true``): a strip below the map, as wide as
 #: it, one entry per class (a swatch and the name, Pillow's default font), entries
 #: left to right and onto a new line when the next does not fit (a name wider than the
@@ -207,7 +215,10 @@ def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
         else:
             rgb = map_pixels(grid, scale=scale, islands=islands, cluster_labels=labels)
         revision = grid.revision
+        links = grid.links
     image = Image.fromarray(rgb)
+    if links is not None:
+        _draw_links(ImageDraw.Draw(image), links.links, scale)
     return _png(_with_legend(image, names) if classes else image), revision
 
 
@@ -277,6 +288,32 @@ def _centre(point: Any, scale: int) -> tuple[float, float]:
     return ((int(point[0]) + 0.5) * scale, (int(point[1]) + 0.5) * scale)
 
 
+def _draw_links(draw: ImageDraw.ImageDraw, links: LinkSet, scale: int) -> None:
+    """Each link (up to ``MAX_LINK_ARROWS``) as an arrow between its ends' centres."""
+    width, head = max(1, scale // 4), max(3.0, 0.8 * scale)
+    for link_id in links.ids[:MAX_LINK_ARROWS]:
+        link = links.links[link_id]
+        a, b = (
+            _centre(links.layers.to_grid("link", end), scale) for end in (link.source, link.target)
+        )
+        colour = LINK_COLOUR if link.enabled else CLOSED_LINK_COLOUR
+        draw.line([a, b], fill=colour, width=width)
+        for tip, tail in ((b, a), (a, b)) if link.two_way else ((b, a),):
+            _arrow_head(draw, tip, tail, head, colour)
+
+
+def _arrow_head(draw: ImageDraw.ImageDraw, tip: tuple[float, float], tail: tuple[float, float],
+                size: float, colour: tuple[int, int, int]) -> None:  # fmt: skip
+    """A filled triangle at ``tip``, pointing away from ``tail``."""
+    dx, dy = tip[0] - tail[0], tip[1] - tail[1]
+    length = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / length, dy / length
+    back = (tip[0] - size * ux, tip[1] - size * uy)
+    side = (-uy * size / 2, ux * size / 2)
+    draw.polygon([tip, (back[0] + side[0], back[1] + side[1]),
+                  (back[0] - side[0], back[1] - side[1])], fill=colour)  # fmt: skip
+
+
 def _mark(draw: ImageDraw.ImageDraw, point: Any, scale: int, colour: tuple[int, int, int]
           ) -> None:  # fmt: skip
     """A filled square over cell ``point``, at least 5 pixels wide."""
@@ -285,15 +322,14 @@ def _mark(draw: ImageDraw.ImageDraw, point: Any, scale: int, colour: tuple[int, 
     draw.rectangle((cx - half, cy - half, cx + half - 1, cy + half - 1), fill=colour)
 
 
-def _draw_goals(image: Image.Image, draw: ImageDraw.ImageDraw, query: PathQuery, scale: int
-                ) -> None:  # fmt: skip
+def _draw_goals(image: Image.Image, draw: ImageDraw.ImageDraw, spec: EngineQuery,
+                scale: int) -> None:  # fmt: skip
     """The goal, the goals, or the region's outline, where it crosses the picture.
 
     A region may reach far past the map (a client's rect or radius): Pillow's time
     grows with the shape, not the picture, and it holds the interpreter lock
     throughout, so a rect is clipped to just outside the picture and a circle drawn
     over the part of the picture its box covers."""
-    spec = query.spec
     for goal in spec.goals or ([spec.goal] if spec.goal is not None else []):
         _mark(draw, goal, scale, GOAL_COLOUR)
     region = spec.goal_region
@@ -337,20 +373,22 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
         with deadline_scope(deadline):
             result = search(grid, query, policy=runtime.batch_policy)
         payload = answer(result, query, 0)
+        points, _ = path_points(result, query.format)  # on the picture: the stacked grid's
         # The map as the unit's profile sees it: its walls, its costs' shades.
-        profile = bound_spec(grid, query).options.profile
-        rgb = map_pixels(grid.view(ViewKey(1, profile)), scale=scale)
-        revision = grid.revision
+        spec = bound_spec(grid, query)
+        rgb = map_pixels(grid.view(ViewKey(1, spec.options.profile)), scale=scale)
+        revision, links = grid.revision, grid.links
     if result.trace is not None:
         paint_trace(rgb, result.trace.expanded, scale)
     image = Image.fromarray(rgb)
     draw = ImageDraw.Draw(image)
-    points: npt.NDArray[np.int32] = payload["path"]
+    if links is not None:
+        _draw_links(draw, links.links, scale)
     if len(points) > 1:
         draw.line([_centre(p, scale) for p in points], fill=PATH_COLOUR,
                   width=max(1, scale // 3), joint="curve")  # fmt: skip
-    _draw_goals(image, draw, query, scale)  # the ends over the path
-    _mark(draw, query.spec.start, scale, START_COLOUR)
+    _draw_goals(image, draw, spec, scale)  # the ends over the path
+    _mark(draw, spec.start, scale, START_COLOUR)
     headers = {
         "ETag": etag(revision),
         "X-Path-Status": result.status,

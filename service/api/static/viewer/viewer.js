@@ -7,11 +7,15 @@
 //   GET  /v1/maps/{id}/image.png        the server's picture, for maps over EXACT_CELLS
 //   GET  /v1/maps/{id}/image.png?classes=true   the terrain classes layer (its map rows)
 //   GET  /v1/maps/{id}/profiles         class names and named profiles, for the picker
+//   GET  /v1/maps/{id}/links            doors, stairs, teleports: drawn as arrows
 //   POST /v1/maps/{id}/path             the query, with "trace": true and the profile
 //   POST /v1/maps/{id}/edits            painted walls
 //   DELETE /v1/maps/{id}
 // Cells are [x, y] = [column, row]; cell (x, y) covers canvas pixels
-// [x * scale, (x + 1) * scale) x [y * scale, (y + 1) * scale).
+// [x * scale, (x + 1) * scale) x [y * scale, (y + 1) * scale). A map of several layers
+// is drawn as the server stacks it: its floors top to bottom, layer 0 first, a blocked
+// row between two; the page works in the stacked rows and speaks [x, y, layer] to the
+// API (toApi, fromApi).
 // State for tests and the curious: window.gridpathViewer (see `viewer` below).
 "use strict";
 
@@ -32,6 +36,8 @@
     early: [255, 236, 160], // first expansion
     late: [232, 106, 24], // last expansion
     traceAlpha: 160, // of 255: the map shows through
+    link: [255, 127, 14], // the LINK_COLOUR of service/api/routes/pictures.py
+    closedLink: [150, 150, 156],
   };
   // The terrain classes' colours by class id: service/engine/pictures.py's
   // CLASS_PALETTE, which the classes layer (image.png?classes=true) is drawn with; the
@@ -76,13 +82,14 @@
     colors: COLORS,
     classColors: CLASS_COLORS,
     exactCells: EXACT_CELLS,
-    map: null, // metadata of the map shown
+    map: null, // metadata of the map shown; its height is the stacked rows (floorHeight: one)
     source: null, // "grid" (exact costs) or "image" (the server's PNG)
     revision: null, // the map revision drawn
     blocked: null, // Uint8Array(width * height): 1 where the cell is blocked
     costs: null, // Float32Array(width * height), for "grid"
     classNames: [], // the map's terrain classes, by id ([]: none)
     profiles: [], // the names of its named profiles
+    links: [], // its links, their ends as stacked [x, row]
     classesShown: false, // the classes layer is drawn (and its legend shown)
     scale: 0, // canvas pixels per cell side (below 1: coarse)
     start: null,
@@ -170,7 +177,8 @@
     const keep = selected === undefined ? select.value : selected;
     select.replaceChildren(new Option("(none)", ""));
     for (const map of maps) {
-      const label = `${map.name ?? "(unnamed)"} - ${map.width}x${map.height} (${map.id})`;
+      const layers = (map.layers ?? 1) > 1 ? `x${map.layers}` : "";
+      const label = `${map.name ?? "(unnamed)"} - ${map.width}x${map.height}${layers} (${map.id})`;
       select.add(new Option(label, map.id));
     }
     select.value = maps.some((map) => map.id === keep) ? keep : "";
@@ -215,9 +223,39 @@
     }
   }
 
+  // -- layers --------------------------------------------------------------------------------
+
+  // The map as the page draws it: `height` the rows of its floors stacked, one blocked
+  // row between two (as the server's grid stacks them).
+  function stacked(map) {
+    const layers = map.layers ?? 1;
+    return { ...map, layers, floorHeight: map.height, height: layers * (map.height + 1) - 1 };
+  }
+
+  // A stacked [x, row] as the API names it: [x, y, layer] on a layered map.
+  function toApi(cell) {
+    const map = viewer.map;
+    if (!cell || !map || map.layers === 1) return cell;
+    const band = map.floorHeight + 1;
+    return [cell[0], cell[1] % band, Math.floor(cell[1] / band)];
+  }
+
+  // An API cell ([x, y] or [x, y, layer]) as the page's stacked [x, row].
+  function fromApi(cell) {
+    const map = viewer.map;
+    if (!cell || cell.length < 3 || !map) return cell;
+    return [cell[0], cell[2] * (map.floorHeight + 1) + cell[1]];
+  }
+
+  // Whether a stacked row is the blocked row between two floors.
+  function separator(map, row) {
+    return map.layers > 1 && row % (map.floorHeight + 1) === map.floorHeight;
+  }
+
   // -- drawing the map ----------------------------------------------------------------------
 
-  // A (height, width) float32 .npy, as GET /grid sends it.
+  // A (height, width) float32 .npy, as GET /grid sends it; (layers, height, width) on a
+  // layered map, stacked here with a blocked row between two floors.
   function parseNpy(buffer) {
     const bytes = new Uint8Array(buffer);
     const magic = String.fromCharCode(...bytes.subarray(1, 6));
@@ -228,14 +266,20 @@
     const length = v1 ? view.getUint16(8, true) : view.getUint32(8, true);
     const header = new TextDecoder("latin1").decode(bytes.subarray(start, start + length));
     const descr = /'descr':\s*'([^']+)'/.exec(header);
-    const shape = /'shape':\s*\((\d+),\s*(\d+)\)/.exec(header);
+    const shape = /'shape':\s*\((?:(\d+),\s*)?(\d+),\s*(\d+)\)/.exec(header);
     if (!descr || descr[1] !== "<f4" || !shape || /'fortran_order':\s*True/.test(header)) {
       throw new ApiError("BadGrid", `unexpected .npy header ${header.trim()}`);
     }
-    const height = Number(shape[1]);
-    const width = Number(shape[2]);
+    const layers = shape[1] === undefined ? 1 : Number(shape[1]);
+    const floor = Number(shape[2]);
+    const width = Number(shape[3]);
     const offset = start + length;
-    const costs = new Float32Array(buffer.slice(offset, offset + 4 * width * height));
+    const data = new Float32Array(buffer.slice(offset, offset + 4 * layers * width * floor));
+    const height = layers * (floor + 1) - 1;
+    const costs = new Float32Array(width * height); // separators stay 0: blocked
+    for (let l = 0; l < layers; l += 1) {
+      costs.set(data.subarray(l * floor * width, (l + 1) * floor * width), l * (floor + 1) * width);
+    }
     return { width, height, costs };
   }
 
@@ -332,19 +376,21 @@
   // Everything drawn of a map: its cells, its classes and profiles, and the classes
   // layer when it is asked for and the map has classes.
   async function fetchMap(map) {
-    const [cells, profiles] = await Promise.all([
+    const [cells, profiles, links] = await Promise.all([
       loadCells(map),
       api("GET", `/v1/maps/${map.id}/profiles`).then((response) => response.json()),
+      api("GET", `/v1/maps/${map.id}/links`).then((response) => response.json()),
     ]);
     const wanted = $("classes").checked && profiles.class_names.length > 0;
     const classes = wanted ? await loadClasses(map) : null;
-    return { cells, profiles, classes };
+    return { cells, profiles, classes, links: links.links };
   }
 
-  function applyMap({ cells, profiles, classes }) {
+  function applyMap({ cells, profiles, classes, links }) {
     applyCells(cells);
     applyProfiles(profiles);
     classesLayer = classes;
+    viewer.links = links.map((link) => ({ ...link, from: fromApi(link.from), to: fromApi(link.to) }));
     showClassLegend();
   }
 
@@ -373,6 +419,7 @@
 
   function forgetProfiles() {
     applyProfiles({ class_names: [], default: null, profiles: [] });
+    viewer.links = [];
     text("class-info", null);
     classesLayer = null;
     showClassLegend();
@@ -453,10 +500,10 @@
         history.replaceState(null, "", location.pathname);
         return;
       }
-      const map = await (await api("GET", `/v1/maps/${encodeURIComponent(id)}`)).json();
+      const map = stacked(await (await api("GET", `/v1/maps/${encodeURIComponent(id)}`)).json());
       const fetched = await fetchMap(map);
       if (ticket !== loadTicket) return;
-      viewer.map = map;
+      viewer.map = map; // (before applyMap: fromApi reads its floors)
       applyMap(fetched);
       viewer.scale = fitScale(map.width, map.height);
       history.replaceState(null, "", `#${map.id}`);
@@ -480,7 +527,8 @@
   function showMapInfo() {
     const map = viewer.map;
     $("map-info").textContent = map
-      ? `${map.name ?? "(unnamed)"}: ${map.width}x${map.height}, ${viewer.source}`
+      ? `${map.name ?? "(unnamed)"}: ${map.width}x${map.floorHeight}`
+        + (map.layers > 1 ? ` x ${map.layers} layers` : "") + `, ${viewer.source}`
         + (viewer.scale < 1 ? " (coarse)" : "")
       : "-";
   }
@@ -522,7 +570,34 @@
     context.stroke();
   }
 
-  // Map, expansions (under), path, then the start and goal markers.
+  // Each link as an arrow between its ends' centres, a head at each end it leads to.
+  function drawLinks(context, scale) {
+    const head = Math.max(4, scale * 0.8);
+    for (const link of viewer.links) {
+      const [ax, ay] = viewer.cellCenter(link.from[0], link.from[1]);
+      const [bx, by] = viewer.cellCenter(link.to[0], link.to[1]);
+      const colour = css(link.enabled ? COLORS.link : COLORS.closedLink);
+      context.beginPath();
+      context.moveTo(ax, ay);
+      context.lineTo(bx, by);
+      context.lineWidth = Math.max(1, scale / 4);
+      context.strokeStyle = colour;
+      context.stroke();
+      const tips = link.two_way ? [[bx, by, ax, ay], [ax, ay, bx, by]] : [[bx, by, ax, ay]];
+      for (const [tx, ty, fx, fy] of tips) {
+        const angle = Math.atan2(ty - fy, tx - fx);
+        context.beginPath();
+        context.moveTo(tx, ty);
+        context.lineTo(tx - head * Math.cos(angle - 0.45), ty - head * Math.sin(angle - 0.45));
+        context.lineTo(tx - head * Math.cos(angle + 0.45), ty - head * Math.sin(angle + 0.45));
+        context.closePath();
+        context.fillStyle = colour;
+        context.fill();
+      }
+    }
+  }
+
+  // Map, expansions (under), links, path, then the start and goal markers.
   function draw() {
     const canvas = $("map");
     const map = viewer.map;
@@ -545,6 +620,7 @@
     context.drawImage(base, 0, 0, width, height);
     if (classesLayer) context.drawImage(classesLayer, 0, 0, width, height);
     if (traceLayer) context.drawImage(traceLayer, 0, 0, width, height);
+    drawLinks(context, scale);
     const path = viewer.drawnPath;
     if (path.length > 1) {
       context.beginPath();
@@ -571,6 +647,8 @@
       pathPoints: String(path.length),
       traceCells: String(viewer.drawnTrace.length),
       classes: String(classesLayer !== null),
+      layers: String(map.layers),
+      links: String(viewer.links.length),
     });
   }
 
@@ -579,7 +657,7 @@
   const text = (id, value) => {
     $(id).textContent = value === null || value === undefined ? "-" : String(value);
   };
-  const cellText = (cell) => (cell ? `(${cell[0]}, ${cell[1]})` : null);
+  const cellText = (cell) => (cell ? `(${toApi(cell).join(", ")})` : null);
 
   function clearAnswer() {
     viewer.lastAnswer = null;
@@ -608,8 +686,8 @@
 
   function queryBody() {
     const body = {
-      start: viewer.start,
-      goal: viewer.goal,
+      start: toApi(viewer.start),
+      goal: toApi(viewer.goal),
       heuristic: $("heuristic").value,
       algorithm: $("algorithm").value,
       diagonal: $("diagonal").value,
@@ -662,8 +740,8 @@
       clearError();
       viewer.lastAnswer = answer;
       viewer.elapsedMs = elapsed;
-      viewer.drawnPath = answer.path;
-      paintTrace(answer.trace ? answer.trace.expanded : null);
+      viewer.drawnPath = answer.path.map(fromApi);
+      paintTrace(answer.trace ? answer.trace.expanded.map(fromApi) : null);
       showAnswer(answer);
       text("time", `${elapsed.toFixed(1)} ms`);
     } catch (err) {
@@ -693,7 +771,7 @@
     const py = ((event.clientY - rect.top) * canvas.height) / rect.height;
     const x = Math.floor(px / viewer.scale);
     const y = Math.floor(py / viewer.scale);
-    if (x < 0 || y < 0 || x >= map.width || y >= map.height) return null;
+    if (x < 0 || y < 0 || x >= map.width || y >= map.height || separator(map, y)) return null;
     return [x, y];
   }
 
@@ -736,6 +814,7 @@
   }
 
   function paintCell([x, y]) {
+    if (separator(viewer.map, y)) return; // a drag across floors paints on them only
     const index = y * viewer.map.width + x;
     if (stroke.cells.has(index)) return;
     stroke.cells.set(index, [x, y]);
@@ -767,7 +846,7 @@
     stroke = null;
     const map = viewer.map;
     if (!done || !map) return;
-    const body = { edits: [{ cells: [...done.cells.values()], cost: done.cost }] };
+    const body = { edits: [{ cells: [...done.cells.values()].map(toApi), cost: done.cost }] };
     try {
       await api("POST", `/v1/maps/${map.id}/edits`, JSON.stringify(body), "application/json");
       clearError();
