@@ -35,3 +35,41 @@ def test_links_are_put_taken_listed_closed_and_removed(client: Client) -> None:
     assert client.links(info.id).links == []
     with pytest.raises(LinkNotFound):
         client.edit(info.id, [Unlink("door")])
+
+
+#: Two floors; floor 0 has a pillar in its middle.
+FLOORS = [[[1, 1, 1], [1, 0, 1], [1, 1, 1]], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]]
+
+
+def test_a_map_of_floors_is_uploaded_with_its_stairs_and_answers_with_layers(
+    client: Client,
+) -> None:
+    stairs = LinkEdit("stairs", (2, 2, 0), (2, 2, 1), 2.0)
+    info = client.upload_map(FLOORS, name="two floors", links=[stairs])
+    assert (info.width, info.height, info.layers) == (3, 3, 2)
+    found = client.path(info.id, (0, 0), (1, 1, 1), format="cells")
+    assert tuple(int(v) for v in found.path[0]) == (0, 0, 0)
+    assert found.reached == (1, 1, 1)
+    assert found.links_used == [LinkUsed("stairs", 4)]
+    assert client.links(info.id).links[0].to == (2, 2, 1)
+
+
+def test_a_3d_array_uploads_as_floors_and_paths_come_back_as_n_by_3(client: Client) -> None:
+    np = pytest.importorskip("numpy")
+    floors = np.array(FLOORS, np.float32)
+    info = client.upload_map(floors)
+    assert info.layers == 2
+    found = client.path(info.id, (0, 0, 1), (2, 2, 1))
+    assert isinstance(found.path, np.ndarray)
+    assert found.path.shape == (2, 3)
+    assert found.path.tolist() == [[0, 0, 1], [2, 2, 1]]
+    linked = client.upload_map(floors, links=[{"id": "s", "from": [0, 0, 0], "to": [0, 0, 1],
+                                               "cost": 1.0}])  # fmt: skip
+    assert client.path(linked.id, (0, 0), (2, 2, 1)).status == "found"
+
+
+def test_links_go_with_a_json_map_only() -> None:
+    from gridpath_client.uploads import upload_of
+
+    with pytest.raises(TypeError, match="links= go with a map sent as JSON"):
+        upload_of("type octile\n", name=None, cluster_size=None, links=[])

@@ -21,19 +21,25 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-#: A cell as ``(x, y)`` = (column, row), zero-based; numpy integers are accepted.
-Point: TypeAlias = "tuple[int, int]"
-#: Cells: a list of ``(x, y)`` tuples, or an ``(n, 2)`` int32 array of ``(x, y)`` rows.
-Points: TypeAlias = "list[tuple[int, int]] | NDArray[np.int32]"
+#: A cell as ``(x, y)`` = (column, row), zero-based, or ``(x, y, layer)`` (a map of
+#: several layers answers so); numpy integers are accepted.
+Point: TypeAlias = "tuple[int, ...]"
+#: Cells: a list of ``(x, y)`` (or ``(x, y, layer)``) tuples, or an ``(n, 2)`` (``(n,
+#: 3)``) int32 array of them.
+Points: TypeAlias = "list[tuple[int, ...]] | NDArray[np.int32]"
 #: Costs by ``[row][column]``: rows of floats, or a ``(height, width)`` float32 array
 #: (float64 when a finite cost is past float32's range, as in the service's ``.npz``).
 CostGrid: TypeAlias = "list[list[float]] | NDArray[np.float32] | NDArray[np.float64]"
 #: Direction codes by ``[row][column]``: rows of ints, or a ``(height, width)`` int8 array.
 CodeGrid: TypeAlias = "list[list[int]] | NDArray[np.int8]"
-#: Cells given to the client: ``(x, y)`` pairs, or an ``(n, 2)`` integer array.
+#: Cells given to the client: ``(x, y)`` or ``(x, y, layer)``, or an ``(n, 2)`` or
+#: ``(n, 3)`` integer array.
 PointsLike: TypeAlias = "Sequence[Sequence[int]] | NDArray[Any]"
-#: Costs given to the client by ``[row][column]``: rows of numbers, or a 2-D array.
-CostsLike: TypeAlias = "Sequence[Sequence[float]] | NDArray[Any]"
+#: Costs given to the client by ``[row][column]``: rows of numbers, or a 2-D array; a
+#: map of several layers by ``[layer][row][column]`` (or a 3-D array).
+CostsLike: TypeAlias = (
+    "Sequence[Sequence[float]] | Sequence[Sequence[Sequence[float]]] | NDArray[Any]"
+)
 #: Terrain class ids given to the client by ``[row][column]``: rows of integers, or a
 #: 2-D integer array.
 ClassesLike: TypeAlias = "Sequence[Sequence[int]] | NDArray[Any]"
@@ -74,11 +80,11 @@ def is_array(value: object) -> bool:
 
 
 def to_point(value: Sequence[Any]) -> list[int]:
-    """A cell for a request body: ``[x, y]`` of exact integers (numpy integers are
-    accepted, floats are refused rather than silently truncated)."""
-    if len(value) != 2:
-        raise ValueError(f"a point is (x, y), got {value!r}")
-    return [operator.index(value[0]), operator.index(value[1])]
+    """A cell for a request body: ``[x, y]`` or ``[x, y, layer]`` of exact integers
+    (numpy integers are accepted, floats are refused rather than silently truncated)."""
+    if len(value) not in (2, 3):
+        raise ValueError(f"a point is (x, y) or (x, y, layer), got {value!r}")
+    return [operator.index(v) for v in value]
 
 
 def to_points(values: PointsLike) -> list[list[int]]:
@@ -96,16 +102,18 @@ def as_rows(values: Any) -> list[Any]:
 
 
 def from_point(value: Sequence[int] | None) -> Point | None:
-    """An answer's ``[x, y]`` (or null) as a tuple."""
-    return None if value is None else (int(value[0]), int(value[1]))
+    """An answer's ``[x, y]`` or ``[x, y, layer]`` (or null) as a tuple."""
+    return None if value is None else tuple(map(int, value))
 
 
 def from_points(values: Sequence[Sequence[int]], *, as_numpy: bool) -> Points:
-    """An answer's ``[[x, y]...]`` as tuples or as an ``(n, 2)`` int32 array."""
+    """An answer's ``[[x, y]...]`` (or ``[[x, y, layer]...]``) as tuples or as an
+    ``(n, 2)`` (``(n, 3)``) int32 array."""
     if as_numpy:
         array: NDArray[np.int32] = numpy_or_fail().asarray(values, dtype="int32")
-        return array.reshape(-1, 2)  # (0, 2) for an empty path, not (0,)
-    return [(int(x), int(y)) for x, y in values]
+        # (0, 2) for an empty path, not (0,)
+        return array.reshape(-1, len(values[0]) if len(values) else 2)
+    return [tuple(map(int, point)) for point in values]
 
 
 def from_cost_rows(rows: Sequence[Sequence[float | None]], *, as_numpy: bool) -> CostGrid:

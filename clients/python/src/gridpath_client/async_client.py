@@ -110,6 +110,7 @@ class AsyncClient:
         classes: ClassesLike | None = None,
         class_names: Sequence[str] | None = None,
         default_profile: Mapping[str, Any] | None = None,
+        links: Sequence[Any] | None = None,
     ) -> MapInfo:
         """See :meth:`Client.upload_map`."""
         call = calls.upload_map(
@@ -119,6 +120,7 @@ class AsyncClient:
             classes=classes,
             class_names=class_names,
             default_profile=default_profile,
+            links=links,
         )
         return await self._run(call)
 

@@ -138,9 +138,11 @@ def upload_map(
     classes: ClassesLike | None = None,
     class_names: Sequence[str] | None = None,
     default_profile: Mapping[str, Any] | None = None,
+    links: Sequence[Any] | None = None,
 ) -> Call[MapInfo]:
     upload = upload_of(source, name=name, cluster_size=cluster_size, classes=classes,
-                       class_names=class_names, default_profile=default_profile)  # fmt: skip
+                       class_names=class_names, default_profile=default_profile,
+                       links=links)  # fmt: skip
     return Call(
         "POST",
         "/v1/maps",

@@ -128,6 +128,7 @@ class Client:
         classes: ClassesLike | None = None,
         class_names: Sequence[str] | None = None,
         default_profile: Mapping[str, Any] | None = None,
+        links: Sequence[Any] | None = None,
     ) -> MapInfo:
         """Store a map; it is queryable at once (its tables build in the background).
 
@@ -136,6 +137,8 @@ class Client:
                 Moving AI ``.map`` (``str``), ``.map`` or ``.npy`` bytes, a 2-D numpy
                 array of costs, a list of rows in Moving AI characters (``"..@."``), or
                 a list of rows of costs. Costs: 0 = blocked, else the cost of entering.
+                A map of several layers (floors): a 3-D array (layers, height, width),
+                or a list of layers of rows; its cells are ``(x, y, layer)``.
                 With ``classes``: the base costs (rows of numbers or a 2-D numpy array),
                 or ``None`` for 1 on every cell.
             name: The map's name (a path's default: the file's stem).
@@ -147,6 +150,8 @@ class Client:
             default_profile: The profile of queries that name none
                 (``{"multipliers": {...}, "exclude": [...]}``); default: every class
                 by 1, none excluded.
+            links: Doors, stairs, teleports (``LinkEdit``), the map's from the start;
+                the map is then sent as JSON (a source of costs or rows).
 
         Raises:
             ValueError: ``classes`` or ``class_names`` without the other.
@@ -162,6 +167,7 @@ class Client:
             classes=classes,
             class_names=class_names,
             default_profile=default_profile,
+            links=links,
         )
         return self._run(call)
 

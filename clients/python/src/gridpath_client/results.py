@@ -157,7 +157,7 @@ class LinkInfo:
 
     Attributes:
         id: Its id.
-        from_: Where it is taken, ``(x, y)``.
+        from_: Where it is taken, ``(x, y)`` (``(x, y, layer)`` on a layered map).
         to: Where it leads.
         cost: What taking it costs.
         two_way: Whether it is taken both ways.
@@ -176,8 +176,8 @@ class LinkInfo:
     @classmethod
     def from_json(cls, data: Json) -> LinkInfo:
         source, target = data["from"], data["to"]
-        return cls(id=str(data["id"]), from_=(int(source[0]), int(source[1])),
-                   to=(int(target[0]), int(target[1])), cost=float(data["cost"]),
+        return cls(id=str(data["id"]), from_=tuple(map(int, source)),
+                   to=tuple(map(int, target)), cost=float(data["cost"]),
                    two_way=bool(data["two_way"]), class_name=data.get("class"),
                    enabled=bool(data["enabled"]))  # fmt: skip
 
@@ -311,7 +311,8 @@ class MapInfo:
     Attributes:
         id: The server-generated id (16 hex digits) that every map call takes.
         name: The name given at upload, if any.
-        width, height: Size in cells.
+        width, height: Size in cells (of each layer).
+        layers: Floors of the map; cells are ``(x, y, layer)`` on a map of several.
         walkable_cells: Cells with a positive cost.
         islands: Connected components under ``no_corner_cutting`` (also ``never`` and
             ``one_obstacle``); ``islands_8``: under ``always``.
@@ -337,6 +338,7 @@ class MapInfo:
     created_at: str
     health: MapHealth
     tables: MapTables | None
+    layers: int = 1
 
     @classmethod
     def from_json(cls, data: Json) -> MapInfo:
@@ -356,6 +358,7 @@ class MapInfo:
             created_at=data["created_at"],
             health=MapHealth(health["status"], health.get("reason")),
             tables=MapTables.from_json(data.get("tables")),
+            layers=int(data.get("layers", 1)),
         )
 
 
@@ -500,7 +503,7 @@ class FlowField:
     partial_reason: str | None = None
     profile_used: str | None = None
 
-    def next_cell(self, x: int, y: int) -> Point | None:
+    def next_cell(self, x: int, y: int) -> tuple[int, int] | None:
         """The cell one step from ``(x, y)`` towards the nearest goal; ``None`` at a
         goal or where no goal can be reached."""
         code = int(self.next[y][x])

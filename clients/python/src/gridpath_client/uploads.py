@@ -7,7 +7,11 @@ The service takes three bodies (``POST /v1/maps``):
   ``{"costs": [[number]]}`` with 0 = blocked, or a map of terrain classes,
   ``{"classes": [[int]], "class_names": [str], "costs"?, "default_profile"?}`` (name
   and cluster size in the body);
-- ``application/x-npy``: a 2-D numeric ``.npy``, 0 = blocked (query parameters).
+- ``application/x-npy``: a 2-D numeric ``.npy``, 0 = blocked (query parameters), or
+  a 3-D one of several layers (floors).
+
+A map of several layers is ``[layer][row][column]`` (a 3-D array); cells on it are
+``(x, y, layer)``. Links (doors, stairs, teleports) come with a JSON body.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ def upload_of(
     classes: ClassesLike | None = None,
     class_names: Sequence[str] | None = None,
     default_profile: Mapping[str, Any] | None = None,
+    links: Sequence[Any] | None = None,
 ) -> Upload:
     """The request for ``source``:
 
@@ -58,17 +63,22 @@ def upload_of(
     - ``str``: the text of a Moving AI ``.map`` file (never a file name: pass a
       ``pathlib.Path`` for that);
     - ``bytes``: a ``.npy`` file if it starts with numpy's magic, else ``.map`` text;
-    - a 2-D numpy array: sent as ``.npy`` (costs, 0 = blocked);
+    - a 2-D numpy array: sent as ``.npy`` (costs, 0 = blocked); a 3-D one, (layers,
+      height, width), as the costs of a map of several layers;
     - a sequence of ``str``: rows in Moving AI characters (JSON ``rows``);
-    - a sequence of number sequences: rows of costs (JSON ``costs``, 0 = blocked).
+    - a sequence of number sequences: rows of costs (JSON ``costs``, 0 = blocked);
+      sequences of those: the layers of a map of several.
 
     With ``classes`` (and ``class_names``, which it needs; ``default_profile`` too) the
-    body is JSON whatever the source: see :func:`terrain_body`.
+    body is JSON whatever the source: see :func:`terrain_body`. So it is with
+    ``links`` (``LinkEdit`` objects, or their JSON), for a source of costs or rows.
     """
     if classes is not None or class_names is not None or default_profile is not None:
         body = terrain_body(source, classes=classes, class_names=class_names,
                             default_profile=default_profile)  # fmt: skip
-        return _json(body, name, cluster_size)
+        return _json(_with_links(body, links), name, cluster_size)
+    if links is not None:
+        return _json(_with_links(_costs_body(source), links), name, cluster_size)
     if source is None:
         raise TypeError("a map's source may be None only with classes= (1 on every cell)")
     if isinstance(source, os.PathLike):
@@ -81,10 +91,32 @@ def upload_of(
         return _raw(NPY if data.startswith(NPY_MAGIC) else TEXT, data, name, cluster_size)
     if is_array(source):
         return _raw(NPY, _npy_bytes(source), name, cluster_size)
-    rows = list(source)
+    return _json(_costs_body(source), name, cluster_size)
+
+
+def _costs_body(source: MapSource | None) -> dict[str, Any]:
+    """The JSON body of a source of rows or costs (a list, or a numpy array)."""
+    if source is None or isinstance(source, str | bytes | bytearray | memoryview | os.PathLike):
+        raise TypeError("links= go with a map sent as JSON: rows of costs, a numpy array "
+                        "or Moving AI rows, not a file or its text")  # fmt: skip
+    rows = as_rows(source)
     if rows and all(isinstance(row, str) for row in rows):
-        return _json({"rows": rows}, name, cluster_size)
-    return _json({"costs": _cost_rows(rows)}, name, cluster_size)
+        return {"rows": rows}
+    return {"costs": _cost_grid(rows)}
+
+
+def _with_links(body: dict[str, Any], links: Sequence[Any] | None) -> dict[str, Any]:
+    """``body`` with ``links`` (``LinkEdit`` objects or link objects) when given."""
+    if links is not None:
+        body["links"] = [link.to_json()["link"] if hasattr(link, "to_json") else dict(link)
+                         for link in links]  # fmt: skip
+    return body
+
+
+def _layered(rows: Sequence[Any]) -> bool:
+    """Whether rows of costs are layers of rows (``[layer][row][column]``)."""
+    first = rows[0] if rows else None
+    return isinstance(first, Sequence) and bool(first) and isinstance(first[0], Sequence)
 
 
 def terrain_body(
@@ -108,7 +140,10 @@ def terrain_body(
         raise ValueError("a map of terrain classes needs both classes= and class_names=")
     if isinstance(class_names, str):
         raise TypeError("class_names must be a sequence of names, not one str")
-    body: dict[str, Any] = {"classes": _class_rows(as_rows(classes)),
+    class_rows = as_rows(classes)
+    classes_json = ([_class_rows(floor) for floor in class_rows] if _layered(class_rows)
+                    else _class_rows(class_rows))  # fmt: skip
+    body: dict[str, Any] = {"classes": classes_json,
                             "class_names": list(class_names)}  # fmt: skip
     if source is not None:
         not_costs = isinstance(source, str | bytes | bytearray | memoryview | os.PathLike)
@@ -117,7 +152,7 @@ def terrain_body(
             raise TypeError("with classes=, a map's source is its base costs: rows of "
                             "numbers or a 2-D numpy array (or None: 1 on every cell), not "
                             f"{type(source).__name__} (a file or Moving AI map)")  # fmt: skip
-        body["costs"] = _cost_rows(rows)
+        body["costs"] = _cost_grid(rows)
     if default_profile is not None:
         body["default_profile"] = profile_json(default_profile)
     return body
@@ -129,6 +164,11 @@ def _json(body: dict[str, Any], name: str | None, cluster_size: int | None) -> U
     if cluster_size is not None:
         body["cluster_size"] = cluster_size
     return Upload(JSON, json=body)
+
+
+def _cost_grid(rows: Sequence[Any]) -> list[Any]:
+    """Rows of costs, or layers of them, as JSON numbers."""
+    return [_cost_rows(floor) for floor in rows] if _layered(rows) else _cost_rows(rows)
 
 
 def _cost_rows(rows: Sequence[Any]) -> list[list[float]]:
