@@ -17,9 +17,10 @@ from service.engine.kernels.codes import (
 )
 from service.engine.kernels.goals import goal_on_island, goal_set_search, nearest_cells
 from service.engine.kernels.paths import chain_length, write_chain, write_turns_and_length
+from service.engine.links import NO_LINKS_VIEW
 from service.engine.options import PartialReason
 from service.engine.queries import CheckedQuery
-from service.engine.result import PathResult
+from service.engine.result import PathResult, with_links_taken
 from service.engine.scratch import (
     Scratch,
     deadline_passed,
@@ -64,8 +65,13 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
                 plan.budget, plan.tie_break, False, scratch.timed_clock())  # fmt: skip
     nodes = Nodes(generation, scratch.stamp, scratch.g, scratch.parent, scratch.heap,
                   scratch.stack[:0])  # fmt: skip
+    links = NO_LINKS_VIEW if grid.links is None else grid.links.kernel_view
     status, end, expanded, reopened = goal_set_search(
-        Terrain(grid.padded, width, grid.min_cost), task, nodes, scratch.trace_buffer(trace)
+        Terrain(grid.padded, width, grid.min_cost),
+        task,
+        nodes,
+        scratch.trace_buffer(trace),
+        links,
     )
     if status == STATUS_NO_PATH:  # not on the island after all: cannot happen
         return no_path(grid, query)
@@ -82,20 +88,22 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
     turns = np.empty((n, 2), np.int32)
     waypoints, length = write_turns_and_length(cells, 0, n, turns, 0)
     found = status == STATUS_FOUND and reason is None
-    return PathResult(
-        status="found" if found else "partial",
-        cost=float(scratch.g[end]),
-        cells=cells,
-        waypoints=turns[:waypoints],
-        length=float(length),
-        expanded=int(expanded),
-        reopened=int(reopened),
-        heuristic_used=query.plan.heuristic_used,
-        algorithm_used="astar",
-        grid=grid,
-        diagonal_code=query.plan.diagonal,
-        reached=(int(cells[-1, 0]), int(cells[-1, 1])) if found else None,
-        partial_reason=None if found else (reason or "budget"),
+    return with_links_taken(
+        PathResult(
+            status="found" if found else "partial",
+            cost=float(scratch.g[end]),
+            cells=cells,
+            waypoints=turns[:waypoints],
+            length=float(length),
+            expanded=int(expanded),
+            reopened=int(reopened),
+            heuristic_used=query.plan.heuristic_used,
+            algorithm_used="astar",
+            grid=grid,
+            diagonal_code=query.plan.diagonal,
+            reached=(int(cells[-1, 0]), int(cells[-1, 1])) if found else None,
+            partial_reason=None if found else (reason or "budget"),
+        )
     )
 
 

@@ -3,12 +3,13 @@ costs now, and the first cell each can no longer enter (``/paths/check``)."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from service.engine.edits import points_of
-from service.engine.errors import InvalidEditError, InvalidQueryError
+from service.engine.errors import InvalidEditError
 from service.engine.grid import GridMap
 from service.engine.kernels.edits import check_paths as check_paths_kernel
 from service.engine.options import DIAGONALS, Diagonal, option_code
@@ -42,17 +43,31 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
             without terrain classes (``GridMap.view``).
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", InvalidEditError)
-    if grid.links is not None:
-        raise InvalidQueryError("held paths on a map with links are not checked yet")
     size = checked_agent_size(agent_size)
     unit = grid.view(ViewKey(size, checked_profile(profile)))
     arrays = [points_of(p, f"paths[{i}]", grid) for i, p in enumerate(paths)]
+    xs, ys, offsets = _flat(arrays)
+    linked = None if grid.links is None else _link_steps(grid, unit, xs, ys, offsets)
+    _check_points(grid, xs, ys, offsets, linked)
+    if linked is not None and linked.any():
+        return _checked_with_links(unit, code, xs, ys, offsets, linked)
+    return _checked(unit, code, xs, ys, offsets)
+
+
+Ints = npt.NDArray[np.int64]
+
+
+def _flat(arrays: Sequence[Ints]) -> tuple[Ints, Ints, Ints]:
+    """Paths' points as ``(xs, ys, offsets)``: path ``i`` is ``offsets[i]:offsets[i + 1]``."""
     offsets = np.zeros(len(arrays) + 1, np.int64)
     offsets[1:] = np.cumsum([a.shape[0] for a in arrays])
     points = np.concatenate(arrays) if arrays else np.zeros((0, 2), np.int64)
-    xs, ys = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
-    _check_points(grid, xs, ys, offsets)
-    count = len(arrays)
+    return np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1]), offsets
+
+
+def _checked(unit: GridMap, code: int, xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64],
+             offsets: npt.NDArray[np.int64]) -> PathCheck:  # fmt: skip
+    count = offsets.size - 1
     walkable = np.zeros(count, np.bool_)
     cost = np.zeros(count, np.float64)
     blocked_at = np.zeros((count, 2), np.int64)
@@ -61,14 +76,87 @@ def check_paths(grid: GridMap, paths: Sequence[npt.ArrayLike], *,
     return PathCheck(walkable, cost, blocked_at)
 
 
+#: A step a link takes (``_link_steps``): open, and closed (or not the unit's).
+OPEN_LINK: Final = 1
+CLOSED_LINK: Final = 2
+
+
+def _link_steps(grid: GridMap, unit: GridMap, xs: npt.NDArray[np.int64],
+                ys: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
+                ) -> npt.NDArray[np.int8]:  # fmt: skip
+    """Per point, how the step to it from the point before is taken: 0 on the grid,
+    ``OPEN_LINK`` by a link the unit may take there now (a held path took the link
+    where it joins its two ends: the search lists it so), ``CLOSED_LINK`` between the
+    ends of a link of the map it may not take now (closed, or of a class its profile
+    excludes, or walled)."""
+    assert grid.links is not None
+    assert unit.links is not None
+    width = grid.padded_width
+    cells = ((ys + 1) * width + xs + 1).tolist()
+    ends = grid.links.links.ends(width)
+    open_edges = unit.links.edge_of
+    steps = np.zeros(xs.size, np.int8)
+    firsts = set(offsets[:-1].tolist())
+    for k in range(1, len(cells)):
+        if k in firsts:
+            continue
+        step = (cells[k - 1], cells[k])
+        if step in open_edges:
+            steps[k] = OPEN_LINK
+        elif step in ends:
+            steps[k] = CLOSED_LINK
+    return steps
+
+
+def _checked_with_links(unit: GridMap, code: int, xs: npt.NDArray[np.int64],
+                        ys: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64],
+                        steps: npt.NDArray[np.int8]) -> PathCheck:  # fmt: skip
+    """``_checked`` of paths with link steps: each path cut at its link steps into
+    stretches on the grid, checked as paths of their own, and its links' costs added
+    (a closed link blocks the path at the cell it leads to)."""
+    assert unit.links is not None
+    width = unit.padded_width
+    cuts = np.flatnonzero(steps)  # a stretch begins at a path's first point and at each cut
+    starts = np.union1d(offsets[:-1], cuts)
+    starts = starts[starts < xs.size]
+    stretch = _checked(unit, code, xs, ys, np.append(starts, xs.size))
+    count = offsets.size - 1
+    walkable = np.ones(count, np.bool_)
+    cost = np.zeros(count, np.float64)
+    blocked_at = np.full((count, 2), -1, np.int64)
+    owner = np.searchsorted(offsets, starts, side="right") - 1
+    for s, (k, i) in enumerate(zip(starts.tolist(), owner.tolist(), strict=True)):
+        if not walkable[i]:
+            continue
+        if steps[k]:  # the link into this stretch's first point
+            link = unit.links.edge_of.get((_cell(xs, ys, k - 1, width), _cell(xs, ys, k, width)))
+            if link is None:
+                walkable[i], blocked_at[i] = False, (xs[k], ys[k])
+                continue
+            cost[i] += link[0]
+        if not stretch.walkable[s]:
+            walkable[i], blocked_at[i] = False, stretch.blocked_at[s]
+            continue
+        cost[i] += stretch.cost[s]
+    cost[~walkable] = np.nan
+    return PathCheck(walkable, cost, blocked_at)
+
+
+def _cell(xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64], k: int, width: int) -> int:
+    return int((ys[k] + 1) * width + xs[k] + 1)
+
+
 def _check_points(grid: GridMap, xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64],
-                  offsets: npt.NDArray[np.int64]) -> None:  # fmt: skip
+                  offsets: npt.NDArray[np.int64], linked: npt.NDArray[np.int8] | None
+                  ) -> None:  # fmt: skip
     outside = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
     dx = np.abs(np.diff(xs))
     dy = np.abs(np.diff(ys))
     crooked = np.zeros(xs.size, np.bool_)
     crooked[1:] = (dx != 0) & (dy != 0) & (dx != dy)
     crooked[offsets[:-1][offsets[:-1] < xs.size]] = False  # a path's first point
+    if linked is not None:
+        crooked &= linked == 0  # a link may join any two cells
     for bad, why in (
         (outside, "is outside the map: x in [0, {w}] and y in [0, {h}]"),
         (crooked, "is not on a row, column or diagonal from the point before"),

@@ -164,6 +164,16 @@ class LinkSet:
             raise KeyError(link_id)
         return LinkSet(self.layers, {k: v for k, v in self.links.items() if k != link_id})
 
+    def ends(self, padded_width: int) -> frozenset[tuple[int, int]]:
+        """Every link's ``(from, to)`` and ``(to, from)`` as padded cells of the stacked
+        grid, whatever its state: the steps a held path may have taken by a link."""
+        pairs = []
+        for link in self.links.values():
+            a = _padded(self.layers, link.source, padded_width)
+            b = _padded(self.layers, link.target, padded_width)
+            pairs += [(a, b), (b, a)]
+        return frozenset(pairs)
+
     def edges(self, *, factor: Callable[[str | None], float] | None = None) -> LinkEdges:
         """The enabled links as ``LinkEdges`` over the padded stacked grid; with
         ``factor`` (a profile's, by class name: ``class_factor``), each link's cost

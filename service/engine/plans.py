@@ -22,6 +22,7 @@ from service.engine.kernels.codes import (
     HEURISTIC_LANDMARKS,
     HEURISTIC_MANHATTAN,
     HEURISTIC_OCTILE,
+    HEURISTIC_ZERO,
     NO_TABLE,
 )
 from service.engine.options import (
@@ -230,6 +231,11 @@ def _make_plan(grid: GridMap, options: SearchOptions, *, single_goal: bool, goal
         table = landmark = NO_TABLE
         heuristic = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
         used = "manhattan" if diagonal == DIAGONAL_NEVER else "octile"
+    if goal_set and grid.links is not None:
+        # A link may lead nearer a goal than the goal boxes' distance says (a teleport,
+        # or stairs to a floor whose rows lie far in the stacked grid): no bound holds
+        # but zero's, which keeps the search exact.
+        heuristic, used = HEURISTIC_ZERO, "zero"
     # The equal-f stack is itself a larger-g tie-break, sound only when f is monotone
     # along paths: consistent heuristics, and the cluster bound with pathmax.
     monotone = used in CONSISTENT[POLICY_NAMES[diagonal]] or table != NO_TABLE

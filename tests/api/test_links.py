@@ -138,3 +138,17 @@ def test_profiles_decide_who_takes_a_classed_link(client: TestClient) -> None:
         assert opened["links_used"] == [{"id": "door", "at": 1}]
     sized = path(client, map_id, start=[0, 0], goal=[3, 0], profile="red_key", agent_size=2)
     assert sized["status"] == "no_path"  # a 2 x 2 unit has no room at the door's ends
+
+
+def test_goal_sets_and_held_paths_go_through_links(client: TestClient) -> None:
+    map_id = upload(client, links=[DOOR])
+    answer = path(client, map_id, goal=None, goals=[[4, 0], [4, 2]])
+    assert answer["status"] == "found"
+    assert answer["heuristic_used"] == "zero"
+    assert answer["links_used"][0]["id"] == "door"
+    held = {"paths": [answer["path"]]}
+    checked = client.post(f"/v1/maps/{map_id}/paths/check", json=held).json()["results"]
+    assert checked == [{"walkable": True, "cost": answer["cost"], "blocked_at": None}]
+    edit(client, map_id, {"link": {"id": "door", "enabled": False}})
+    checked = client.post(f"/v1/maps/{map_id}/paths/check", json=held).json()["results"]
+    assert checked == [{"walkable": False, "cost": None, "blocked_at": [3, 1]}]

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from scipy.sparse.csgraph import dijkstra
 
-from service.engine import GridMap, find_path, find_paths
+from service.engine import GridMap, RectRegion, find_path, find_paths
 from service.engine.edits import CellsEdit, apply_changes, changes_of
-from service.engine.errors import InvalidQueryError
+from service.engine.errors import InvalidEditError, InvalidQueryError
+from service.engine.held_paths import check_paths
 from service.engine.layers import Layers
 from service.engine.links import Link, LinkEdges, LinkSet, anywhere, links_of
 from service.engine.queries import PathQuery
@@ -137,8 +138,6 @@ def test_what_does_not_take_links_yet_says_so() -> None:
     _, grid, _ = _linked(1)
     ys, xs = np.nonzero(grid.costs > 0)
     start, goal = (int(xs[0]), int(ys[0])), (int(xs[-1]), int(ys[-1]))
-    with pytest.raises(InvalidQueryError, match="goal sets"):
-        find_path(grid, start, goals=[goal])
     with pytest.raises(InvalidQueryError, match="nearest"):
         find_path(grid, start, goal, unreachable="nearest")
     with pytest.raises(InvalidQueryError, match="jps"):
@@ -216,3 +215,75 @@ def test_profiles_and_unit_sizes_take_the_links_their_classes_and_room_allow(
         for use in result.links_used:  # each link taken is one the profile admits
             kind = links.links[use.id].class_name
             assert not (name == "no_key" and kind == "door_red")
+
+
+@pytest.mark.parametrize(("seed", "policy"), list(itertools.product(range(8), POLICIES[:3])))
+def test_goal_sets_and_regions_reach_the_nearest_goal_through_links(seed: int, policy: str
+                                                                    ) -> None:  # fmt: skip
+    _layers, grid, links = _linked(seed)
+    distances = dijkstra(links_oracle_graph(grid, links.edges(), policy))
+    rng = np.random.default_rng(300 + seed)
+    ys, xs = np.nonzero(grid.costs > 0)
+    for _ in range(5):
+        chosen = rng.choice(xs.size, 4, replace=False)
+        start = (int(xs[chosen[0]]), int(ys[chosen[0]]))
+        goals = [(int(xs[i]), int(ys[i])) for i in chosen[1:]]
+        index = [y * grid.width + x for x, y in [start, *goals]]
+        optimal = min(distances[index[0], i] for i in index[1:])
+        result = find_path(grid, start, goals=goals, diagonal=policy)
+        assert result.heuristic_used == "zero"
+        if math.isinf(optimal):
+            assert result.status == "no_path"
+            continue
+        assert result.status == "found"
+        assert result.cost == pytest.approx(optimal, rel=1e-9)
+        assert result.reached in goals
+        assert _rewalk(grid, links, result, policy) == pytest.approx(optimal, rel=1e-9)
+    x, y = start
+    region = RectRegion(0, 0, grid.width, 2)  # floor 0's first two rows
+    targets = [r * grid.width + c for r in range(2) for c in range(grid.width)
+               if grid.costs[r, c] > 0]  # fmt: skip
+    optimal = min(distances[y * grid.width + x, t] for t in targets) if targets else math.inf
+    result = find_path(grid, start, goal_region=region, diagonal=policy)
+    if math.isinf(optimal):
+        assert result.status == "no_path"
+    else:
+        assert result.cost == pytest.approx(optimal, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_held_paths_through_links_check_as_found_and_break_at_a_closed_one(seed: int) -> None:
+    _layers, grid, links = _linked(seed)
+    rng = np.random.default_rng(500 + seed)
+    ys, xs = np.nonzero(grid.costs > 0)
+    held = []
+    for _ in range(40):
+        a, b = rng.choice(xs.size, 2, replace=False)
+        result = find_path(grid, (int(xs[a]), int(ys[a])), (int(xs[b]), int(ys[b])))
+        if result.status == "found" and result.links_used:
+            held.append(result)
+    for result in held:
+        for points in (result.cells, result.waypoints):
+            checked = check_paths(grid, [points])
+            assert checked.walkable[0]
+            assert checked.cost[0] == pytest.approx(result.cost, rel=1e-9)
+    if not held:
+        return
+    first = held[0]
+    use = first.links_used[0]
+    closed = grid.with_links(links.set_enabled(use.id, False))
+    checked = check_paths(closed, [first.waypoints])
+    assert not checked.walkable[0]
+    assert checked.blocked_at[0].tolist() == first.cells[use.at + 1].tolist()
+
+
+def test_a_held_step_between_cells_no_link_joins_is_refused() -> None:
+    layers = Layers(2, 1, 3)
+    grid = GridMap.from_costs(layers.stack(np.ones((2, 1, 3), np.float32)))
+    links = links_of(layers, [Link("up", (0, 0, 0), (2, 0, 1), 1.0, two_way=False)],
+                     walkable=anywhere, max_links=2)  # fmt: skip
+    linked = grid.with_links(links)
+    assert check_paths(linked, [[(0, 0), (2, 2)]]).walkable[0]
+    assert not check_paths(linked, [[(2, 2), (0, 0)]]).walkable[0]  # against a one-way link
+    with pytest.raises(InvalidEditError, match=r"paths\[0\]\[1\] \[1, 2\] is not on a row"):
+        check_paths(linked, [[(0, 0), (1, 2)]])

@@ -132,14 +132,16 @@ def goal_on_island(labels, width, label, goal):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def goal_set_search(terrain, task, nodes, trace):
+def goal_set_search(terrain, task, nodes, trace, links):
     """A* from ``task.start`` to the nearest cell of the goal set ``task.goal`` on a
     padded flat grid.
 
     Args:
-        terrain, task, nodes, trace: as for ``astar.astar`` (``bundles``), but that
-            ``task.goal`` is a goal set, ``(kind, shape, members, boxes)`` (see the
-            module docstring), and there is no equal-f stack.
+        terrain, task, nodes, trace, links: as for ``astar.astar`` (``bundles``), but
+            that ``task.goal`` is a goal set, ``(kind, shape, members, boxes)`` (see
+            the module docstring), there is no equal-f stack, and of the links only
+            their edges are read: a goal set on a map with links is searched with the
+            zero heuristic (the plan's), which no link can make an overestimate.
 
     Returns:
         ``(status, end, expanded, reopened)`` as ``astar`` does: ``end`` is the goal
@@ -152,6 +154,8 @@ def goal_set_search(terrain, task, nodes, trace):
     node_of, _, pos = heap
     boxes = goal[3]
     moves = move_count(diagonal)
+    slot, first, target, link_cost = links[0], links[1], links[2], links[3]
+    linked = slot.size > 0
     sx = start % width
     sy = start // width
     stamp[start] = gen
@@ -184,24 +188,40 @@ def goal_set_search(terrain, task, nodes, trace):
             best = n
             best_d = d
             best_g = gn
-        for k in range(moves):
-            m = n + DY[k] * width + DX[k]
-            cm = cost[m]
-            if cm <= 0.0:
-                continue
-            if k >= ORTHOGONAL_MOVES:
-                if not corner_allows(diagonal, cost[n + DX[k]] > 0.0,
-                                     cost[n + DY[k] * width] > 0.0):  # fmt: skip
+        # The grid's moves, then the edges of the links that leave n, if any.
+        edge = 0
+        edges = 0
+        if linked and slot[n] >= 0:
+            edge = first[slot[n]]
+            edges = first[slot[n] + 1] - edge
+        for k in range(moves + edges):
+            if k < moves:
+                mx = x + DX[k]
+                my = y + DY[k]
+                m = n + DY[k] * width + DX[k]
+                cm = cost[m]
+                if cm <= 0.0:
                     continue
-                ng = gn + SQRT2 * cm
+                if k >= ORTHOGONAL_MOVES:
+                    if not corner_allows(diagonal, cost[n + DX[k]] > 0.0,
+                                         cost[n + DY[k] * width] > 0.0):  # fmt: skip
+                        continue
+                    ng = gn + SQRT2 * cm
+                else:
+                    ng = gn + cm
             else:
-                ng = gn + cm
+                m = target[edge + k - moves]
+                if cost[m] <= 0.0:  # walled since the link was put
+                    continue
+                ng = gn + link_cost[edge + k - moves]
+                mx = m % width
+                my = m // width
             fresh = stamp[m] != gen
             if not fresh and ng >= g[m] - IMPROVEMENT_EPSILON * g[m]:
                 continue
             g[m] = ng
             parent[m] = n
-            fm = ng + weight * h_scale * box_heuristic(heuristic, boxes, x + DX[k], y + DY[k])
+            fm = ng + weight * h_scale * box_heuristic(heuristic, boxes, mx, my)
             if fresh:
                 stamp[m] = gen
                 size = push(heap, size, m, fm, ng, tie_break)
