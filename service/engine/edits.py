@@ -320,6 +320,11 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
     walkability changes); islands exact, JPS bit rows updated, tables kept where
     they stay admissible (see the module docstring).
     """
+    links = changes.links if changes.links is not None else grid.links and grid.links.links
+    if links and changes.cells.size == 0 and changes.terrain is None:
+        # Links alone: no cell changes, so every table and view stays; the links'
+        # own tables are repaired (``map_links``'s ``before``).
+        return grid.with_links(links, revision=grid.revision + 1)
     padded = paced_copy(grid.padded)
     padded[changes.cells] = changes.new
     costs = padded.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]  # a view: no copy
@@ -344,10 +349,9 @@ def apply_changes(grid: GridMap, changes: Changes) -> GridMap:
         layers=grid.layers,
     ))  # fmt: skip
     new._terrain = grid.terrain if changes.terrain is None else changes.terrain.terrain
-    links = changes.links if changes.links is not None else grid.links and grid.links.links
+    new.adopt_views(carried_views(grid, new, changes))
     if links and links.links:  # joined again over the new islands, their tables anew
         return new.with_links(links)
-    new.adopt_views(carried_views(grid, new, changes))
     return new
 
 

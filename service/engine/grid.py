@@ -18,7 +18,7 @@ from service.engine.kernels.clearance import clearance
 from service.engine.kernels.codes import DIAGONAL_ALWAYS
 from service.engine.kernels.islands import label_islands
 from service.engine.kernels.jps import jump_bits, jump_distances
-from service.engine.landmarks import LandmarkTables
+from service.engine.landmarks import NO_LANDMARKS_VIEW, LandmarkTables
 from service.engine.layers import Layers
 from service.engine.links import NO_LINKS_VIEW, LinkSet, MapLinks, map_links
 from service.engine.movingai import PASSABLE, parse_map, row_bytes
@@ -29,12 +29,6 @@ from service.engine.views import ONE_CELL, ViewKey, Views, refusal
 
 _PASSABLE_BYTES = np.frombuffer("".join(sorted(PASSABLE)).encode("ascii"), dtype=np.uint8)
 _NO_JUMP_TABLE = np.zeros((0, 8), dtype=np.int16)
-_NO_LANDMARK_TABLE = np.zeros((0, 0), dtype=np.float32)
-_NO_LANDMARKS = (
-    (_NO_LANDMARK_TABLE, _NO_LANDMARK_TABLE),  # d(L, n) per connectivity
-    (_NO_LANDMARK_TABLE, _NO_LANDMARK_TABLE),  # d(n, L)
-    np.zeros(2, dtype=np.float64),  # margins
-)
 #: Largest unit side (cells) the clearance table tells apart: its values are capped here.
 MAX_AGENT_SIZE = 8
 _NO_LINE = np.zeros((1, 1), dtype=np.uint64)
@@ -398,19 +392,9 @@ class GridMap:
         links = self._links
         return (self._padded, self._width + 2, self.reach_islands.labels, self.uniform,
                 self._min_cost, clusters, jump_bits or self._jump_bits or _NO_JUMP_BITS,
-                self._jump_table, self._landmark_view(),
+                self._jump_table,
+                NO_LANDMARKS_VIEW if self._landmarks is None else self._landmarks.kernel_view,
                 NO_LINKS_VIEW if links is None else links.kernel_view)  # fmt: skip
-
-    def _landmark_view(self) -> tuple[object, ...]:
-        tables = self._landmarks
-        if tables is None:
-            return _NO_LANDMARKS
-        both = (tables.four, tables.eight)
-        return (
-            tuple(t.from_table for t in both),
-            tuple(t.to_table for t in both),
-            np.array([t.margin for t in both], dtype=np.float64),
-        )
 
     def attach_landmarks(self, tables: LandmarkTables) -> None:
         """Attach landmark tables built for this grid (``build_landmarks``); until
@@ -656,18 +640,35 @@ class GridMap:
         """The map's floors, stacked into its grid (``engine.layers``): one for a flat map."""
         return self._layers
 
-    def with_links(self, links: LinkSet) -> "GridMap":
-        """This map with ``links`` and their floors (``links.layers``, its stacked grid):
-        a new grid, no tables or views."""
+    def with_links(self, links: LinkSet, *, revision: int | None = None) -> "GridMap":
+        """This map with ``links`` and their floors (``links.layers``, its stacked
+        grid), at ``revision`` (default its own): its tables and views kept (links
+        change no cell), their links' tables repaired (``map_links``'s ``before``)."""
         if (links.layers.rows, links.layers.width) != (self._height, self._width):
             raise InvalidMapError(f"links of {links.layers} do not fit a {self._width} x "
                                   f"{self._height} map")  # fmt: skip
-        grid = GridMap(self._costs, islands=self._islands, revision=self._revision)
+        at = self._revision if revision is None else revision
+        grid = self._relinked(links, self._terrain, None, at)
         grid._terrain = self._terrain
-        grid._layers = links.layers
+        grid.adopt_views({key: view._relinked(links, self._terrain, key.profile, at)
+                          for key, view in self.views().items()})  # fmt: skip
+        return grid
+
+    def _relinked(self, links: LinkSet, terrain: Terrain | None, profile: Profile | None,
+                  revision: int) -> "GridMap":  # fmt: skip
+        """A copy of this grid (arrays and tables shared) at ``revision``, with
+        ``links`` for ``profile``'s units, those of ``terrain``'s classes."""
+        jump_table = self._jump_table if self._jump_table.shape[0] else None
+        grid = GridMap._assemble(Parts(
+            costs=self._costs, padded=self._padded, islands=self._islands, census=self.census,
+            revision=revision, jump_bits=self._jump_bits, jump_table=jump_table,
+            clusters=self._clusters, landmarks=self._landmarks, clearance=self._clearance,
+            auto_astar=self._auto_astar, layers=links.layers,
+        ))  # fmt: skip
         if links.links:
-            grid._links = map_links(links, self._islands, self._terrain, self._min_cost)
-        grid._refresh_kernel_handle()
+            grid._links = map_links(links, self._islands, terrain, self._min_cost, profile,
+                                    before=self._links)  # fmt: skip
+            grid._refresh_kernel_handle()
         return grid
 
     def island_count(self, diagonal: Diagonal = "no_corner_cutting") -> int:
@@ -689,10 +690,7 @@ class GridMap:
         return (y + 1) * (self._width + 2) + (x + 1)
 
     def __repr__(self) -> str:
-        return (
-            f"GridMap(width={self.width}, height={self.height}, walkable_cells="
-            f"{self.walkable_cells}, min_cost={self.min_cost:g}, max_cost={self.max_cost:g})"
-        )
+        return f"GridMap({self.width} x {self.height}, revision {self.revision})"
 
 
 def _eight(diagonal: str) -> bool:

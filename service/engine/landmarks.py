@@ -78,6 +78,20 @@ class LandmarkTables:
     def table(self, *, eight: bool) -> LandmarkTable:
         return self.eight if eight else self.four
 
+    @property
+    def kernel_view(self) -> tuple[object, ...]:
+        """The tables as the search kernels read them (``NO_LANDMARKS_VIEW``'s shapes):
+        d(L, n) and d(n, L) per connectivity, and the margins."""
+        both = (self.four, self.eight)
+        return (tuple(t.from_table for t in both), tuple(t.to_table for t in both),
+                np.array([t.margin for t in both], dtype=np.float64))  # fmt: skip
+
+
+_NO_TABLE: Final = np.zeros((0, 0), dtype=np.float32)
+#: What the search kernels read of a map without landmark tables.
+NO_LANDMARKS_VIEW: Final = ((_NO_TABLE, _NO_TABLE), (_NO_TABLE, _NO_TABLE),
+                            np.zeros(2, dtype=np.float64))  # fmt: skip
+
 
 #: Working memory of a build, per padded cell: the indexed heap (24 bytes), the
 #: distances of one Dijkstra (8) and each cell's distance to its nearest landmark (8).

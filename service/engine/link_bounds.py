@@ -43,6 +43,7 @@ class LinkBounds:
     slack: npt.NDArray[np.float64]  # (floors, floors): [b, a] least slack from a to b
     floor_rows: int  # rows per floor plus the separator: a padded row's floor
     h_scale: float
+    far_starts: bytes = b""  # the far links' starts in the plane, sorted: what to_far is of
 
     def kernel_view(self, edges: tuple[npt.NDArray[np.generic], ...]) -> tuple[object, ...]:
         """``(slot, first, target, cost, far, to_far, slack, floor_rows)`` as the
@@ -70,17 +71,24 @@ class LinkBounds:
 
 
 def link_bounds(layers: Layers, ends: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
-                costs: npt.NDArray[np.float64], h_scale: float) -> LinkBounds:  # fmt: skip
+                costs: npt.NDArray[np.float64], h_scale: float, *,
+                before: LinkBounds | None = None) -> LinkBounds:  # fmt: skip
     """The ``LinkBounds`` of a map's edges, ``ends`` their (edges,) padded source and
     target cells and ``costs`` theirs, on a map whose least cell cost is
     ``h_scale`` (all of its enabled links': a profile's subset, or a dearer profile,
-    only leaves each bound lower)."""
+    only leaves each bound lower). ``before``: the bounds of the same floors before
+    an edit, whose ``to_far`` (O(cells)) is kept when the far links start where they
+    did (a door, stairs or a local link opened or closed)."""
     width = layers.width + 2
     floors, rows = layers.count, layers.height + 1
     (fa, xa, ya), (fb, xb, yb) = (_places(cells, width, rows) for cells in ends)
     dx, dy = np.abs(xa - xb), np.abs(ya - yb)
     covered = h_scale * (np.maximum(dx, dy) + SQRT2_MINUS_1 * np.minimum(dx, dy))
     far = costs < covered
+    starts = np.unique((ya[far] << 32) | (xa[far] - 1)).tobytes()
+    slack = _floor_slack(floors, (fa, fb), costs - covered, ~far)
+    if before is not None and before.far_starts == starts and before.floor_rows == rows:
+        return LinkBounds(far, before.to_far, slack, rows, h_scale, starts)
     plane = plane_distances(layers.height, layers.width, xa[far] - 1, ya[far])
     # float32 for memory, rounded towards zero so that it stays a lower bound.
     rounded = plane.astype(np.float32)
@@ -89,8 +97,7 @@ def link_bounds(layers: Layers, ends: tuple[npt.NDArray[np.int64], npt.NDArray[n
     for floor in range(floors):
         top = 1 + layers.row_of(0, floor)
         to_far[top : top + layers.height, 1:-1] = rounded
-    return LinkBounds(far, to_far.reshape(-1), _floor_slack(floors, (fa, fb), costs - covered,
-                      ~far), rows, h_scale)  # fmt: skip
+    return LinkBounds(far, to_far.reshape(-1), slack, rows, h_scale, starts)
 
 
 def _places(cells: npt.NDArray[np.int64], width: int, rows: int

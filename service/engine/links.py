@@ -284,6 +284,8 @@ class MapLinks:
     edge_of: Mapping[tuple[int, int], tuple[float, int]]  # (u, v): cheapest (cost, link)
     terrain: Terrain | None = None  # whose classes the links' are
     profile: Profile | None = None  # the profile the edges are for (None: the default)
+    plain: Islands | None = None  # the grid's own islands, which ``islands`` joins
+    relabel: tuple[npt.NDArray[np.int32], ...] = ()  # per connectivity: plain -> joined
 
     @property
     def kernel_view(self) -> tuple[object, ...]:
@@ -294,11 +296,17 @@ class MapLinks:
 
 
 def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None, h_scale: float,
-              profile: Profile | None = None) -> MapLinks:  # fmt: skip
+              profile: Profile | None = None, *, before: MapLinks | None = None
+              ) -> MapLinks:  # fmt: skip
     """``MapLinks`` of ``links`` on a grid whose own islands are ``islands`` and least
     cell cost ``h_scale``, for ``profile`` (None: the default profile of ``terrain``;
     None for both: a map without classes): a link of a class the profile excludes is
-    taken by no search, and one of a class it multiplies costs that much more."""
+    taken by no search, and one of a class it multiplies costs that much more.
+
+    ``before``: the map's links before an edit of its links. What an edit of links
+    alone leaves as it was is kept, not computed again: the joined islands when the
+    links join the same islands, the distances to far links when those start where
+    they did (each O(cells)); the rest is O(links)."""
     edges = links.edges(factor=class_factor(terrain, profile))
     edge_of: dict[tuple[int, int], tuple[float, int]] = {}
     for u, v, cost, link in zip(edges.sources().tolist(), edges.target.tolist(),
@@ -306,23 +314,36 @@ def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None, h_scale
         if (u, v) not in edge_of or cost < edge_of[u, v][0]:  # (links in id order)
             edge_of[u, v] = (cost, link)
     ends = (edges.sources(), edges.target.astype(np.int64))
-    bounds = link_bounds(links.layers, ends, edges.cost, h_scale)
-    return MapLinks(links, edges, bounds, joined_islands(islands, edges), edge_of, terrain,
-                    profile)  # fmt: skip
+    kept_bounds = None if before is None or before.bounds.h_scale != h_scale else before.bounds
+    bounds = link_bounds(links.layers, ends, edges.cost, h_scale, before=kept_bounds)
+    kept = before if before is not None and before.plain is islands else None
+    joined, relabel = joined_islands(islands, edges, before=kept)
+    return MapLinks(links, edges, bounds, joined, edge_of, terrain, profile, islands, relabel)
 
 
-def joined_islands(islands: Islands, edges: LinkEdges) -> Islands:
-    """``islands`` joined across ``edges`` (both ends walkable)."""
+def joined_islands(islands: Islands, edges: LinkEdges, *, before: MapLinks | None = None
+                   ) -> tuple[Islands, tuple[npt.NDArray[np.int32], ...]]:  # fmt: skip
+    """``islands`` joined across ``edges`` (both ends walkable), and per connectivity
+    the label map that joins them; ``before``'s joined islands (of the same
+    ``islands``) when they join the same."""
     if edges.edge_count == 0:
-        return islands
+        return islands, ()
     sources, targets = edges.sources(), edges.target.astype(np.int64)
-    rows, counts = [], []
+    relabels, counts = [], []
     for row, count in ((0, islands.count4), (1, islands.count8)):
-        relabel, joined = joined_labels(islands.labels[row], count, sources, targets)
-        rows.append(relabel[islands.labels[row]])
-        counts.append(int(joined))
+        top = int(islands.labels[row].max(initial=0))
+        relabel, unions = joined_labels(islands.labels[row], top, sources, targets)
+        relabels.append(relabel)
+        counts.append(count - int(unions))
+    if (
+        before is not None
+        and len(before.relabel) == 2
+        and all(np.array_equal(a, b) for a, b in zip(relabels, before.relabel, strict=True))
+    ):
+        return before.islands, tuple(relabels)
+    rows = [relabel[islands.labels[row]] for row, relabel in enumerate(relabels)]
     labels = np.ascontiguousarray(np.stack(rows), dtype=np.int32)
-    return Islands(labels, counts[0], counts[1])
+    return Islands(labels, counts[0], counts[1]), tuple(relabels)
 
 
 class LinkUse(NamedTuple):

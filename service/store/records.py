@@ -149,9 +149,11 @@ def islands_of(record: MapRecord, data: bytes | None) -> Islands | None:
     labels = np.load(io.BytesIO(data), allow_pickle=False)
     if labels.shape != (2, (record.width + 2) * (record.height + 2)):
         return None
-    # Counted from the labels (1..count each), not taken from the record's figures:
-    # those count the islands a search can cross, which links join.
-    return Islands(labels, int(labels[0].max(initial=0)), int(labels[1].max(initial=0)))
+    # Counted from the labels, not taken from the record's figures: those count the
+    # islands a search can cross, which links join. (An edited map's labels may have
+    # gaps: the labels used are counted, not the largest.)
+    counts = [int(np.count_nonzero(np.bincount(row)[1:])) for row in labels]
+    return Islands(labels, counts[0], counts[1])
 
 
 def with_islands(record: MapRecord, data: bytes) -> MapRecord:

@@ -10,6 +10,8 @@ from service.engine.layers import Layers
 from service.engine.link_edits import LinkEdit, LinkSwitch, Unlink, op_json, op_of_json
 from service.engine.links import Link
 from service.engine.terrain import movingai_terrain
+from service.engine.views import ViewKey
+from tests.support import layered_links
 
 LAYERS = Layers(1, 1, 8)
 TP = Link("tp", (0, 0, 0), (7, 0, 0), 1.0, two_way=False)
@@ -100,3 +102,67 @@ def test_logged_link_edits_replay_to_the_same_links() -> None:
 def test_a_bad_link_item_names_its_field(item: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidEditError, match=message):
         op_of_json(item, "edits[0]", LAYERS)
+
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two labellings group the cells alike (the numbers may differ)."""
+    pairs = np.unique(np.stack([a, b]), axis=1)
+    return bool(pairs.shape[1] == np.unique(a).size == np.unique(b).size)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_link_edits_repair_the_link_tables_to_what_a_build_makes(seed: int) -> None:
+    """A link edit keeps what it leaves as it was (joined islands, distances to far
+    links) and the grid's tables and views: every revision answers as a map built
+    afresh with the same cells and links."""
+    layers, grid, links = layered_links(seed)
+    grid = grid.with_links(links)
+    rng = np.random.default_rng(700 + seed)
+    ys, xs = np.nonzero(grid.costs > 0)
+    cells = [(int(x), int(y)) for x, y in zip(xs, ys, strict=True)]
+    for step in range(12):
+        current = grid.links.links.ids if grid.links is not None else ()
+        kind = rng.integers(4)
+        if kind == 0 and current:
+            link_id = current[int(rng.integers(len(current)))]
+            edit: Edit = LinkSwitch(link_id, bool(rng.random() < 0.5))
+        elif kind == 1 and current:
+            edit = Unlink(current[int(rng.integers(len(current)))])
+        elif kind == 2:
+            a, b = (layers.to_cell(*cells[int(i)]) for i in rng.choice(len(cells), 2))
+            edit = LinkEdit(Link(f"n{step}", a, b, float(rng.choice([0.5, 4.0, 30.0]))))
+        else:
+            x, y = cells[int(rng.integers(len(cells)))]
+            edit = CellsEdit([[x, y]], float(rng.choice([0.0, 2.0])))
+        grid.view(ViewKey(2))  # a view for the edit to carry
+        grid = _edited(grid, edit)
+        assert grid.revision == step + 1
+        fresh = GridMap.from_costs(grid.costs)
+        if grid.links is not None:
+            fresh = fresh.with_links(grid.links.links)
+            assert fresh.links is not None
+            np.testing.assert_array_equal(grid.links.bounds.to_far, fresh.links.bounds.to_far)
+            np.testing.assert_array_equal(grid.links.bounds.slack, fresh.links.bounds.slack)
+        for row in (0, 1):
+            assert _same_partition(grid.reach_islands.labels[row], fresh.reach_islands.labels[row])
+        for _ in range(4):
+            s, g = (cells[int(i)] for i in rng.choice(len(cells), 2))
+            for size in (1, 2):
+                if not (grid.view(ViewKey(size)).walkable(*s)
+                        and grid.view(ViewKey(size)).walkable(*g)):  # fmt: skip
+                    continue
+                ours = find_path(grid, s, g, agent_size=size)
+                theirs = find_path(fresh, s, g, agent_size=size)
+                assert (ours.status, ours.cost) == (theirs.status, theirs.cost)
+
+
+def test_links_join_the_islands_of_an_edited_map_whose_labels_have_gaps() -> None:
+    """An edit that merged two islands left a label past the island count, which the
+    links' join read past its table: the edit failed (a server error)."""
+    grid = _edited(_corridor(), LinkEdit(TP))
+    for cost in (0.0, 1.0, 0.0):  # split, merge, split again: a new label for one side
+        grid = _edited(grid, CellsEdit([[1, 0]], cost))
+    assert int(grid.island_tables.labels[0].max()) > grid.island_tables.count4
+    grid = _edited(grid, LinkEdit(Link("back", (6, 0, 0), (0, 0, 0), 2.0, two_way=False)))
+    assert grid.island_count() == 1
+    assert find_path(grid, (6, 0), (0, 0)).cost == pytest.approx(2.0)

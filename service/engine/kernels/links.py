@@ -51,13 +51,15 @@ def plane_distances(height, width, xs, ys):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def joined_labels(labels, count, sources, targets):
-    """Island labels ``1..count`` (0: blocked) joined across edges ``sources[i] ->
-    targets[i]`` (padded cells) whose two ends are walkable: ``(relabel, joined)``,
-    ``relabel[label]`` the joined label ``1..joined`` (0 stays 0), numbered in the
-    order of the least label of each joined island, so that a map whose links join
-    nothing keeps its labels."""
-    parent = np.arange(count + 1).astype(np.int64)
+def joined_labels(labels, top, sources, targets):
+    """Island labels ``1..top`` (0: blocked; an edited map's labels need not all be
+    used) joined across edges ``sources[i] -> targets[i]`` (padded cells) whose two
+    ends are walkable: ``(relabel, unions)``, ``relabel[label]`` the least label of
+    its joined island (0 stays 0: a map whose links join nothing keeps its labels),
+    and ``unions`` how many pairs of islands the edges joined (the joined count is
+    the islands' count less that)."""
+    parent = np.arange(top + 1).astype(np.int64)
+    unions = 0
     for i in range(sources.size):
         a = labels[sources[i]]
         b = labels[targets[i]]
@@ -67,18 +69,14 @@ def joined_labels(labels, count, sources, targets):
         b = find_root(parent, np.int64(b))
         if a < b:
             parent[b] = a
+            unions += 1
         elif b < a:
             parent[a] = b
-    relabel = np.zeros(count + 1, dtype=np.int32)
-    joined = 0
-    for label in range(1, count + 1):
-        root = find_root(parent, np.int64(label))
-        if root == label:
-            joined += 1
-            relabel[label] = joined
-        else:
-            relabel[label] = relabel[root]
-    return relabel, joined
+            unions += 1
+    relabel = np.zeros(top + 1, dtype=np.int32)
+    for label in range(1, top + 1):
+        relabel[label] = find_root(parent, np.int64(label))
+    return relabel, unions
 
 
 @borrowing
