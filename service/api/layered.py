@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from service.engine import InvalidQueryError, PathQuery
+from service.engine import PathQuery
 from service.engine.goals import CircleRegion
 from service.engine.layers import Layers
 from service.engine.queries import Point
@@ -45,17 +45,13 @@ def grid_spec(layers: Layers, spec: PathQuery) -> PathQuery:
     """A path query's cells on the stacked grid of ``layers``.
 
     Raises:
-        OutOfBoundsError: a cell off its floor. InvalidQueryError: a goal region on a
-            map of several layers (its rows would reach the next floor).
+        OutOfBoundsError: a cell off its floor.
     """
     goal, goals, region = spec.goal, spec.goals, spec.goal_region
     if (layers.count == 1 and len(spec.start) == 2 and (goal is None or len(goal) == 2)
             and goals is None
             and (not isinstance(region, CircleRegion) or len(region.center) == 2)):  # fmt: skip
         return spec
-    if region is not None and layers.count > 1:
-        raise InvalidQueryError("goal_region is for maps of one layer; on a layered map "
-                                "give its cells as 'goals'")  # fmt: skip
     if isinstance(region, CircleRegion):
         x, y = grid_point(layers, region.center, "goal_region.center")
         region = CircleRegion((x, y), region.radius)

@@ -139,7 +139,7 @@ def capped_agent_size(size: int | None, settings: Settings) -> int:
 def _region(region: GoalRegion) -> Region:
     """The engine's region of a ``goal_region`` (its schema checked it has one form)."""
     if region.rect is not None:
-        return RectRegion(*region.rect)
+        return RectRegion(*region.rect, layer=region.layer or 0)
     if region.center is None or region.radius is None:  # the schema rules this out
         raise ApiError(ErrorCode.INVALID_QUERY, "goal_region needs 'center' and 'radius'")
     return CircleRegion(region.center, region.radius)

@@ -350,14 +350,21 @@ class GoalRegion(BaseModel):
                 "radius": {"type": "null"}}},
             {"required": ["center", "radius"], "properties": {
                 "center": {"type": "array"}, "radius": {"type": "number"},
-                "rect": {"type": "null"}}},
+                "rect": {"type": "null"}, "layer": {"type": "null"}}},
         ]},
     )  # fmt: skip
 
     rect: Rect | None = Field(
         default=None, description="Every cell of [x, y, w, h], clipped to the map."
     )
-    center: Point | None = Field(default=None, description="With radius: the disc's centre cell.")
+    layer: StrictCount | None = Field(
+        default=None, description="With rect: its layer (default 0), on a map of several."
+    )
+    center: Point | None = Field(
+        default=None,
+        description="With radius: the disc's centre cell (its layer's cells only, on a map "
+        "of several).",
+    )
     radius: StrictNumber | None = Field(
         default=None,
         description="Cells whose centre lies within this Euclidean distance (cells) of the "
@@ -370,6 +377,8 @@ class GoalRegion(BaseModel):
             self.radius is None
         ):
             raise ValueError("goal_region needs either 'rect' alone, or 'center' and 'radius'")
+        if self.layer is not None and self.rect is None:
+            raise ValueError("goal_region's 'layer' goes with 'rect' (a centre names its own)")
         return self
 
 

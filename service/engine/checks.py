@@ -29,8 +29,9 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     nearest, size = options.unreachable == "nearest", options.agent_size
     if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
-    if grid.links is not None and nearest:
-        raise InvalidQueryError("unreachable 'nearest' does not take a map's links yet")
+    if nearest and (grid.links is not None or grid.layers.count > 1):
+        raise InvalidQueryError("unreachable 'nearest' does not take a map's links or "
+                                "layers yet")  # fmt: skip
     sx, sy = checked_cell(grid, query.start, "start")
     walked = grid
     if options.profile is not None:  # the map as the profile's unit walks it

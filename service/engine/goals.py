@@ -39,17 +39,20 @@ Point = Sequence[int] | npt.NDArray[np.integer]
 
 @dataclass(frozen=True, slots=True)
 class RectRegion:
-    """Cells ``x <= column < x + w``, ``y <= row < y + h`` (clipped to the map)."""
+    """Cells ``x <= column < x + w``, ``y <= row < y + h`` of floor ``layer``
+    (``engine.layers``; clipped to the floor)."""
 
     x: int
     y: int
     w: int
     h: int
+    layer: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class CircleRegion:
-    """Cells whose centre lies within ``radius`` cells of ``center``'s (Euclidean)."""
+    """Cells whose centre lies within ``radius`` cells of ``center``'s (Euclidean), on
+    the centre's floor (a cell of the stacked grid, ``engine.layers``)."""
 
     center: tuple[int, ...]  # (x, y)
     radius: float
@@ -125,14 +128,19 @@ def _rect_goal_set(grid: GridMap, rect: RectRegion) -> GoalSet:
     if rect.w < 1 or rect.h < 1:
         raise InvalidQueryError(f"goal_region.rect [{rect.x}, {rect.y}, {rect.w}, {rect.h}] "
                                 "is empty: w and h must be >= 1")  # fmt: skip
+    layers = grid.layers
+    if not 0 <= rect.layer < layers.count:
+        raise OutOfBoundsError(f"goal_region.layer {rect.layer} is no layer of the map: it "
+                               f"has {layers.count} (0 to {layers.count - 1})")  # fmt: skip
     x0, y0 = max(rect.x, 0), max(rect.y, 0)
-    x1, y1 = min(rect.x + rect.w, grid.width) - 1, min(rect.y + rect.h, grid.height) - 1
+    x1, y1 = min(rect.x + rect.w, grid.width) - 1, min(rect.y + rect.h, layers.height) - 1
     if x0 > x1 or y0 > y1:
         raise OutOfBoundsError(
             f"goal_region.rect [{rect.x}, {rect.y}, {rect.w}, {rect.h}] does not overlap the "
-            f"map (width {grid.width}, height {grid.height})"
+            f"map (width {grid.width}, height {layers.height})"
         )
-    box = np.array([[x0 + 1, y0 + 1, x1 + 1, y1 + 1, 0, 0]], dtype=np.int64)
+    top = layers.row_of(0, rect.layer) + 1  # the floor's first padded row
+    box = np.array([[x0 + 1, y0 + top, x1 + 1, y1 + top, 0, 0]], dtype=np.int64)
     shape = box[0, :4].astype(np.float64)
     return GoalSet(GOAL_RECT, shape, np.zeros(0, np.int64), box, ("rect", *box[0].tolist()))
 
@@ -146,10 +154,13 @@ def _circle_goal_set(grid: GridMap, circle: CircleRegion) -> GoalSet:
         raise InvalidQueryError(f"goal_region.radius {circle.radius!r} is out of range: must "
                                 "be finite and >= 0")  # fmt: skip
     # The disc's cells lie within floor(radius) of the centre on each axis; the box is
-    # clipped to the map (the kernels never look outside it).
+    # clipped to the centre's floor (the kernels never look outside it, and a cell
+    # outside it is no goal).
     reach = math.floor(radius)
-    x0, y0 = max(cx - reach, 0) + 1, max(cy - reach, 0) + 1
-    x1, y1 = min(cx + reach, grid.width - 1) + 1, min(cy + reach, grid.height - 1) + 1
+    rows = grid.layers.height + 1
+    top = cy // rows * rows
+    x0, y0 = max(cx - reach, 0) + 1, max(cy - reach, top) + 1
+    x1, y1 = min(cx + reach, grid.width - 1) + 1, min(cy + reach, top + rows - 2) + 1
     box = np.array([[x0, y0, x1, y1, 0, 0]], dtype=np.int64)
     shape = np.array([cx + 1, cy + 1, radius * radius, 0.0])
     return GoalSet(GOAL_CIRCLE, shape, np.zeros(0, np.int64), box, ("circle", cx, cy, radius))

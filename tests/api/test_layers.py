@@ -159,14 +159,24 @@ def test_keep_connected_and_held_paths_name_layered_cells(client: TestClient) ->
     assert checked[1] == {"walkable": False, "cost": None, "blocked_at": [1, 1, 0]}
 
 
-def test_goal_sets_take_layered_cells_and_regions_are_refused(client: TestClient) -> None:
+def test_goal_sets_and_regions_take_cells_on_their_layer(client: TestClient) -> None:
     map_id = upload(client)["id"]
     url = f"/v1/maps/{map_id}/path"
     answer = post(client, url, {"start": [0, 0, 1], "goals": [[2, 2, 1], [1, 0, 1]]}).json()
     assert answer["reached"] == [1, 0, 1]
-    region = post(client, url, {"start": [0, 0], "goal_region": {"rect": [0, 0, 2, 2]}})
-    assert region.status_code == 400
-    assert "goal_region" in region.json()["message"]
+    rect = {"rect": [0, 2, 3, 5], "layer": 1}  # clipped to floor 1's rows
+    answer = post(client, url, {"start": [0, 0, 1], "goal_region": rect}).json()
+    assert answer["reached"] == [0, 2, 1]
+    # A disc round floor 1's first row reaches no further than that floor: from floor
+    # 0, with no stairs, there is no path (in the stacked grid it would reach floor 0).
+    disc = {"center": [0, 0, 1], "radius": 2.5}
+    assert post(client, url, {"start": [0, 2], "goal_region": disc}).json()["status"] == "no_path"
+    off = post(client, url, {"start": [0, 0], "goal_region": {"rect": [0, 0, 1, 1], "layer": 2}})
+    assert off.status_code == 400
+    assert "goal_region.layer 2 is no layer of the map" in off.json()["message"]
+    nearest = post(client, url, {"start": [0, 0], "goal": [1, 1], "unreachable": "nearest"})
+    assert nearest.status_code == 400
+    assert "nearest" in nearest.json()["message"]
 
 
 def test_npy_and_npz_uploads_take_layers(client: TestClient) -> None:

@@ -63,8 +63,9 @@ def box_heuristic(kind, boxes, x, y):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def is_goal(goal, cell, x, y):
-    """Whether padded cell ``cell`` = ``(x, y)`` belongs to the goal set (walkable or not)."""
-    kind, shape, members, _ = goal
+    """Whether padded cell ``cell`` = ``(x, y)`` belongs to the goal set (walkable or
+    not): a disc's cells are those of its box too (its floor's, on a layered map)."""
+    kind, shape, members, boxes = goal
     if kind == GOAL_CELLS:
         i = np.searchsorted(members, cell)
         return i < members.size and members[i] == cell
@@ -72,7 +73,7 @@ def is_goal(goal, cell, x, y):
         return shape[0] <= x <= shape[2] and shape[1] <= y <= shape[3]
     dx = x - shape[0]
     dy = y - shape[1]
-    return dx * dx + dy * dy <= shape[2]
+    return dx * dx + dy * dy <= shape[2] and boxes[0, 1] <= y <= boxes[0, 3]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
