@@ -580,6 +580,14 @@ class FieldRequest(BaseModel):
     )
 
 
+class FieldLinkStep(BaseModel):
+    """A cell of a field whose first step is a link."""
+
+    at: Point = Field(description="The cell.")
+    id: str = Field(description="The link it takes.")
+    to: Point = Field(description="Where the link leads.")
+
+
 class FieldResponse(BaseModel):
     """The JSON form of a field (``format: json``)."""
 
@@ -588,13 +596,20 @@ class FieldResponse(BaseModel):
         default="default", description="As a path answer's (in npz: the X-Profile-Used header)."
     )
     goals: list[Point]
-    cost: list[list[float | None]] = Field(
-        description="Rows of costs to the nearest goal; null where unreachable or beyond max_cost."
+    cost: list[list[float | None]] | list[list[list[float | None]]] = Field(
+        description="Rows of costs to the nearest goal; null where unreachable or beyond "
+        "max_cost. On a map of several layers, [layer][row][column]."
     )
-    next: list[list[int]] = Field(
+    next: list[list[int]] | list[list[list[int]]] = Field(
         description="Rows of first-step direction codes: 0 east (+1, 0), 1 west (-1, 0), "
         "2 south (0, +1), 3 north (0, -1), 4 south-east, 5 north-east, 6 south-west, "
-        "7 north-west; -1 at goals and unreachable cells."
+        "7 north-west, 8 a link ('links' says which); -1 at goals and unreachable cells. "
+        "On a map of several layers, [layer][row][column]."
+    )
+    links: list[FieldLinkStep] | None = Field(
+        default=None,
+        description="On a map with links: each cell whose first step is a link (code 8), "
+        "the link and where it leads.",
     )
     partial_reason: Literal["deadline"] | None = Field(
         default=None,

@@ -7,7 +7,12 @@ of ``kernels.moves.DX``/``DY``)::
     0 east (+1, 0)    1 west (-1, 0)    2 south (0, +1)   3 north (0, -1)
     4 south-east (+1, +1)   5 north-east (+1, -1)
     6 south-west (-1, +1)   7 north-west (-1, -1)
+    8 a link (``Field.links`` says which, and where it leads)
     -1 a goal, or a cell with no way to a goal (cost inf)
+
+On a map with links, the field flows through them: a cell whose cheapest way to a
+goal starts by taking a link has code 8. On a layered map the arrays are the stacked
+grid's (``engine.layers``): every floor's rows, one row between two.
 """
 
 import functools
@@ -25,9 +30,10 @@ from service.engine.errors import (
     outside_map,
 )
 from service.engine.grid import GridMap
-from service.engine.kernels.fields import NO_STEP
+from service.engine.kernels.fields import LINK_STEP, NO_STEP
 from service.engine.kernels.fields import distance_field as field_kernel
 from service.engine.kernels.moves import DX, DY
+from service.engine.links import NO_EDGES
 from service.engine.options import (
     DEFAULT_DIAGONAL,
     DIAGONALS,
@@ -48,6 +54,15 @@ DIRECTIONS: Final[tuple[tuple[int, int], ...]] = tuple(
 Point = Sequence[int] | npt.NDArray[np.integer]
 
 
+class FieldLink(NamedTuple):
+    """A cell whose first step is a link: its ``(x, y)``, the link's id, and the
+    ``(x, y)`` it leads to."""
+
+    at: tuple[int, int]
+    id: str
+    to: tuple[int, int]
+
+
 class Field(NamedTuple):
     """A distance and flow field of one map revision.
 
@@ -66,6 +81,7 @@ class Field(NamedTuple):
         partial_reason: ``deadline`` when the deadline (``deadline_scope``) stopped the
             search: ``cost`` and ``next`` are exact where finite, and ``inf`` / -1
             at every cell it had not settled by then; None for a whole field.
+        links: each cell of code 8 (a link first), row by row.
     """
 
     cost: npt.NDArray[np.float32] | npt.NDArray[np.float64]
@@ -77,6 +93,7 @@ class Field(NamedTuple):
     max_cost: float | None
     settled: int
     partial_reason: PartialReason | None = None
+    links: tuple[FieldLink, ...] = ()
 
 
 def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
@@ -95,8 +112,6 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
         UnknownDiagonalError, InvalidQueryError, OutOfBoundsError, NotWalkableError.
     """
     code = option_code(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
-    if grid.links is not None or grid.layers.count > 1:
-        raise InvalidQueryError("fields do not flow through a map's links or layers yet")
     bound = checked_max_cost(max_cost)
     size = checked_agent_size(agent_size)
     walked = grid.view(ViewKey(1, checked_profile(profile)))
@@ -106,7 +121,7 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
     check_walkable(sized, points, "goals", room=(walked, size))
     grid = sized
     padded = _padded_cells(grid, points)
-    dist, step, settled, late = field_search(grid, padded, code, bound)
+    dist, step, settled, late, via = field_search(grid, padded, code, bound)
     inner = dist.reshape(grid.height + 2, grid.padded_width)[1:-1, 1:-1]
     return Field(
         cost=sent_costs(inner),
@@ -118,7 +133,24 @@ def distance_field(grid: GridMap, goals: Sequence[Point] | npt.ArrayLike, *,
         max_cost=max_cost,
         settled=settled,
         partial_reason="deadline" if late else None,
+        links=_link_steps(grid, step, via),
     )
+
+
+def _link_steps(grid: GridMap, step: npt.NDArray[np.int8], via: npt.NDArray[np.int64]
+                ) -> tuple[FieldLink, ...]:  # fmt: skip
+    """The ``FieldLink`` of each padded cell whose ``step`` is a link."""
+    links = grid.links
+    if links is None:
+        return ()
+    width = grid.padded_width
+    found = []
+    for u in np.flatnonzero(step == LINK_STEP).tolist():
+        v = int(via[u])
+        link = links.links.ids[links.edge_of[u, v][1]]
+        found.append(FieldLink((u % width - 1, u // width - 1), link,
+                               (v % width - 1, v // width - 1)))  # fmt: skip
+    return tuple(found)
 
 
 def sent_costs(distance: npt.NDArray[np.float64]
@@ -135,17 +167,28 @@ def sent_costs(distance: npt.NDArray[np.float64]
 
 
 def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max_cost: float
-                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8], int, bool]:  # fmt: skip
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8], int, bool,
+                            npt.NDArray[np.int64]]:  # fmt: skip
     """Padded (cells,) distances and steps from ``goals`` (padded cells, checked), the
-    count of cells settled, and whether the deadline (``deadline_scope``) stopped it."""
+    count of cells settled, whether the deadline (``deadline_scope``) stopped it, and
+    where each cell's link leads, where its step is a link (``kernels.fields``)."""
     cells = grid.padded.size
     dist = np.full(cells, np.inf)
     step = np.full(cells, NO_STEP, np.int8)
     scratch = thread_scratch(cells)
+    if grid.links is None:
+        into, via = NO_EDGES, _NO_VIA
+    else:
+        into, via = grid.links.edges.reversed(), np.full(cells, -1, np.int64)
+    links = (into.slot, into.first, into.target, into.cost, via)
     settled, late = field_kernel(grid.padded, grid.padded_width, diagonal, goals,
                                  (max_cost, scratch.timed_clock()), dist, step,
-                                 scratch.heap)  # fmt: skip
-    return dist, step, int(settled), bool(late)
+                                 scratch.heap, links)  # fmt: skip
+    return dist, step, int(settled), bool(late), via
+
+
+#: ``via`` of a map without links: never read.
+_NO_VIA: Final = np.zeros(0, np.int64)
 
 
 def checked_max_cost(max_cost: float | None) -> float:

@@ -106,6 +106,14 @@ class LinkEdges(NamedTuple):
         cells = np.flatnonzero(self.slot != NO_SLOT)
         return np.repeat(cells, np.diff(self.first)).astype(np.int64)
 
+    def reversed(self) -> "LinkEdges":
+        """The same edges grouped by the cell each enters: ``target`` holds the cells
+        they leave (what a search outward from goals relaxes: ``kernels.fields``)."""
+        if self.edge_count == 0:
+            return self
+        return _grouped(self.target.astype(np.int64), self.sources(), self.cost,
+                        self.link.astype(np.int64), self.slot.size)  # fmt: skip
+
 
 #: The edges of a map without links: no cell has a slot, so no search looks one up.
 NO_EDGES: Final = LinkEdges(

@@ -260,9 +260,10 @@ def field_arrows(next_step: npt.NDArray[np.int8], directions: tuple[tuple[int, i
     """The flow at a coarse stride: (n, 4) float64 pixel segments ``(x0, y0, x1, y1)``,
     one through the centre of every ``stride``-th cell (both axes) that has a next
     step, pointing along it (tail to head), ``0.8 * stride`` cells long.
-    ``directions``: ``(dx, dy)`` of each direction code of ``next_step``."""
+    ``directions``: ``(dx, dy)`` of each direction code of ``next_step``; a code past
+    them (a link's: ``fields``) has no arrow (the links are drawn as links)."""
     sub = next_step[::stride, ::stride]
-    ys, xs = np.nonzero(sub >= 0)
+    ys, xs = np.nonzero((sub >= 0) & (sub < len(directions)))
     codes = sub[ys, xs]
     steps = np.array(directions, dtype=np.float64)[codes]
     # Unit-ish length so diagonals are as long as straight arrows.

@@ -292,3 +292,22 @@ def test_pictures_stack_the_floors_and_draw_links_as_arrows(client: TestClient) 
                         json={"start": [0, 0], "goal": [2, 0, 1]})  # fmt: skip
     assert drawn.status_code == 200
     assert drawn.headers["X-Path-Status"] == "no_path"
+
+
+def test_a_field_flows_up_the_stairs_in_json_and_npz(client: TestClient) -> None:
+    map_id = upload(client, links=[STAIRS])["id"]
+    body = {"goals": [[0, 0, 1]], "format": "json"}
+    field = post(client, f"/v1/maps/{map_id}/field", body).json()
+    assert field["goals"] == [[0, 0, 1]]
+    assert np.array(field["next"]).shape == (2, 3, 3)
+    assert field["next"][0][2][2] == 8  # the foot of the stairs steps onto them
+    assert field["links"] == [{"at": [2, 2, 0], "id": "stairs", "to": [2, 2, 1]}]
+    assert field["cost"][0][2][2] == pytest.approx(2 + 2 * np.sqrt(2))
+    assert field["cost"][1][0][0] == 0
+    npz = client.post(f"/v1/maps/{map_id}/field", json={**body, "format": "npz"})
+    with np.load(io.BytesIO(npz.content)) as arrays:
+        assert arrays["cost"].shape == (2, 3, 3)
+        assert arrays["goals"].tolist() == [[0, 0, 1]]
+        assert '"stairs"' in str(arrays["links"])
+    picture = client.post(f"/v1/maps/{map_id}/field.png", json={"goals": [[0, 0, 1]]})
+    assert picture.status_code == 200

@@ -356,7 +356,7 @@ def test_field_as_lists_comes_as_json(server_url: str, rooms: MapInfo) -> None:
     assert walk(field, (25, 11)) == GOAL
 
 
-def walk(field: FlowField, cell: tuple[int, int]) -> tuple[int, int]:
+def walk(field: FlowField, cell: tuple[int, ...]) -> tuple[int, ...]:
     """Follow the field's first steps from ``cell`` until they stop."""
     for _ in range(len(field.cost) * 64):
         step = field.next_cell(*cell)

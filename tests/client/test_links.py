@@ -4,6 +4,7 @@
 import pytest
 from gridpath_client import (
     Client,
+    FieldLinkStep,
     LinkEdit,
     LinkInfo,
     LinkNotFound,
@@ -73,3 +74,25 @@ def test_links_go_with_a_json_map_only() -> None:
 
     with pytest.raises(TypeError, match="links= go with a map sent as JSON"):
         upload_of("type octile\n", name=None, cluster_size=None, links=[])
+
+
+def test_a_field_on_floors_steps_onto_the_stairs(client: Client) -> None:
+    stairs = LinkEdit("stairs", (2, 2, 0), (2, 2, 1), 2.0)
+    info = client.upload_map(FLOORS, links=[stairs])
+    field = client.field(info.id, [(0, 0, 1)])
+    assert field.links == (FieldLinkStep((2, 2, 0), "stairs", (2, 2, 1)),)
+    assert field.next_cell(2, 2, layer=0) == (2, 2, 1)
+    assert field.next_cell(1, 0, layer=1) == (0, 0, 1)
+    assert field.next_cell(0, 0, layer=1) is None  # the goal
+
+
+def test_field_rows_of_layers_are_read_without_numpy() -> None:
+    from gridpath_client import FlowField
+
+    data = {"revision": 0, "goals": [[0, 0, 1]], "cost": [[[1.0, None]], [[0.0, 1.0]]],
+            "next": [[[8, -1]], [[-1, 1]]],
+            "links": [{"at": [0, 0, 0], "id": "up", "to": [0, 0, 1]}]}  # fmt: skip
+    field = FlowField.from_json(data, as_numpy=False, cache_hit=None)
+    assert field.cost == [[[1.0, float("inf")]], [[0.0, 1.0]]]
+    assert field.next_cell(0, 0, layer=0) == (0, 0, 1)
+    assert field.next_cell(1, 0, layer=1) == (0, 0, 1)

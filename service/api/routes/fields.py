@@ -14,7 +14,7 @@ from starlette.responses import Response
 from service.api.deps import MapDep, RuntimeDep, body_of, require_reader
 from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
-from service.api.layered import grid_points
+from service.api.layered import floor_arrays, floor_point, floor_points, grid_points
 from service.api.pathing import capped_agent_size, deadline_of
 from service.api.profiles import bind, profile_ref, profile_used
 from service.api.routes.maps import etag
@@ -22,6 +22,7 @@ from service.api.runtime import Runtime
 from service.api.schemas import FieldRequest, FieldResponse
 from service.engine import DEFAULT_DIAGONAL, GridMap, Profile, deadline_scope
 from service.engine.fields import Field, distance_field
+from service.engine.layers import Layers
 from service.engine.views import ViewKey
 
 router = APIRouter(prefix="/v1/maps", tags=["fields"])
@@ -53,23 +54,39 @@ class Encoded(NamedTuple):
         return headers
 
 
-def _npz(field: Field) -> bytes:
+def _npz(grid: GridMap, field: Field) -> bytes:
     buffer = io.BytesIO()
-    arrays: dict[str, npt.ArrayLike] = {"cost": field.cost, "next": field.next,
-                                        "revision": np.int64(field.revision),
-                                        "goals": field.goals}  # fmt: skip
+    layers = grid.layers
+    arrays: dict[str, npt.ArrayLike] = {
+        "cost": floor_arrays(layers, field.cost), "next": floor_arrays(layers, field.next),
+        "revision": np.int64(field.revision), "goals": floor_points(layers, field.goals),
+    }  # fmt: skip
     if field.partial_reason is not None:
         arrays["partial_reason"] = np.str_(field.partial_reason)
+    if grid.links is not None:
+        arrays["links"] = np.str_(orjson.dumps(_links(layers, field)).decode())
     np.savez(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 
-def _json(field: Field, profile_used: str) -> bytes:
+def _json(grid: GridMap, field: Field, profile_used: str) -> bytes:
+    layers = grid.layers
     # The float64 costs, exact; orjson writes inf as null.
-    return orjson.dumps({"revision": field.revision, "profile_used": profile_used,
-                         "goals": field.goals.tolist(), "cost": field.distance.tolist(),
-                         "next": field.next.tolist(),
-                         "partial_reason": field.partial_reason})  # fmt: skip
+    payload = {"revision": field.revision, "profile_used": profile_used,
+               "goals": floor_points(layers, field.goals).tolist(),
+               "cost": floor_arrays(layers, field.distance).tolist(),
+               "next": floor_arrays(layers, field.next).tolist(),
+               "partial_reason": field.partial_reason}  # fmt: skip
+    if grid.links is not None:
+        payload["links"] = _links(layers, field)
+    return orjson.dumps(payload)
+
+
+def _links(layers: Layers, field: Field) -> list[dict[str, object]]:
+    """The cells whose first step is a link (code 8), each with the link and where it
+    leads, as an answer names cells."""
+    return [{"at": list(floor_point(layers, link.at)), "id": link.id,
+             "to": list(floor_point(layers, link.to))} for link in field.links]  # fmt: skip
 
 
 def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int,
@@ -145,11 +162,11 @@ def _field(runtime: Runtime, map_id: str, body: FieldRequest, deadline: int) -> 
     if body.format == "json":
         used = profile_used(profile_ref(body.profile))
         return cached_field(runtime, map_id, body, encoding="json",
-                            encode=lambda _, field: _json(field, used),
+                            encode=lambda grid, field: _json(grid, field, used),
                             check=_json_limit(runtime.settings.max_json_field_cells),
                             deadline=deadline)  # fmt: skip
     return cached_field(runtime, map_id, body, encoding="npz",
-                        encode=lambda _, field: _npz(field), deadline=deadline)  # fmt: skip
+                        encode=_npz, deadline=deadline)  # fmt: skip
 
 
 def _media(body: FieldRequest) -> str:

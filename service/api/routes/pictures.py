@@ -467,6 +467,8 @@ def _field_png(field: Field, grid: GridMap, *, scale: int, step: int) -> bytes:
         for side in (2.6, -2.6):  # the head's two strokes, about 30 degrees off
             draw.line((x1, y1, x1 + head * math.cos(angle + side),
                        y1 + head * math.sin(angle + side)), fill=ARROW_COLOUR)  # fmt: skip
+    if grid.links is not None:
+        _draw_links(draw, grid.links.links, scale)
     for goal in field.goals.tolist():
         _mark(draw, goal, scale, GOAL_COLOUR)
     return _png(image)

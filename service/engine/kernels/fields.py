@@ -30,6 +30,8 @@ from service.engine.kernels.paths import write_turns_and_length
 
 #: ``step`` of a goal, and of a cell no goal can be reached from.
 NO_STEP = -1
+#: ``step`` of a cell whose first step is a link (``via`` says where it leads).
+LINK_STEP = 8
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -48,7 +50,7 @@ def reversed_move(cost, width, diagonal, v, k):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def distance_field(cost, width, diagonal, goals, limits, dist, step, heap):
+def distance_field(cost, width, diagonal, goals, limits, dist, step, heap, links):
     """Fill ``dist`` and ``step`` from ``goals`` outward on a padded flat grid.
 
     Args:
@@ -62,6 +64,10 @@ def distance_field(cost, width, diagonal, goals, limits, dist, step, heap):
         dist: (cells,) float64, all ``inf`` on entry; the cost to the nearest goal.
         step: (cells,) int8, all ``NO_STEP`` on entry; the first move towards it.
         heap: ``(node, key, pos)`` scratch with room for every cell (see ``heap``).
+        links: ``(slot, first, source, cost, via)``: the map's link edges grouped by
+            the cell each enters (``links.LinkEdges.reversed``; an empty ``slot``
+            for a map without links), and (cells,) int64 ``via``: where the link of
+            a ``LINK_STEP`` cell leads (read only there).
 
     Returns:
         ``(settled, late)``: the number of cells settled, and whether the deadline
@@ -71,6 +77,8 @@ def distance_field(cost, width, diagonal, goals, limits, dist, step, heap):
     max_cost, clock = limits
     node_of, key, pos = heap
     moves = move_count(diagonal)
+    slot, first, source, link_cost, via = links
+    linked = slot.size > 0
     size = 0
     for i in range(goals.size):
         c = goals[i]
@@ -93,16 +101,32 @@ def distance_field(cost, width, diagonal, goals, limits, dist, step, heap):
         v = node_of[0]
         size = pop(heap, size, False)
         settled += 1
-        for k in range(moves):
-            u, length = reversed_move(cost, width, diagonal, v, k)
-            if length == 0.0:
-                continue
-            du = dv + length * cost[v]
+        # Reversed grid moves into v, then the links that lead to v, if any.
+        edge = 0
+        edges = 0
+        if linked and slot[v] >= 0:
+            edge = first[slot[v]]
+            edges = first[slot[v] + 1] - edge
+        for k in range(moves + edges):
+            if k < moves:
+                u, length = reversed_move(cost, width, diagonal, v, k)
+                if length == 0.0:
+                    continue
+                du = dv + length * cost[v]
+            else:
+                u = np.int64(source[edge + k - moves])
+                if cost[u] <= 0.0:  # walled since the link was put
+                    continue
+                du = dv + link_cost[edge + k - moves]
             if du >= dist[u]:
                 continue  # settled cells land here too: dist[u] <= dv <= du
             fresh = dist[u] == np.inf
             dist[u] = du
-            step[u] = k
+            if k < moves:
+                step[u] = k
+            else:
+                step[u] = LINK_STEP
+                via[u] = v
             if fresh:
                 size = push(heap, size, u, du, du, False)
             else:

@@ -66,7 +66,9 @@ from gridpath_client.queries import (
 )
 from gridpath_client.results import (
     DIRECTIONS,
+    LINK_STEP,
     EditResult,
+    FieldLinkStep,
     FlowField,
     LinkInfo,
     Links,
@@ -88,6 +90,7 @@ from gridpath_client.version import __version__
 __all__ = [
     "DIRECTIONS",
     "ERROR_CLASSES",
+    "LINK_STEP",
     "Algorithm",
     "AsyncClient",
     "CellsEdit",
@@ -97,6 +100,7 @@ __all__ = [
     "Diagonal",
     "Edit",
     "EditResult",
+    "FieldLinkStep",
     "FlowField",
     "Forbidden",
     "GoalRegion",

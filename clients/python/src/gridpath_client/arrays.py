@@ -116,13 +116,18 @@ def from_points(values: Sequence[Sequence[int]], *, as_numpy: bool) -> Points:
     return [tuple(map(int, point)) for point in values]
 
 
-def from_cost_rows(rows: Sequence[Sequence[float | None]], *, as_numpy: bool) -> CostGrid:
-    """JSON cost rows (``null`` = unreachable) with ``inf`` for null, as the ``.npz``
-    form has it: float32, or float64 when a finite cost would overflow float32 (a
-    sum of cell costs near their limit), so that ``inf`` still means unreachable."""
-    filled = [[math.inf if value is None else float(value) for value in row] for row in rows]
+def from_cost_rows(rows: Sequence[Sequence[Any]], *, as_numpy: bool) -> CostGrid:
+    """JSON cost rows (``null`` = unreachable; or layers of them) with ``inf`` for
+    null, as the ``.npz`` form has it: float32, or float64 when a finite cost would
+    overflow float32 (a sum of cell costs near their limit), so that ``inf`` still
+    means unreachable."""
+    filled: Any
+    if rows and rows[0] and isinstance(rows[0][0], list):  # [layer][row][column]
+        filled = [from_cost_rows(floor, as_numpy=False) for floor in rows]
+    else:
+        filled = [[math.inf if value is None else float(value) for value in row] for row in rows]
     if not as_numpy:
-        return filled
+        return filled  # type: ignore[no-any-return]
     numpy = numpy_or_fail()
     exact: NDArray[np.float64] = numpy.asarray(filled, dtype="float64")
     with numpy.errstate(over="ignore"):
@@ -132,8 +137,10 @@ def from_cost_rows(rows: Sequence[Sequence[float | None]], *, as_numpy: bool) ->
     return narrowed
 
 
-def from_code_rows(rows: Sequence[Sequence[int]], *, as_numpy: bool) -> CodeGrid:
+def from_code_rows(rows: Sequence[Sequence[Any]], *, as_numpy: bool) -> CodeGrid:
     if as_numpy:
         codes: NDArray[np.int8] = numpy_or_fail().asarray(rows, dtype="int8")
         return codes
+    if rows and rows[0] and isinstance(rows[0][0], list):  # [layer][row][column]
+        return [from_code_rows(floor, as_numpy=False) for floor in rows]  # type: ignore[misc]
     return [[int(value) for value in row] for row in rows]

@@ -9,6 +9,8 @@ ignored, and fields an older one lacks (``revision``, ``reached``, ``partial_rea
 from __future__ import annotations
 
 import io
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
@@ -474,6 +476,25 @@ DIRECTIONS: Final[dict[int, tuple[int, int]]] = {
 }
 
 
+#: ``FlowField.next`` of a cell whose first step is a link.
+LINK_STEP: Final = 8
+
+
+@dataclass(frozen=True)
+class FieldLinkStep:
+    """A cell of a field whose first step is a link: ``at``, the link's ``id``, and
+    where it leads (``to``)."""
+
+    at: Point
+    id: str
+    to: Point
+
+    @classmethod
+    def all_of(cls, data: Sequence[Json] | None) -> tuple[FieldLinkStep, ...]:
+        return tuple(cls(tuple(map(int, d["at"])), str(d["id"]), tuple(map(int, d["to"])))
+                     for d in data or ())  # fmt: skip
+
+
 @dataclass(frozen=True)
 class FlowField:
     """A distance and flow field towards a set of goals (``field``).
@@ -493,6 +514,11 @@ class FlowField:
             it had not settled are unreached); ``None`` for a whole field.
         profile_used: The profile the field is for, as :attr:`PathResult.profile_used`
             (the JSON form's field, or the ``.npz`` form's ``X-Profile-Used`` header).
+        links: On a map with links, each cell whose first step is a link (code
+            :data:`LINK_STEP`): the cell, the link's id and where it leads.
+
+    On a map of several layers, ``cost`` and ``next`` are ``[layer][y][x]`` and the
+    cells ``(x, y, layer)``.
     """
 
     revision: int
@@ -502,15 +528,20 @@ class FlowField:
     cache_hit: bool | None = None
     partial_reason: str | None = None
     profile_used: str | None = None
+    links: tuple[FieldLinkStep, ...] = ()
 
-    def next_cell(self, x: int, y: int) -> tuple[int, int] | None:
-        """The cell one step from ``(x, y)`` towards the nearest goal; ``None`` at a
-        goal or where no goal can be reached."""
-        code = int(self.next[y][x])
+    def next_cell(self, x: int, y: int, layer: int | None = None) -> Point | None:
+        """The cell one step from ``(x, y)`` (on ``layer``, on a layered map) towards
+        the nearest goal: a neighbour, or where a link leads; ``None`` at a goal or
+        where no goal can be reached."""
+        here: Point = (x, y) if layer is None else (x, y, layer)
+        code = int((self.next if layer is None else self.next[layer])[y][x])  # type: ignore[index]
         if code < 0:
             return None
+        if code == LINK_STEP:
+            return next(link.to for link in self.links if link.at == here)
         dx, dy = DIRECTIONS[code]
-        return (x + dx, y + dy)
+        return (x + dx, y + dy) if layer is None else (x + dx, y + dy, layer)
 
     @classmethod
     def from_json(cls, data: Json, *, as_numpy: bool, cache_hit: bool | None) -> FlowField:
@@ -522,6 +553,7 @@ class FlowField:
             cache_hit=cache_hit,
             partial_reason=data.get("partial_reason"),
             profile_used=data.get("profile_used"),
+            links=FieldLinkStep.all_of(data.get("links")),
         )
 
     @classmethod
@@ -536,7 +568,7 @@ class FlowField:
         with np.load(io.BytesIO(content), allow_pickle=False) as arrays:
             return cls(
                 revision=int(arrays["revision"]),
-                goals=arrays["goals"].astype(np.int32, copy=False).reshape(-1, 2),
+                goals=arrays["goals"].astype(np.int32, copy=False).reshape(-1, arrays["cost"].ndim),
                 cost=arrays["cost"],
                 next=arrays["next"],
                 cache_hit=cache_hit,
@@ -544,4 +576,7 @@ class FlowField:
                     str(arrays["partial_reason"]) if "partial_reason" in arrays else None
                 ),
                 profile_used=profile_used,
+                links=FieldLinkStep.all_of(
+                    json.loads(str(arrays["links"])) if "links" in arrays else None
+                ),
             )
