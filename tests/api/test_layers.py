@@ -311,3 +311,16 @@ def test_a_field_flows_up_the_stairs_in_json_and_npz(client: TestClient) -> None
         assert '"stairs"' in str(arrays["links"])
     picture = client.post(f"/v1/maps/{map_id}/field.png", json={"goals": [[0, 0, 1]]})
     assert picture.status_code == 200
+
+
+def test_a_picture_of_one_layer_is_that_floor_s_rows(client: TestClient) -> None:
+    map_id = upload(client)["id"]
+    png = client.get(f"/v1/maps/{map_id}/image.png?scale=4").content
+    whole = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+    one = client.get(f"/v1/maps/{map_id}/image.png?scale=4&layer=1")
+    floor = np.asarray(Image.open(io.BytesIO(one.content)).convert("RGB"))
+    assert floor.shape == (12, 12, 3)
+    np.testing.assert_array_equal(floor, whole[16:28])
+    off = client.get(f"/v1/maps/{map_id}/image.png?layer=2")
+    assert off.status_code == 400
+    assert off.json()["message"] == "layer 2 is no layer of the map: it has 2 (0 to 1)"

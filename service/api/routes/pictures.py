@@ -191,12 +191,17 @@ def _checked_legend(grid: GridMap, scale: int, names: Sequence[str], settings: S
 
 
 def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
-             clusters: int | None, classes: bool) -> tuple[bytes | None, int]:  # fmt: skip
+             clusters: int | None, classes: bool, layer: int | None
+             ) -> tuple[bytes | None, int]:  # fmt: skip
     """The PNG and the revision drawn; None when the cluster tables asked for are not
     there (yet)."""
     names: tuple[str, ...] = ()
     with runtime.cache.acquire(map_id) as grid:
         _checked_scale(grid, scale, runtime.settings)
+        floors = grid.layers
+        if layer is not None and not 0 <= layer < floors.count:
+            raise ApiError(ErrorCode.INVALID_VALUE, f"layer {layer} is no layer of the map: "
+                           f"it has {floors.count} (0 to {floors.count - 1})")  # fmt: skip
         if classes:
             if grid.terrain is None:
                 raise ApiError(ErrorCode.INVALID_VALUE, "classes: this map has no terrain "
@@ -219,6 +224,9 @@ def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
     image = Image.fromarray(rgb)
     if links is not None:
         _draw_links(ImageDraw.Draw(image), links.links, scale)
+    if layer is not None:  # its rows of the stacked picture (links to elsewhere cut)
+        top = floors.row_of(0, layer) * scale
+        image = image.crop((0, top, image.width, top + floors.height * scale))
     return _png(_with_legend(image, names) if classes else image), revision
 
 
@@ -232,7 +240,9 @@ def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
     "while those tables build). `classes=true` draws each cell in its terrain class's "
     "colour (a fixed palette by class id, darker on dearer base costs; walls of base cost "
     "0 dark) with a legend of the classes' swatches and names in a strip below the map "
-    "(InvalidValue on a map without classes, or with `islands`). At most "
+    "(InvalidValue on a map without classes, or with `islands`). A map of several layers "
+    "is drawn top to bottom, layer 0 first, a dark row between two; `layer` draws one. Links "
+    "are arrows from where they are taken to where they lead (closed ones grey). At most "
     "GRIDPATH_MAX_IMAGE_PIXELS pixels, the legend's included (TooBig), and `scale` at most "
     "GRIDPATH_MAX_IMAGE_SCALE. The ETag is the revision drawn.",
     response_class=Response,
@@ -263,6 +273,13 @@ async def map_image(
         QueryFlag,
         Query(description="Draw the terrain classes, with a legend below the map."),
     ] = False,
+    layer: Annotated[
+        QueryInteger | None,
+        Query(
+            description="Draw this layer only (a map of several; default: all of them, "
+            "top to bottom, a dark row between two)."
+        ),
+    ] = None,
 ) -> Response:
     await runtime.until_ready()
     limit = runtime.settings.max_image_scale
@@ -277,7 +294,7 @@ async def map_image(
                        "the cells: ask for one of them")  # fmt: skip
     data, revision = await runtime.run(_picture, runtime, record.id, scale=scale,
                                        islands=islands, clusters=clusters,
-                                       classes=classes)  # fmt: skip
+                                       classes=classes, layer=layer)  # fmt: skip
     if data is None:
         raise no_clusters_error(runtime, record.id)
     return Response(data, media_type=PNG, headers={"ETag": etag(revision)})
