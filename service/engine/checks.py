@@ -29,9 +29,6 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
     nearest, size = options.unreachable == "nearest", options.agent_size
     if (query.goal is None) + (query.goals is None) + (query.goal_region is None) != 2:
         raise InvalidQueryError("give exactly one of goal, goals and goal_region")
-    if nearest and (grid.links is not None or grid.layers.count > 1):
-        raise InvalidQueryError("unreachable 'nearest' does not take a map's links or "
-                                "layers yet")  # fmt: skip
     sx, sy = checked_cell(grid, query.start, "start")
     walked = grid
     if options.profile is not None:  # the map as the profile's unit walks it
@@ -63,7 +60,10 @@ def check_query(grid: GridMap, query: PathQuery, max_goals: int = UNLIMITED) -> 
         check_walkable(sized, goal_set.points, "goals", room=(grid, size))
     elif nearest and query.goal is not None:
         labels = sized.reach_islands.labels[1 if options.diagonal == "always" else 0]
-        if labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]:
+        # (On a map with links, a goal on the start's island may still lie beyond a
+        # one-way link: the goal-set search finds the nearest cell it reaches.)
+        if (labels[target] == 0 or labels[target] != labels[grid.flat_index(sx, sy)]
+                or sized.links is not None):  # fmt: skip
             goal_set = cells_goal_set(sized, np.array([target], np.int64))
     plan = plan_for(sized, options, single_goal=query.goal is not None,
                     goal_set=goal_set is not None)  # fmt: skip

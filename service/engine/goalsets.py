@@ -9,13 +9,20 @@ from service.engine.goals import GoalSet, cells_goal_set
 from service.engine.grid import GridMap
 from service.engine.kernels.bundles import Nodes, Task, Terrain
 from service.engine.kernels.codes import (
+    CLOSED,
     DIAGONAL_ALWAYS,
     STATUS_DEADLINE,
     STATUS_FOUND,
     STATUS_NO_PATH,
     STATUS_PARTIAL,
 )
-from service.engine.kernels.goals import goal_on_island, goal_set_search, nearest_cells
+from service.engine.kernels.goals import (
+    GOAL_CELLS,
+    goal_on_island,
+    goal_set_search,
+    nearest_cells,
+    nearest_of,
+)
 from service.engine.kernels.paths import chain_length, write_chain, write_turns_and_length
 from service.engine.links import NO_LINKS_VIEW
 from service.engine.options import PartialReason
@@ -43,9 +50,13 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
     label = labels[query.source]
     target = query.goal_set
     reason: PartialReason | None = None
-    if not goal_on_island(labels, width, label, target.kernel):
-        if not query.plan.nearest:
-            return no_path(grid, query)
+    # With links (one-way ones: an island is not all reachable) or floors (distances
+    # are a floor's), the nearest cells are found among those the search settles.
+    stacked = grid.links is not None or grid.layers.count > 1
+    on_island = goal_on_island(labels, width, label, target.kernel)
+    if not on_island and not query.plan.nearest:
+        return no_path(grid, query)
+    if not on_island and not stacked:
         nearest = _nearest_cells(grid, labels, label, target, query.plan.budget)
         if nearest is None:  # the budget ran out while looking: stay put
             nearest = np.array([query.source], np.int64)
@@ -73,10 +84,14 @@ def search_goal_set(grid: GridMap, query: CheckedQuery, scratch: Scratch | None,
         scratch.trace_buffer(trace),
         links,
     )
-    if status == STATUS_NO_PATH:  # not on the island after all: cannot happen
+    if stacked and query.plan.nearest and status in (STATUS_NO_PATH, STATUS_PARTIAL):
+        reason = "unreachable" if status == STATUS_NO_PATH else "budget"
+        end = nearest_settled(grid, scratch, generation, query.source, target)
+        status = STATUS_PARTIAL
+    if status == STATUS_NO_PATH:  # (unreachable through a one-way link, on a map of links)
         return no_path(grid, query)
     if status == STATUS_PARTIAL:
-        reason = "budget"
+        reason = reason or "budget"
     elif status == STATUS_DEADLINE:
         reason = "deadline"
     n = chain_length(scratch.parent, end)
@@ -118,6 +133,36 @@ def _nearest_cells(grid: GridMap, labels: npt.NDArray[np.int32], label: int, goa
         out = np.empty(count, np.int64)
         nearest_cells(labels, grid.padded_width, height, label, goal.kernel, out, budget)
     return None if count < 0 else out[:count]
+
+
+def nearest_settled(grid: GridMap, scratch: Scratch, generation: int, source: int,
+                    goal: GoalSet) -> int:  # fmt: skip
+    """The cell, of those the search of ``generation`` settled, nearest ``goal`` in
+    the plane of a floor holding a goal (Euclidean, as ``goals`` measures; ties: the
+    cheaper, then the first in row order); ``source`` when it settled no cell of such a
+    floor (the unit cannot get nearer there)."""
+    width, cells = grid.padded_width, grid.padded.size
+    reached = scratch.stamp[:cells] == generation
+    settled = np.flatnonzero(reached & (scratch.heap[2][:cells] == CLOSED))
+    rows = grid.layers.height + 1
+    floors = (settled // width - 1) // rows
+    best, best_d, best_g = source, np.inf, np.inf
+    for floor, floor_goal in _goals_by_floor(grid, goal, rows):
+        cells = settled[floors == floor]
+        i, d, g = nearest_of(cells, scratch.g, floor_goal.kernel, width)
+        if i >= 0 and (d < best_d or (d == best_d and g < best_g)):
+            best, best_d, best_g = int(cells[i]), d, g
+    return best
+
+
+def _goals_by_floor(grid: GridMap, goal: GoalSet, rows: int) -> list[tuple[int, GoalSet]]:
+    """``goal`` split by floor: each floor holding goals, with those goals."""
+    width = grid.padded_width
+    if goal.kind != GOAL_CELLS:  # a region lies on one floor (``goals``)
+        return [(int(goal.boxes[0, 1] - 1) // rows, goal)]
+    floors = (goal.members // width - 1) // rows
+    return [(int(f), cells_goal_set(grid, goal.members[floors == f]))
+            for f in np.unique(floors).tolist()]  # fmt: skip
 
 
 def no_path(grid: GridMap, query: CheckedQuery) -> PathResult:

@@ -36,7 +36,7 @@ from service.engine.held_paths import check_paths
 from service.engine.kernels.cache import is_warm, mark_warm
 from service.engine.landmarks import build_landmarks
 from service.engine.layers import Layers
-from service.engine.links import Link, anywhere, links_of
+from service.engine.links import Link, anywhere, empty_links, links_of
 from service.engine.policy import BatchPolicy
 from service.engine.queries import PathQuery
 from service.engine.result import PathResult
@@ -112,6 +112,12 @@ def _warm_goals(grid: GridMap) -> None:
     find_path(grid, (0, 0), goal_region=RectRegion(2, 2, 2, 1))
     find_path(grid, (0, 0), goal_region=CircleRegion((3, 2), 1.0), unreachable="nearest")
     find_path(grid, (0, 0), (4, 0), unreachable="nearest")  # a blocked goal
+    # Two floors: the nearest cell among those a search settles, per floor.
+    layers = Layers(2, 1, 3)
+    floors = np.ones((2, 1, 3), np.float32)
+    floors[1, 0, 2] = 0.0
+    stacked = GridMap.from_costs(layers.stack(floors)).with_links(empty_links(layers))
+    find_path(stacked, (0, 0), (2, 2), unreachable="nearest")
 
 
 def _warm_smoothing() -> None:

@@ -174,9 +174,14 @@ def test_goal_sets_and_regions_take_cells_on_their_layer(client: TestClient) -> 
     off = post(client, url, {"start": [0, 0], "goal_region": {"rect": [0, 0, 1, 1], "layer": 2}})
     assert off.status_code == 400
     assert "goal_region.layer 2 is no layer of the map" in off.json()["message"]
-    nearest = post(client, url, {"start": [0, 0], "goal": [1, 1], "unreachable": "nearest"})
-    assert nearest.status_code == 400
-    assert "nearest" in nearest.json()["message"]
+    # The pillar is no cell to stand on: the path ends beside it, on its floor.
+    body = {"start": [2, 2], "goal": [1, 1], "unreachable": "nearest", "format": "cells"}
+    nearest = post(client, url, body).json()
+    assert (nearest["status"], nearest["partial_reason"]) == ("partial", "unreachable")
+    assert nearest["path"] == [[2, 2, 0], [2, 1, 0]]
+    # A goal on a floor the unit cannot reach: it stays where it is.
+    body = {"start": [2, 2], "goal": [1, 1, 1], "unreachable": "nearest"}
+    assert post(client, url, body).json()["path"] == [[2, 2, 0]]
 
 
 def test_npy_and_npz_uploads_take_layers(client: TestClient) -> None:

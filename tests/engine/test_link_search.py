@@ -138,8 +138,6 @@ def test_what_does_not_take_links_yet_says_so() -> None:
     _, grid, _ = _linked(1)
     ys, xs = np.nonzero(grid.costs > 0)
     start, goal = (int(xs[0]), int(ys[0])), (int(xs[-1]), int(ys[-1]))
-    with pytest.raises(InvalidQueryError, match="nearest"):
-        find_path(grid, start, goal, unreachable="nearest")
     with pytest.raises(InvalidQueryError, match="jps"):
         find_path(grid, start, goal, algorithm="jps")
 

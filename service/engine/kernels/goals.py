@@ -118,6 +118,24 @@ def _distance(goal, width, x, y, bound):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def nearest_of(cells, g, goal, width):
+    """``(i, distance, g)``: the position in ``cells`` (padded cells) of the one
+    nearest the goal set (``goal_distance``; ties: the least ``g[cell]``, then the
+    first), its distance and its g; ``i`` -1 for no cells."""
+    best = -1
+    best_d = np.inf
+    best_g = np.inf
+    for i in range(cells.size):
+        c = cells[i]
+        d = goal_distance(goal, width, c % width, c // width, best_d)
+        if d < best_d or (d == best_d and g[c] < best_g):
+            best = i
+            best_d = d
+            best_g = g[c]
+    return best, best_d, best_g
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def goal_on_island(labels, width, label, goal):
     """Whether a walkable goal cell has island ``label`` (bounded by the boxes)."""
     kind, _, members, boxes = goal
