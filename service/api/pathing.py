@@ -335,7 +335,7 @@ def search(grid: GridMap, query: Query, *, policy: BatchPolicy, budget: int | No
 
 def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     """The JSON answer of one search (numpy arrays are serialised by orjson)."""
-    points, length = path_points(result, query.format)
+    points, length, links_at = path_points(result, query.format)
     payload: dict[str, Any] = {
         "status": result.status,
         "cost": result.cost,
@@ -358,20 +358,22 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     if result.grid is not None and result.grid.layers.count > 1:
         _on_layers(payload, result.grid.layers)
     if result.grid is not None and result.grid.links is not None:
-        cells = query.format == "cells"
-        payload["links_used"] = [{"id": use.id, "at": use.at if cells else use.waypoint}
-                                 for use in result.links_used]  # fmt: skip
+        used = zip(result.links_used, links_at, strict=True)
+        payload["links_used"] = [{"id": use.id, "at": at} for use, at in used]
     return payload
 
 
 def path_points(result: PathResult, path_format: PathFormat
-                ) -> tuple[npt.NDArray[np.int32], float]:  # fmt: skip
-    """A result's (n, 2) ``(x, row)`` path points in ``path_format``, and its length."""
+                ) -> tuple[npt.NDArray[np.int32], float, tuple[int, ...]]:  # fmt: skip
+    """A result's (n, 2) ``(x, row)`` path points in ``path_format``, its length, and
+    the index in those points where each link it takes is entered."""
     if path_format == "smoothed":
         smooth = result.smoothed()
-        return smooth.points, smooth.length
-    points = result.cells if path_format == "cells" else result.waypoints
-    return points, result.length  # waypoint segments run along grid directions: same length
+        return smooth.points, smooth.length, smooth.links_at
+    if path_format == "cells":
+        return result.cells, result.length, tuple(use.at for use in result.links_used)
+    # Waypoint segments run along grid directions: the same length.
+    return result.waypoints, result.length, tuple(use.waypoint for use in result.links_used)
 
 
 def _on_layers(payload: dict[str, Any], layers: Layers) -> None:

@@ -7,7 +7,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from service.engine.errors import EngineError, InvalidQueryError
+from service.engine.errors import EngineError
 from service.engine.grid import GridMap
 from service.engine.kernels.codes import (
     STATUS_DEADLINE,
@@ -27,11 +27,15 @@ class SmoothedPath:
 
     Attributes:
         points: (m, 2) int32 ``(x, y)`` corner cells, start to end.
-        length: Euclidean length in cells (sum of segment lengths).
+        length: Euclidean length in cells (sum of segment lengths; a link's jump is
+            not a segment).
+        links_at: on a map with links, the index in ``points`` where each link the
+            path takes is entered (the next point is where it leaves), in order.
     """
 
     points: npt.NDArray[np.int32]
     length: float
+    links_at: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,19 +114,29 @@ class PathResult:
         """
         if self.grid is None or self.cells.shape[0] == 0:
             return SmoothedPath(points=self.cells, length=0.0)
-        if self.grid.links is not None:  # a line of sight would cut across a link
-            raise InvalidQueryError("paths on a map with links are not smoothed yet")
+        if not self.links_used:
+            points = self._pulled(self.cells)
+            return SmoothedPath(points=points, length=float(polyline_length(points)))
+        # A line of sight never cuts across a link: each stretch between two links is
+        # pulled on its own, and both ends of every link stay.
+        ends = [use.at + 1 for use in self.links_used]
+        pieces = [self._pulled(self.cells[a:b]) for a, b in
+                  zip([0, *ends], [*ends, self.cells.shape[0]], strict=True)]  # fmt: skip
+        links_at = tuple(int(i) - 1 for i in np.cumsum([p.shape[0] for p in pieces[:-1]]))
+        return SmoothedPath(points=np.concatenate(pieces),
+                            length=float(sum(polyline_length(p) for p in pieces)),
+                            links_at=links_at)  # fmt: skip
+
+    def _pulled(self, cells: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """The corners of ``cells`` (a stretch on the grid) that string pulling keeps."""
         grid = self.grid
-        kept = string_pull(
-            grid.padded,
-            grid.padded_width,
-            self.cells,
-            turning_points(self.cells),
-            self.diagonal_code,
-            grid.uniform,
-        )
-        points = self.cells[kept]
-        return SmoothedPath(points=points, length=float(polyline_length(points)))
+        assert grid is not None
+        if cells.shape[0] < 2:
+            return cells
+        kept = string_pull(grid.padded, grid.padded_width, cells, turning_points(cells),
+                           self.diagonal_code, grid.uniform)  # fmt: skip
+        corners: npt.NDArray[np.int32] = cells[kept]
+        return corners
 
 
 #: ``PathBatch.status`` of a row refused before its search (its error in ``errors``).

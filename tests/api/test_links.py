@@ -152,3 +152,13 @@ def test_goal_sets_and_held_paths_go_through_links(client: TestClient) -> None:
     edit(client, map_id, {"link": {"id": "door", "enabled": False}})
     checked = client.post(f"/v1/maps/{map_id}/paths/check", json=held).json()["results"]
     assert checked == [{"walkable": False, "cost": None, "blocked_at": [3, 1]}]
+
+
+def test_a_smoothed_path_lists_its_links_in_its_own_points(client: TestClient) -> None:
+    map_id = upload(client, links=[DOOR])
+    answer = path(client, map_id, start=[0, 0], goal=[4, 2], format="smoothed")
+    assert answer["status"] == "found"
+    at = answer["links_used"][0]["at"]
+    assert answer["path"][at : at + 2] == [[1, 1], [3, 1]]
+    assert answer["path"][0] == [0, 0]
+    assert answer["path"][-1] == [4, 2]

@@ -285,3 +285,31 @@ def test_a_held_step_between_cells_no_link_joins_is_refused() -> None:
     assert not check_paths(linked, [[(2, 2), (0, 0)]]).walkable[0]  # against a one-way link
     with pytest.raises(InvalidEditError, match=r"paths\[0\]\[1\] \[1, 2\] is not on a row"):
         check_paths(linked, [[(0, 0), (1, 2)]])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_smoothed_paths_keep_both_ends_of_every_link_and_pull_each_stretch(seed: int) -> None:
+    _layers, grid, _links = _linked(seed)
+    rng = np.random.default_rng(1300 + seed)
+    ys, xs = np.nonzero(grid.costs > 0)
+    for _ in range(30):
+        a, b = rng.choice(xs.size, 2, replace=False)
+        result = find_path(grid, (int(xs[a]), int(ys[a])), (int(xs[b]), int(ys[b])))
+        if result.status != "found" or not result.links_used:
+            continue
+        smooth = result.smoothed()
+        points = smooth.points.tolist()
+        assert points[0] == result.cells[0].tolist()
+        assert points[-1] == result.cells[-1].tolist()
+        assert len(smooth.links_at) == len(result.links_used)
+        for use, at in zip(result.links_used, smooth.links_at, strict=True):
+            assert points[at] == result.cells[use.at].tolist()
+            assert points[at + 1] == result.cells[use.at + 1].tolist()
+        assert smooth.length <= result.length + 1e-9
+        # Each stretch between links is on the grid: its segments cross open cells.
+        stretches = np.split(smooth.points, [at + 1 for at in smooth.links_at])
+        for stretch in stretches:
+            for (x0, y0), (x1, y1) in itertools.pairwise(stretch.tolist()):
+                for t in np.linspace(0.0, 1.0, 25):
+                    x, y = round(x0 + t * (x1 - x0)), round(y0 + t * (y1 - y0))
+                    assert grid.costs[y, x] > 0

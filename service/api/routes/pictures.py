@@ -390,7 +390,7 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
         with deadline_scope(deadline):
             result = search(grid, query, policy=runtime.batch_policy)
         payload = answer(result, query, 0)
-        points, _ = path_points(result, query.format)  # on the picture: the stacked grid's
+        points, _, _ = path_points(result, query.format)  # (the stacked grid's cells)
         # The map as the unit's profile sees it: its walls, its costs' shades.
         spec = bound_spec(grid, query)
         rgb = map_pixels(grid.view(ViewKey(1, spec.options.profile)), scale=scale)
