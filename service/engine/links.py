@@ -363,27 +363,28 @@ class LinkUse(NamedTuple):
     waypoint: int
 
 
-LinkedPath = tuple[npt.NDArray[np.int32], float, tuple[LinkUse, ...]]
+LinkedPath = tuple[npt.NDArray[np.int32], float, tuple[LinkUse, ...], float]
 
 
 def link_steps(links: MapLinks, padded: npt.NDArray[np.float32], cells: npt.NDArray[np.int32],
                diagonal: int) -> LinkedPath:  # fmt: skip
-    """The waypoints, length and links of a path ``cells`` ((n, 2) ``(x, row)`` of the
-    stacked grid) found on a map with ``links``, under the diagonal policy code
-    ``diagonal``.
+    """The waypoints, length, links and cost of a path ``cells`` ((n, 2) ``(x, row)``
+    of the stacked grid) found on a map with ``links``, under the diagonal policy
+    code ``diagonal``.
 
     A step is a link's when no grid move makes it, or the link is cheaper than the
     move, as the search chose (the cheapest link, then the first by id). Both ends
     of a link are waypoints, whatever the directions around them, so that straight
     lines between waypoints give the path's cells back; a link adds nothing to the
-    length, which counts the cells walked.
+    length, which counts the cells walked. The cost is summed from the start
+    forwards, step by step, as a search sums ``g``: the same float64 a search gives.
     """
     width = links.links.layers.width + 2
     n = cells.shape[0]
     flat = (cells[:, 1].astype(np.int64) + 1) * width + cells[:, 0] + 1
     taken = np.zeros(max(n - 1, 0), np.bool_)
     uses: list[tuple[str, int]] = []
-    length = 0.0
+    length = cost = 0.0
     for i in range(n - 1):
         u, v = int(flat[i]), int(flat[i + 1])
         step = _grid_step(padded, width, u, v, diagonal)
@@ -391,15 +392,17 @@ def link_steps(links: MapLinks, padded: npt.NDArray[np.float32], cells: npt.NDAr
         if edge is not None and (step is None or edge[0] < step[0]):
             taken[i] = True
             uses.append((links.links.ids[edge[1]], i))
+            cost += edge[0]
         elif step is not None:
             length += step[1]
+            cost += step[0]
     moves = np.diff(cells, axis=0)
     keep = np.zeros(n, np.bool_)
     keep[[0, -1]] = n > 0
     keep[1:-1] = (moves[1:] != moves[:-1]).any(axis=1) | taken[1:] | taken[:-1]
     kept = np.flatnonzero(keep)
     found = tuple(LinkUse(i, at, int(np.searchsorted(kept, at))) for i, at in uses)
-    return cells[keep], length, found
+    return cells[keep], length, found, cost
 
 
 def _grid_step(padded: npt.NDArray[np.float32], width: int, u: int, v: int,

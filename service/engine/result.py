@@ -263,10 +263,13 @@ class PathBatch:
 
 
 def with_links_taken(result: PathResult) -> PathResult:
-    """``result``, found on a map with links, with its waypoints, length and links
-    read from its cells (``links.link_steps``), in place."""
+    """``result``, found on a map with links, with its waypoints, length, links and
+    cost read from its cells (``links.link_steps``), in place. (A search's own cost
+    is that sum already; a shared-goal answer's path writer knows grid moves only.)"""
     grid = result.grid
     if grid is not None and grid.links is not None and result.cells.shape[0] > 1:
-        result.waypoints, result.length, result.links_used = link_steps(
+        result.waypoints, result.length, result.links_used, cost = link_steps(
             grid.links, grid.padded, result.cells, result.diagonal_code)  # fmt: skip
+        if result.cost is not None:
+            result.cost = cost
     return result

@@ -27,10 +27,12 @@ from service.engine.kernels.codes import (
     DIAGONAL_NEVER,
     HEURISTIC_MANHATTAN,
     HEURISTIC_OCTILE,
+    HEURISTIC_ZERO,
     NO_TABLE,
     STATUS_DEADLINE,
 )
 from service.engine.kernels.fields import settle_starts, write_chain_paths
+from service.engine.links import NO_EDGES
 from service.engine.plans import BatchPlans, LeanPlan, batch_plans, cluster_rows, plans_of
 from service.engine.queries import (
     ALGORITHM_NAMES,
@@ -49,6 +51,7 @@ from service.engine.result import (
     PathResult,
     SearchTrace,
     status_code,
+    with_links_taken,
 )
 from service.engine.scratch import (
     PathBuffers,
@@ -459,14 +462,20 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
         xs, ys = starts % width, starts // width
         box = np.array([xs.min(), ys.min(), xs.max(), ys.max()], np.int64)
         heuristic = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
+        into = NO_EDGES if grid.links is None else grid.links.edges.reversed()
+        if grid.links is not None:  # a link may lead nearer the starts than the box says
+            heuristic = HEURISTIC_ZERO
         terrain = Terrain(grid.padded, width, grid.min_cost)
         nodes = Nodes(scratch.take_generations(1), scratch.stamp, scratch.g, scratch.parent,
                       scratch.heap, scratch.stack[:0])  # fmt: skip
         wanted = (want, int(np.count_nonzero(want)), box)
-        settled = settle_starts(terrain, diagonal, heuristic, goal, wanted, nodes,
-                                scratch.timed_clock())  # fmt: skip
-        late = want[group] & on_island  # not settled: the deadline came first
-        reachable[first:] &= ~late
+        links = (into.slot, into.first, into.target, into.cost)
+        settled, exhausted = settle_starts(terrain, diagonal, heuristic, goal, wanted, nodes,
+                                           scratch.timed_clock(), links)  # fmt: skip
+        late = want[group] & on_island  # not settled: the deadline came first, or
+        reachable[first:] &= ~late  # (all cells settled) only a one-way link leads on
+        if exhausted:
+            late[:] = False
     outputs = (arrays.status, arrays.cost, arrays.length)
     done = first
     while True:
@@ -578,4 +587,6 @@ def _field_results(grid: GridMap, group: list[CheckedQuery], scratch: Scratch, *
             reached=(int(cells[-1, 0]), int(cells[-1, 1])) if code == "found" else None,
             partial_reason=REASON_NAMES[status[i]],
         ))  # fmt: skip
+        if grid.links is not None:
+            with_links_taken(results[-1])  # type: ignore[arg-type]
     return results + stopped

@@ -94,8 +94,8 @@ def field_groups(grid: GridMap, plans: BatchPlans, rows: npt.NDArray[np.int64],
     heuristic, a budget no search of this map runs out of), when they come from
     enough distinct starts (``sharing``; ``shared_goals``, its groups for the same
     queries)."""
-    if sharing.fewest <= 0 or rows.shape[0] < sharing.fewest or grid.links is not None:
-        return []  # (fields do not flow through links)
+    if sharing.fewest <= 0 or rows.shape[0] < sharing.fewest:
+        return []
     optimal = np.array([
         plans.weights[i] == 1.0 and plans.options[i, OPTION_BUDGET] >= grid.walkable_cells
         and used.heuristic_used in ADMISSIBLE[POLICY_NAMES[used.diagonal_code]]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.sparse.csgraph import dijkstra
 
-from service.engine import GridMap, RectRegion, find_path, find_paths
+from service.engine import BatchPolicy, GridMap, RectRegion, find_path, find_paths
 from service.engine.edits import CellsEdit, apply_changes, changes_of
 from service.engine.errors import InvalidEditError, InvalidQueryError
 from service.engine.held_paths import check_paths
@@ -313,3 +313,35 @@ def test_smoothed_paths_keep_both_ends_of_every_link_and_pull_each_stretch(seed:
                 for t in np.linspace(0.0, 1.0, 25):
                     x, y = round(x0 + t * (x1 - x0)), round(y0 + t * (y1 - y0))
                     assert grid.costs[y, x] > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_shared_goal_batch_flows_through_links_as_single_queries_do(seed: int) -> None:
+    _layers, grid, _links = _linked(seed)
+    rng = np.random.default_rng(1500 + seed)
+    ys, xs = np.nonzero(grid.costs > 0)
+    g = int(rng.integers(xs.size))
+    goal = (int(xs[g]), int(ys[g]))
+    starts = [(int(xs[i]), int(ys[i])) for i in rng.choice(xs.size, 12, replace=False)]
+    queries = [PathQuery(start, goal) for start in starts]
+    shared = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=2))
+    assert any(isinstance(r, PathResult) and r.algorithm_used == "field" for r in shared)
+    for query, result in zip(queries, shared, strict=True):
+        alone = find_path(grid, query.start, goal)
+        assert isinstance(result, PathResult)
+        assert result.status == alone.status
+        if alone.status == "found":
+            assert result.cost == alone.cost  # the same float64: summed the same way
+            assert [u.id for u in result.links_used] or not alone.links_used
+
+
+def test_a_shared_goal_batch_answers_no_path_past_a_one_way_link() -> None:
+    """Joined islands join a one-way link's two ends: a start that only the link's
+    wrong way joins to the goal was left unsettled, and answered as cut by a deadline."""
+    layers = Layers(2, 1, 3)
+    grid = GridMap.from_costs(layers.stack(np.ones((2, 1, 3), np.float32)))
+    down = Link("down", (0, 0, 1), (0, 0, 0), 1.0, two_way=False)
+    grid = grid.with_links(links_of(layers, [down], walkable=anywhere, max_links=1))
+    queries = [PathQuery((x, 0), (2, 2)) for x in range(3)]  # floor 0 to floor 1
+    results = find_paths(grid, queries, policy=BatchPolicy(shared_goal_queries=2))
+    assert [r.status for r in results if isinstance(r, PathResult)] == ["no_path"] * 3

@@ -140,7 +140,7 @@ def distance_field(cost, width, diagonal, goals, limits, dist, step, heap, links
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes, clock):
+def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes, clock, links):
     """Search outward from ``goals`` over reversed moves until every cell of ``starts``
     is settled: the shared search of a batch of queries to one goal (or goal set).
 
@@ -167,16 +167,24 @@ def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes, clock):
             towards them (``NO_PARENT`` at a goal), valid for known cells; the heap,
             with room for every cell (the stack is not read).
         clock: the clock (``clock``): past its deadline the search stops.
+        links: ``(slot, first, source, cost)``: the map's link edges grouped by the
+            cell each enters (``links.LinkEdges.reversed``; an empty ``slot`` for a
+            map without links). With links the heuristic must be zero (a link may
+            lead nearer the starts than the box says).
 
     Returns:
-        The number of cells settled. ``want`` is left true at the starts not
-        settled: none, unless the deadline stopped the search.
+        ``(settled, exhausted)``: the number of cells settled, and whether the search
+        ran out of cells. ``want`` is left true at the starts not settled: none,
+        unless the deadline stopped the search or (on a map with links) a start
+        cannot reach a goal although on its island (a one-way link).
     """
     cost, width, h_scale = terrain
     want, wanted, box = starts
     gen, stamp, g, parent, heap, _ = nodes
     node_of, _, pos = heap
     moves = move_count(diagonal)
+    slot = links[0]
+    linked = slot.size > 0
     size = 0
     for i in range(goals.size):
         c = goals[i]
@@ -217,7 +225,34 @@ def settle_starts(terrain, diagonal, heuristic, goals, starts, nodes, clock):
                 size = push(heap, size, u, fu, gu, False)
             else:
                 decrease(heap, u, fu, gu, False)
-    return settled
+        if linked and slot[v] >= 0:
+            size = _settle_links(cost, links, nodes, v, gv, size)
+    return settled, size == 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _settle_links(cost, links, nodes, v, gv, size):
+    """``settle_starts``'s relaxation of the links that lead into ``v`` (its zero
+    heuristic: f is g), kept out of the grid's loop. Returns the heap's size."""
+    slot, first, source, link_cost = links
+    gen, stamp, g, parent, heap, _ = nodes
+    pos = heap[2]
+    for e in range(first[slot[v]], first[slot[v] + 1]):
+        u = np.int64(source[e])
+        if cost[u] <= 0.0:  # walled since the link was put
+            continue
+        gu = gv + link_cost[e]
+        fresh = stamp[u] != gen
+        if not fresh and (pos[u] == CLOSED or gu >= g[u]):
+            continue
+        g[u] = gu
+        parent[u] = v
+        if fresh:
+            stamp[u] = gen
+            size = push(heap, size, u, gu, gu, False)
+        else:
+            decrease(heap, u, gu, gu, False)
+    return size
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
