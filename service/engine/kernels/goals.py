@@ -170,7 +170,7 @@ def goal_set_search(terrain, task, nodes, trace, links):
     cost, width, h_scale = terrain
     start, goal, diagonal, heuristic, weight, budget, tie_break, _, clock = task
     gen, stamp, g, parent, heap, _ = nodes
-    node_of, _, pos = heap
+    node_of = heap[0]
     boxes = goal[3]
     moves = move_count(diagonal)
     slot, first, target, link_cost = links[0], links[1], links[2], links[3]
@@ -227,12 +227,7 @@ def goal_set_search(terrain, task, nodes, trace, links):
             fm = ng + weight * h_scale * box_heuristic(heuristic, boxes, x + DX[k], y + DY[k])
             if fresh:
                 stamp[m] = gen
-                size = push(heap, size, m, fm, ng, tie_break)
-            elif pos[m] == CLOSED:
-                reopened += 1
-                size = push(heap, size, m, fm, ng, tie_break)
-            else:
-                decrease(heap, m, fm, ng, tie_break)
+            size, reopened = _queued(heap, size, m, (fm, ng), fresh, tie_break, reopened)
         if linked and slot[n] >= 0:
             size, reopened = _reach_links(nodes, n, gn, (cost, width, h_scale * weight),
                                           (slot, first, target, link_cost), (heuristic, boxes),
@@ -251,7 +246,6 @@ def _reach_links(nodes, n, gn, terrain, links, towards, tie_break, size, reopene
     cost, width, scale = terrain
     slot, first, target, link_cost = links
     kind, boxes = towards
-    pos = heap[2]
     for e in range(first[slot[n]], first[slot[n] + 1]):
         m = target[e]
         ng = gn + link_cost[e]
@@ -265,12 +259,21 @@ def _reach_links(nodes, n, gn, terrain, links, towards, tie_break, size, reopene
         fm = ng + scale * box_heuristic(kind, boxes, m % width, m // width)
         if fresh:
             stamp[m] = gen
-            size = push(heap, size, m, fm, ng, tie_break)
-        elif pos[m] == CLOSED:
-            reopened += 1
-            size = push(heap, size, m, fm, ng, tie_break)
-        else:
-            decrease(heap, m, fm, ng, tie_break)
+        size, reopened = _queued(heap, size, m, (fm, ng), fresh, tie_break, reopened)
+    return size, reopened
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _queued(heap, size, m, keys, fresh, tie_break, reopened):
+    """Put ``m`` on the open list at ``keys`` = ``(f, g)``: pushed when ``fresh`` or
+    closed (then reopened), else its key lowered. Returns the heap's size and the
+    reopened count."""
+    f, g = keys
+    if fresh:
+        return push(heap, size, m, f, g, tie_break), reopened
+    if heap[2][m] == CLOSED:
+        return push(heap, size, m, f, g, tie_break), reopened + 1
+    decrease(heap, m, f, g, tie_break)
     return size, reopened
 
 
