@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 from service.engine import GridMap
 from service.engine.changes import Changes
 from service.engine.edits import apply_changes, logged_changes
-from service.engine.layers import Layers
 from service.engine.link_edits import op_json, op_of_json
 from service.engine.terrain_edits import log_profiles, logged_profiles
 from service.store.editlog import LogRecord
@@ -69,7 +68,7 @@ def record_changes(grid: GridMap, entry: LogRecord) -> Changes:
     Raises:
         InvalidEditError: the record does not fit the map (a record of another map).
     """
-    layers = Layers(1, grid.height, grid.width)
+    layers = grid.layers
     ops = [op_of_json(item, f"logged link edit {i}", layers)
            for i, item in enumerate(entry.links or ())]  # fmt: skip
     return logged_changes(grid, entry.cells, entry.costs, entry.classes, entry.names,
@@ -79,8 +78,7 @@ def record_changes(grid: GridMap, entry: LogRecord) -> Changes:
 def record_of(grid: GridMap, new: GridMap, changes: Changes) -> LogRecord:
     """The edit log's record of ``changes``, which made ``new`` from ``grid``."""
     terrain = changes.terrain
-    layers = Layers(1, grid.height, grid.width)
-    links = [op_json(op, layers) for op in changes.ops] or None
+    links = [op_json(op, grid.layers) for op in changes.ops] or None
     if terrain is None:
         return LogRecord(new.revision, changes.lowers, changes.map_cells(grid), changes.new,
                          figures_of(new), links=links)  # fmt: skip

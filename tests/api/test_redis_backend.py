@@ -449,3 +449,27 @@ def test_links_reach_every_service_on_the_store(tmp_path: Path, server: RedisSer
         assert walked["links_used"] == []
         assert walked["cost"] > 8
         assert two.get(f"/v1/maps/{map_id}/links").json()["links"][0]["enabled"] is False
+
+
+def test_a_map_of_floors_reaches_every_service(tmp_path: Path, server: RedisServer) -> None:
+    """A layered map uploaded through one service, and its stairs put through it, are
+    what the other answers with: floors, links and [x, y, layer] cells."""
+    one, two = two_services(tmp_path, server)
+    with one, two:
+        wait_ready(one)
+        wait_ready(two)
+        floors = [[[1, 1, 1], [1, 1, 1]], [[1, 1, 1], [1, 1, 1]]]
+        map_id = one.post("/v1/maps", json={"costs": floors}).json()["id"]
+        assert two.get(f"/v1/maps/{map_id}").json()["layers"] == 2
+        body = {"start": [0, 0], "goal": [2, 1, 1], "format": "cells"}
+        assert two.post(f"/v1/maps/{map_id}/path", json=body).json()["status"] == "no_path"
+        stairs = {"id": "stairs", "from": [2, 1, 0], "to": [0, 0, 1], "cost": 3.0}
+        put = one.post(f"/v1/maps/{map_id}/edits", json={"edits": [{"link": stairs}]})
+        assert put.json()["revision"] == 1
+        answer = two.post(f"/v1/maps/{map_id}/path", json=body | {"min_revision": 1}).json()
+        assert answer["status"] == "found", answer
+        assert answer["path"][0] == [0, 0, 0]
+        assert answer["path"][-1] == [2, 1, 1]
+        assert answer["links_used"][0]["id"] == "stairs"
+        grid = np.load(io.BytesIO(two.get(f"/v1/maps/{map_id}/grid").content))
+        assert grid.shape == (2, 2, 3)

@@ -286,3 +286,22 @@ def test_a_map_with_links_keeps_them_and_their_edits(backend: tuple[Store, Reope
         assert links_of_grid(loaded) == [dataclasses.replace(door, enabled=False)]
     assert store.compact(record.id, two) is True
     assert links_of_grid(reopen().load(record.id)) == links_of_grid(two)
+
+
+def test_a_map_of_floors_keeps_its_stairs_through_the_log(backend: tuple[Store, Reopen]) -> None:
+    """A link between floors was logged with its ends as [x, y] (the layer dropped):
+    replayed, the stairs led to floor 0."""
+    store, reopen = backend
+    layers = Layers(2, 2, 3)
+    grid = GridMap.from_costs(layers.stack(np.ones((2, 2, 3), np.float32)))
+    grid = grid.with_links(links_of(layers, [], walkable=grid.walkable, max_links=8))
+    record = store.create(grid, "floors")
+    stairs = Link("stairs", (2, 1, 0), (0, 0, 1), 3.0)
+    one, entry = terrain_edited(grid, [LinkEdit(stairs)])
+    store.append_edit(record.id, entry)
+    for again in (store, reopen()):
+        loaded = again.load(record.id)
+        assert loaded.layers == layers
+        assert links_of_grid(loaded) == [stairs]
+    assert store.compact(record.id, one) is True
+    assert links_of_grid(reopen().load(record.id)) == [stairs]
