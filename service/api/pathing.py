@@ -634,9 +634,12 @@ def bound_items(grid: GridMap, items: list[Query | dict[str, str]]
 
 
 def _three(spec: PathQuery) -> bool:
-    """Whether a query names a cell by ``[x, y, layer]``."""
-    return len(spec.start) == 3 or (spec.goal is not None and len(spec.goal) == 3) or (
-        spec.goals is not None and any(len(g) == 3 for g in spec.goals))  # fmt: skip
+    """Whether a query names a cell by ``[x, y, layer]`` (its start, goal, goals or
+    its region's centre)."""
+    region = spec.goal_region
+    return (len(spec.start) == 3 or (spec.goal is not None and len(spec.goal) == 3)
+            or (spec.goals is not None and any(len(g) == 3 for g in spec.goals))
+            or (isinstance(region, CircleRegion) and len(region.center) == 3))  # fmt: skip
 
 
 def _on_floors(layers: Layers, query: Query) -> Query | dict[str, str]:

@@ -146,6 +146,9 @@ def _rect_goal_set(grid: GridMap, rect: RectRegion) -> GoalSet:
 
 
 def _circle_goal_set(grid: GridMap, circle: CircleRegion) -> GoalSet:
+    if len(circle.center) != 2:
+        raise OutOfBoundsError(f"goal_region.center must be two integers [x, y] of the "
+                               f"stacked grid, got {list(circle.center)!r}")  # fmt: skip
     cx, cy = circle.center
     if not (0 <= cx < grid.width and 0 <= cy < grid.height):
         raise outside_map("goal_region.center", cx, cy, width=grid.width, height=grid.height)

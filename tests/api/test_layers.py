@@ -329,3 +329,17 @@ def test_a_picture_of_one_layer_is_that_floor_s_rows(client: TestClient) -> None
     off = client.get(f"/v1/maps/{map_id}/image.png?layer=2")
     assert off.status_code == 400
     assert off.json()["message"] == "layer 2 is no layer of the map: it has 2 (0 to 1)"
+
+
+def test_a_batch_item_whose_region_centre_names_its_layer_is_answered(client: TestClient
+                                                                      ) -> None:  # fmt: skip
+    """A batch item with a disc's centre as [x, y, 0] on a flat map reached the
+    engine unconverted: a server error."""
+    flat = client.post("/v1/maps", json={"costs": FLOORS[1]}).json()["id"]
+    item = {"start": [2, 2], "goal_region": {"center": [0, 0, 0], "radius": 0.0}}
+    results = post(client, f"/v1/maps/{flat}/paths", {"queries": [item]}).json()["results"]
+    assert results[0]["reached"] == [0, 0]
+    layered = upload(client)["id"]
+    item = {"start": [2, 2, 1], "goal_region": {"center": [0, 0, 1], "radius": 1.0}}
+    results = post(client, f"/v1/maps/{layered}/paths", {"queries": [item]}).json()["results"]
+    assert results[0]["reached"] in ([1, 0, 1], [0, 1, 1])  # the disc's nearest cells
