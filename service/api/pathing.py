@@ -615,8 +615,7 @@ def bound_items(grid: GridMap, items: list[Query | dict[str, str]]
     """A batch's items with their profiles bound (``bound_spec``), each profile once;
     an item whose profile the map refuses becomes its error body."""
     layers = grid.layers
-    if layers.count > 1 or any(isinstance(item, Query) and _three(item.spec) for item in items):
-        items = [_on_floors(layers, item) if isinstance(item, Query) else item for item in items]
+    items = [_on_floors(layers, item) if isinstance(item, Query) else item for item in items]
     if all(not isinstance(item, Query) or item.profile is None for item in items):
         return items
     known: dict[ProfileRef, Profile | dict[str, str] | None] = {}
@@ -633,21 +632,14 @@ def bound_items(grid: GridMap, items: list[Query | dict[str, str]]
     return out
 
 
-def _three(spec: PathQuery) -> bool:
-    """Whether a query names a cell by ``[x, y, layer]`` (its start, goal, goals or
-    its region's centre)."""
-    region = spec.goal_region
-    return (len(spec.start) == 3 or (spec.goal is not None and len(spec.goal) == 3)
-            or (spec.goals is not None and any(len(g) == 3 for g in spec.goals))
-            or (isinstance(region, CircleRegion) and len(region.center) == 3))  # fmt: skip
-
-
 def _on_floors(layers: Layers, query: Query) -> Query | dict[str, str]:
-    """``query`` with its cells on the stacked grid (``grid_spec``), or its error body."""
+    """``query`` with its cells on the stacked grid (``grid_spec``: the query itself
+    where they are already), or its error body."""
     try:
-        return query._replace(spec=grid_spec(layers, query.spec))
+        spec = grid_spec(layers, query.spec)
     except EngineError as exc:
         return error_body(engine_error_code(exc), str(exc))
+    return query if spec is query.spec else query._replace(spec=spec)
 
 
 def _bound_or_error(grid: GridMap, ref: ProfileRef) -> Profile | dict[str, str] | None:

@@ -179,7 +179,7 @@ def field_search(grid: GridMap, goals: npt.NDArray[np.int64], diagonal: int, max
     if grid.links is None:
         into, via = NO_EDGES, _NO_VIA
     else:
-        into, via = grid.links.edges.reversed(), np.full(cells, -1, np.int64)
+        into, via = grid.links.into, np.full(cells, -1, np.int64)
     links = (into.slot, into.first, into.target, into.cost, via)
     settled, late = field_kernel(grid.padded, grid.padded_width, diagonal, goals,
                                  (max_cost, scratch.timed_clock()), dist, step,

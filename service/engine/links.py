@@ -294,6 +294,7 @@ class MapLinks:
     profile: Profile | None = None  # the profile the edges are for (None: the default)
     plain: Islands | None = None  # the grid's own islands, which ``islands`` joins
     relabel: tuple[npt.NDArray[np.int32], ...] = ()  # per connectivity: plain -> joined
+    into: LinkEdges = NO_EDGES  # ``edges.reversed()``: what searches from goals relax
 
     @property
     def kernel_view(self) -> tuple[object, ...]:
@@ -326,7 +327,8 @@ def map_links(links: LinkSet, islands: Islands, terrain: Terrain | None, h_scale
     bounds = link_bounds(links.layers, ends, edges.cost, h_scale, before=kept_bounds)
     kept = before if before is not None and before.plain is islands else None
     joined, relabel = joined_islands(islands, edges, before=kept)
-    return MapLinks(links, edges, bounds, joined, edge_of, terrain, profile, islands, relabel)
+    return MapLinks(links, edges, bounds, joined, edge_of, terrain, profile, islands, relabel,
+                    edges.reversed())  # fmt: skip
 
 
 def joined_islands(islands: Islands, edges: LinkEdges, *, before: MapLinks | None = None

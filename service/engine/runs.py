@@ -462,7 +462,7 @@ def _answer_group(grid: GridMap, scratch: Scratch, first: int, end: int,
         xs, ys = starts % width, starts // width
         box = np.array([xs.min(), ys.min(), xs.max(), ys.max()], np.int64)
         heuristic = HEURISTIC_MANHATTAN if diagonal == DIAGONAL_NEVER else HEURISTIC_OCTILE
-        into = NO_EDGES if grid.links is None else grid.links.edges.reversed()
+        into = NO_EDGES if grid.links is None else grid.links.into
         if grid.links is not None:  # a link may lead nearer the starts than the box says
             heuristic = HEURISTIC_ZERO
         terrain = Terrain(grid.padded, width, grid.min_cost)
