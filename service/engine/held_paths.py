@@ -3,7 +3,6 @@ costs now, and the first cell each can no longer enter (``/paths/check``)."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -65,8 +64,7 @@ def _flat(arrays: Sequence[Ints]) -> tuple[Ints, Ints, Ints]:
     return np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1]), offsets
 
 
-def _checked(unit: GridMap, code: int, xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64],
-             offsets: npt.NDArray[np.int64]) -> PathCheck:  # fmt: skip
+def _checked(unit: GridMap, code: int, xs: Ints, ys: Ints, offsets: Ints) -> PathCheck:
     count = offsets.size - 1
     walkable = np.zeros(count, np.bool_)
     cost = np.zeros(count, np.float64)
@@ -76,46 +74,38 @@ def _checked(unit: GridMap, code: int, xs: npt.NDArray[np.int64], ys: npt.NDArra
     return PathCheck(walkable, cost, blocked_at)
 
 
-#: A step a link takes (``_link_steps``): open, and closed (or not the unit's).
-OPEN_LINK: Final = 1
-CLOSED_LINK: Final = 2
-
-
-def _link_steps(grid: GridMap, unit: GridMap, xs: npt.NDArray[np.int64],
-                ys: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
-                ) -> npt.NDArray[np.int8]:  # fmt: skip
-    """Per point, how the step to it from the point before is taken: 0 on the grid,
-    ``OPEN_LINK`` by a link the unit may take there now (a held path took the link
-    where it joins its two ends: the search lists it so), ``CLOSED_LINK`` between the
-    ends of a link of the map it may not take now (closed, or of a class its profile
-    excludes, or walled)."""
+def _link_steps(grid: GridMap, unit: GridMap, xs: Ints, ys: Ints, offsets: Ints
+                ) -> npt.NDArray[np.float64]:  # fmt: skip
+    """Per point, how the step to it from the point before is taken: 0 on the grid;
+    the link's cost by a link the unit may take there now (a held path took the link
+    where it joins its two ends: the search lists it so); ``inf`` between the ends of
+    a link of the map it may not take now (closed, of a class its profile excludes,
+    or walled)."""
     assert grid.links is not None
     assert unit.links is not None
     width = grid.padded_width
     cells = ((ys + 1) * width + xs + 1).tolist()
     ends = grid.links.links.ends(width)
     open_edges = unit.links.edge_of
-    steps = np.zeros(xs.size, np.int8)
+    steps = np.zeros(xs.size, np.float64)
     firsts = set(offsets[:-1].tolist())
     for k in range(1, len(cells)):
         if k in firsts:
             continue
         step = (cells[k - 1], cells[k])
-        if step in open_edges:
-            steps[k] = OPEN_LINK
+        edge = open_edges.get(step)
+        if edge is not None:
+            steps[k] = edge[0]
         elif step in ends:
-            steps[k] = CLOSED_LINK
+            steps[k] = np.inf
     return steps
 
 
-def _checked_with_links(unit: GridMap, code: int, xs: npt.NDArray[np.int64],
-                        ys: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64],
-                        steps: npt.NDArray[np.int8]) -> PathCheck:  # fmt: skip
-    """``_checked`` of paths with link steps: each path cut at its link steps into
-    stretches on the grid, checked as paths of their own, and its links' costs added
-    (a closed link blocks the path at the cell it leads to)."""
-    assert unit.links is not None
-    width = unit.padded_width
+def _checked_with_links(unit: GridMap, code: int, xs: Ints, ys: Ints, offsets: Ints,
+                        steps: npt.NDArray[np.float64]) -> PathCheck:  # fmt: skip
+    """``_checked`` of paths with link steps (``_link_steps``): each path cut at its
+    link steps into stretches on the grid, checked as paths of their own, and its
+    links' costs added (a closed link blocks the path at the cell it leads to)."""
     cuts = np.flatnonzero(steps)  # a stretch begins at a path's first point and at each cut
     starts = np.union1d(offsets[:-1], cuts)
     starts = starts[starts < xs.size]
@@ -128,12 +118,10 @@ def _checked_with_links(unit: GridMap, code: int, xs: npt.NDArray[np.int64],
     for s, (k, i) in enumerate(zip(starts.tolist(), owner.tolist(), strict=True)):
         if not walkable[i]:
             continue
-        if steps[k]:  # the link into this stretch's first point
-            link = unit.links.edge_of.get((_cell(xs, ys, k - 1, width), _cell(xs, ys, k, width)))
-            if link is None:
-                walkable[i], blocked_at[i] = False, (xs[k], ys[k])
-                continue
-            cost[i] += link[0]
+        if steps[k] == np.inf:  # the link into this stretch's first point is closed
+            walkable[i], blocked_at[i] = False, (xs[k], ys[k])
+            continue
+        cost[i] += steps[k]  # (0 for a path's first point)
         if not stretch.walkable[s]:
             walkable[i], blocked_at[i] = False, stretch.blocked_at[s]
             continue
@@ -142,13 +130,9 @@ def _checked_with_links(unit: GridMap, code: int, xs: npt.NDArray[np.int64],
     return PathCheck(walkable, cost, blocked_at)
 
 
-def _cell(xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64], k: int, width: int) -> int:
-    return int((ys[k] + 1) * width + xs[k] + 1)
-
-
-def _check_points(grid: GridMap, xs: npt.NDArray[np.int64], ys: npt.NDArray[np.int64],
-                  offsets: npt.NDArray[np.int64], linked: npt.NDArray[np.int8] | None
-                  ) -> None:  # fmt: skip
+def _check_points(
+    grid: GridMap, xs: Ints, ys: Ints, offsets: Ints, linked: npt.NDArray[np.float64] | None
+) -> None:
     outside = (xs < 0) | (ys < 0) | (xs >= grid.width) | (ys >= grid.height)
     dx = np.abs(np.diff(xs))
     dy = np.abs(np.diff(ys))
