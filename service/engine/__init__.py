@@ -51,6 +51,7 @@ from service.engine.options import (
     PartialReason,
     Status,
     Unreachable,
+    WeightSchedule,
 )
 from service.engine.parts import Islands
 from service.engine.policy import NO_POLICY, BatchPolicy
@@ -145,6 +146,7 @@ __all__ = [
     "UnknownHeuristicError",
     "Unreachable",
     "UnsupportedAlgorithmError",
+    "WeightSchedule",
     "build_clusters",
     "build_landmarks",
     "deadline_scope",

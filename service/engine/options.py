@@ -37,15 +37,21 @@ from service.engine.kernels import codes
 Heuristic = Literal["octile", "manhattan", "chebyshev", "euclidean", "zero", "cluster", "landmarks"]
 Diagonal = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
 Status = Literal["found", "partial", "no_path"]
-Algorithm = Literal["astar", "jps", "auto"]
+#: ``bidirectional``, ``beam`` and ``ida``: the classic variants (``toolbox``), run
+#: only when asked.
+Algorithm = Literal["astar", "jps", "auto", "bidirectional", "beam", "ida"]
 #: ``field``: answered from one search outward from a goal the batch's queries share.
-AlgorithmUsed = Literal["astar", "jps", "field"]
+AlgorithmUsed = Literal["astar", "jps", "field", "bidirectional", "beam", "ida"]
+#: ``static``: ``f = g + weight * h``; ``dynamic``: the weight falls from ``weight`` to 1
+#: with a node's depth (``toolbox``).
+WeightSchedule = Literal["static", "dynamic"]
 #: What a query does when no goal can be reached (see ``goals``).
 Unreachable = Literal["no_path", "nearest"]
 #: Why an answer is ``partial``: the node budget ran out; (``unreachable``
 #: ``nearest``) no goal can be reached and the path ends at the nearest cell that can;
-#: or the call's deadline came (``deadline_scope``).
-PartialReason = Literal["budget", "unreachable", "deadline"]
+#: or the call's deadline came (``deadline_scope``); or (``beam``) the beam dropped
+#: the cells that led on and emptied.
+PartialReason = Literal["budget", "unreachable", "deadline", "beam"]
 
 HEURISTICS: Final[dict[str, int]] = {
     "octile": codes.HEURISTIC_OCTILE,
@@ -70,7 +76,13 @@ ALGORITHMS: Final[dict[str, int]] = {
     "astar": codes.ALGORITHM_ASTAR,
     "jps": codes.ALGORITHM_JPS,
     "auto": -1,
+    "bidirectional": codes.ALGORITHM_BIDIRECTIONAL,
+    "beam": codes.ALGORITHM_BEAM,
+    "ida": codes.ALGORITHM_IDA,
 }
+#: The variants ``toolbox`` runs (not the batch kernels).
+VARIANTS: Final = frozenset({"bidirectional", "beam", "ida"})
+WEIGHT_SCHEDULES: Final[dict[str, int]] = {"static": 0, "dynamic": 1}
 UNREACHABLE: Final[dict[str, int]] = {"no_path": 0, "nearest": 1}
 DEFAULT_ALGORITHM: Final[Algorithm] = "auto"
 DEFAULT_HEURISTIC: Final[Heuristic] = "octile"

@@ -38,12 +38,14 @@ from service.engine.options import (
     DIAGONALS,
     HEURISTICS,
     UNREACHABLE,
+    WEIGHT_SCHEDULES,
     Algorithm,
     AlgorithmUsed,
     Diagonal,
     Heuristic,
     Status,
     Unreachable,
+    WeightSchedule,
     option_code,
 )
 from service.engine.result import STATUS_NAMES
@@ -52,6 +54,10 @@ from service.engine.terrain import Profile, checked_profile
 
 #: Budget used when the caller sets none: more than any grid has cells.
 UNLIMITED: Final = 2**62
+
+#: Most open cells a beam search may keep, and how many it keeps when not told.
+MAX_BEAM_WIDTH: Final = 1 << 20
+DEFAULT_BEAM_WIDTH: Final = 1024
 
 #: ``target`` of a query to a goal set.
 NO_TARGET: Final = -1
@@ -83,6 +89,22 @@ def checked_weight(weight: object) -> float:
     return value
 
 
+def checked_beam_width(beam_width: object, algorithm: object) -> int:
+    """A ``beam_width`` given (not None): an int from 1 to ``MAX_BEAM_WIDTH``, with
+    ``algorithm`` ``beam``."""
+    if algorithm != "beam":
+        raise InvalidQueryError(f"beam_width goes with algorithm 'beam', not {algorithm!r}")
+    try:
+        width = operator.index(beam_width)  # type: ignore[arg-type]
+    except TypeError:
+        raise InvalidQueryError(f"beam_width must be an integer, got {beam_width!r}") from None
+    if not 1 <= width <= MAX_BEAM_WIDTH:
+        raise InvalidQueryError(
+            f"beam_width {width} is out of range: must be 1 to {MAX_BEAM_WIDTH}"
+        )
+    return width
+
+
 def checked_budget(max_expansions: object) -> int:
     """A budget given (not None) as an int from 1 to ``UNLIMITED``."""
     try:
@@ -106,6 +128,8 @@ class _Fields(NamedTuple):
     unreachable: Unreachable
     agent_size: int
     profile: Profile | None
+    weight_schedule: WeightSchedule
+    beam_width: int | None
 
 
 class SearchOptions(_Fields):
@@ -126,6 +150,10 @@ class SearchOptions(_Fields):
         agent_size: a ``k x k`` unit, 1 to ``MAX_AGENT_SIZE``.
         profile: how the unit walks the map's terrain classes (``terrain``); None:
             the map's default profile.
+        weight_schedule: ``static``, or ``dynamic``: the weight falls from ``weight``
+            at the start to 1 at the anticipated depth (``toolbox``).
+        beam_width: the most open cells of ``algorithm`` ``beam`` (None: its default,
+            ``DEFAULT_BEAM_WIDTH``); only with ``beam``.
 
     Raises (when made):
         UnknownHeuristicError, UnknownDiagonalError, UnknownAlgorithmError,
@@ -140,9 +168,11 @@ class SearchOptions(_Fields):
                 max_expansions: int | None = None, tie_break: bool = True,
                 algorithm: Algorithm | str = DEFAULT_ALGORITHM,
                 unreachable: Unreachable | str = "no_path", agent_size: int = 1,
-                profile: Profile | None = None) -> "SearchOptions":  # fmt: skip
+                profile: Profile | None = None, weight_schedule: WeightSchedule | str = "static",
+                beam_width: int | None = None) -> "SearchOptions":  # fmt: skip
         return options_of(heuristic, diagonal, weight, max_expansions, tie_break, algorithm,
-                          unreachable, agent_size, profile)  # fmt: skip
+                          unreachable, agent_size, profile, weight_schedule,
+                          beam_width)  # fmt: skip
 
     def _replace(self, **changes: Any) -> "SearchOptions":
         """A copy with ``changes``, validated as any new options are."""
@@ -152,7 +182,8 @@ class SearchOptions(_Fields):
         """These options with another budget (validated: at least 1, or None)."""
         return options_of(self.heuristic, self.diagonal, self.weight, max_expansions,
                           self.tie_break, self.algorithm, self.unreachable,
-                          self.agent_size, self.profile)  # fmt: skip
+                          self.agent_size, self.profile, self.weight_schedule,
+                          self.beam_width)  # fmt: skip
 
 
 #: Options made before, by the values given: equal values make equal options, but
@@ -162,12 +193,14 @@ _KNOWN: dict[tuple[object, ...], SearchOptions] = {}
 
 def options_of(heuristic: object, diagonal: object, weight: object, max_expansions: object,
                tie_break: object, algorithm: object, unreachable: object, agent_size: object,
-               profile: object = None) -> SearchOptions:  # fmt: skip
+               profile: object = None, weight_schedule: object = "static",
+               beam_width: object = None) -> SearchOptions:  # fmt: skip
     """``SearchOptions`` of these values, the fields in order: the one made before for
     them, or a new one once they are checked (see ``SearchOptions``)."""
     key: tuple[object, ...] = (heuristic, diagonal, weight, max_expansions,
                                type(max_expansions), tie_break, algorithm, unreachable,
-                               agent_size, type(agent_size), profile)  # fmt: skip
+                               agent_size, type(agent_size), profile, weight_schedule,
+                               beam_width, type(beam_width))  # fmt: skip
     try:
         known = _KNOWN.get(key)
     except TypeError:  # an unhashable value: invalid, and found so below
@@ -178,6 +211,8 @@ def options_of(heuristic: object, diagonal: object, weight: object, max_expansio
     option_code(DIAGONALS, diagonal, "diagonal", UnknownDiagonalError)
     option_code(ALGORITHMS, algorithm, "algorithm", UnknownAlgorithmError)
     option_code(UNREACHABLE, unreachable, "unreachable", InvalidQueryError)
+    option_code(WEIGHT_SCHEDULES, weight_schedule, "weight_schedule", InvalidQueryError)
+    width = None if beam_width is None else checked_beam_width(beam_width, algorithm)
     made = _Fields.__new__(
         SearchOptions,
         heuristic,  # type: ignore[arg-type]  # (checked above, as the three below)
@@ -189,6 +224,8 @@ def options_of(heuristic: object, diagonal: object, weight: object, max_expansio
         unreachable,  # type: ignore[arg-type]
         checked_agent_size(agent_size),  # type: ignore[arg-type]
         checked_profile(profile),
+        weight_schedule,  # type: ignore[arg-type]
+        width,
     )
     assert isinstance(made, SearchOptions)
     if key:

@@ -73,6 +73,7 @@ from service.engine.scratch import Scratch, path_cell_scope
 from service.engine.sharing import NO_SHARING, Sharing, field_groups, sharing_of
 from service.engine.sizes import blocking
 from service.engine.terrain import Profile
+from service.engine.toolbox import find_variant, uses_toolbox
 from service.engine.views import ViewKey
 
 #: The option keywords of ``find_path`` as left out.
@@ -141,13 +142,15 @@ def find_path(
         if (single and unreachable == "no_path" and type(agent_size) is int
                 and agent_size == 1 and profile is None
                 and (max_expansions is None or type(max_expansions) is int)):  # fmt: skip
-            # These keywords' options as a plain tuple, which equals the SearchOptions
-            # and hashes the same: the plan is found without making the options, a
+            # These keywords' options as a plain tuple (the fields find_path has no
+            # keyword for at their defaults), which equals the SearchOptions and hashes
+            # the same: the plan is found without making the options, a
             # tenth of a trivial query's cost. (The types that equality would blur are
             # checked first: a budget of 2.0 is invalid where 2 is not.)
             try:
                 known = grid.plans.get((heuristic, diagonal, weight, max_expansions,
-                                        tie_break, algorithm, "no_path", 1, None))  # fmt: skip
+                                        tie_break, algorithm, "no_path", 1, None, "static",
+                                        None))  # fmt: skip
             except TypeError:  # an unhashable option: invalid, and found so below
                 known = None
             if isinstance(known, LeanPlan):
@@ -165,6 +168,9 @@ def find_path(
             answer = find_one(grid, known, start, goal, scratch)  # type: ignore[arg-type]
             if answer is not None:
                 return answer
+    if uses_toolbox(options):
+        return find_variant(grid, PathQuery(start, goal, options, goals, goal_region),
+                            max_goals=max_goals, trace=trace)  # fmt: skip
     viewed = options.agent_size != 1 or options.profile is not None
     if single and goal is not None and options.unreachable == "no_path" and viewed:
         answer = _on_view(grid, options, start, goal, scratch)
@@ -266,6 +272,8 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
     lean = lean_batch(grid, queries)
     if lean is not None:
         return answer_lean(grid, queries, *lean, scratch, sharing)
+    if any(uses_toolbox(query.options) for query in queries):
+        return _with_variants(grid, queries, scratch, sharing, max_goals)
     plans = grid.plans
     checked: list[CheckedQuery] = []
     answers: list[PathResult | EngineError | None] = []
@@ -302,6 +310,24 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
             remember_lean(grid, plans, query.options, done)
     found = iter(results)
     return [next(found) if answer is None else answer for answer in answers]
+
+
+def _with_variants(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | None,
+                   sharing: Sharing, max_goals: int) -> list[PathResult | EngineError]:  # fmt: skip
+    """``_find_paths`` of a batch some of whose queries ask for a variant (``toolbox``):
+    those answered one by one, in order, the others together."""
+    rest = [query for query in queries if not uses_toolbox(query.options)]
+    others = iter(_find_paths(grid, rest, scratch, sharing, max_goals) if rest else [])
+    answers: list[PathResult | EngineError] = []
+    for query in queries:
+        if not uses_toolbox(query.options):
+            answers.append(next(others))
+            continue
+        try:
+            answers.append(find_variant(grid, query, max_goals=max_goals))
+        except EngineError as exc:
+            answers.append(exc)
+    return answers
 
 
 def _find_paths_within(grid: GridMap, queries: Sequence[PathQuery], policy: BatchPolicy,

@@ -38,9 +38,10 @@ from service.engine.landmarks import build_landmarks
 from service.engine.layers import Layers
 from service.engine.links import Link, anywhere, empty_links, links_of
 from service.engine.policy import BatchPolicy
-from service.engine.queries import PathQuery
+from service.engine.queries import PathQuery, SearchOptions
 from service.engine.result import PathResult
 from service.engine.search import find_path, find_paths
+from service.engine.toolbox import find_variant
 
 #: Enough for any warm-up grid's tables.
 _WARMUP_TABLE_BYTES = 1 << 20
@@ -104,6 +105,7 @@ def warm_tables() -> None:
     _warm_fields(grid)
     _warm_smoothing()
     _warm_links()
+    _warm_variants(grid)
 
 
 def _warm_goals(grid: GridMap) -> None:
@@ -118,6 +120,15 @@ def _warm_goals(grid: GridMap) -> None:
     floors[1, 0, 2] = 0.0
     stacked = GridMap.from_costs(layers.stack(floors)).with_links(empty_links(layers))
     find_path(stacked, (0, 0), (2, 2), unreachable="nearest")
+
+
+def _warm_variants(grid: GridMap) -> None:
+    """The variants' kernels (``toolbox``: sliced A*, bidirectional A*, IDA*), traced,
+    as a query asking for one runs them (no search kernel of ``warm_searches``)."""
+    for options in (SearchOptions(algorithm="bidirectional"), SearchOptions(algorithm="ida"),
+                    SearchOptions(algorithm="beam", beam_width=2),
+                    SearchOptions(weight=2.0, weight_schedule="dynamic")):  # fmt: skip
+        find_variant(grid, PathQuery((0, 0), (3, 2), options), trace=4)
 
 
 def _warm_smoothing() -> None:

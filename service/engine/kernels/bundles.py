@@ -67,3 +67,22 @@ class LinkTerms(NamedTuple):
     slack_row: Any  # (floors,) float64: least slack from each floor to the goal's
     floor_rows: Any  # int: rows per floor and its separator (a padded row's floor)
     goal_bound: Any  # float: the least cost from a first far link to this query's goal
+
+
+class Schedule(NamedTuple):
+    """How the sliced search (``sliced``) orders and bounds its open list."""
+
+    dynamic: Any  # bool: dynamic weighting, from ``weight`` at the start to 1
+    horizon: Any  # int: the depth (moves) where the weight reaches 1
+    beam_width: Any  # int: most open cells (0: no beam)
+
+
+class SlicedState(NamedTuple):
+    """All of a sliced search that outlives a slice (``sliced``): one search's own."""
+
+    g: Any  # (cells,) float64: cost from the start
+    parent: Any  # (cells,) int32
+    depth: Any  # (cells,) int32: moves from the start
+    heap: Any  # ``(node, key, pos)``: see ``heap``; ``pos`` also ``UNSEEN``, ``DROPPED``
+    counts: Any  # (``COUNT_SLOTS``,) int64: see ``sliced``
+    marks: Any  # (``MARK_SLOTS``,) float64: see ``sliced``

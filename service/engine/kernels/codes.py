@@ -13,6 +13,8 @@ STATUS_NO_PATH: Final = 2
 #: ``partial`` because the deadline came (``kernels.clock``): the path so far, or an
 #: empty one for a query the deadline left unstarted.
 STATUS_DEADLINE: Final = 3
+#: ``partial`` because a beam search dropped every cell that led on (``sliced``).
+STATUS_BEAM: Final = 4
 
 # Diagonal move policies.
 DIAGONAL_NEVER: Final = 0
@@ -32,6 +34,9 @@ HEURISTIC_LANDMARKS: Final = 6  # facade only, likewise
 # Search algorithms.
 ALGORITHM_ASTAR: Final = 0
 ALGORITHM_JPS: Final = 1
+ALGORITHM_BIDIRECTIONAL: Final = 2
+ALGORITHM_BEAM: Final = 3
+ALGORITHM_IDA: Final = 4
 
 # Cluster table a query reads (``into`` index in the grid's kernel view).
 NO_TABLE: Final = -1

@@ -1,7 +1,19 @@
 """``borrowing``: the search kernels compile without reference counting."""
 
-from service.engine import GridMap, PathQuery, find_path, find_paths
-from service.engine.kernels import astar, batch, clusters, dial, heap, jps, lines, paths
+from service.engine import GridMap, PathQuery, SearchOptions, find_path, find_paths
+from service.engine.kernels import (
+    astar,
+    batch,
+    bidirectional,
+    clusters,
+    dial,
+    heap,
+    ida,
+    jps,
+    lines,
+    paths,
+    sliced,
+)
 
 #: Every kernel a search runs that is not inlined into another.
 SEARCH_KERNELS = (
@@ -12,6 +24,8 @@ SEARCH_KERNELS = (
     lines.trace_line, lines.line_cost, paths.chain_length, paths.write_chain,
     paths.write_turns_and_length, paths.segment_lengths,
     paths.write_jump_chain, paths.jump_points, paths.write_jump_path, clusters.unpack_row,
+    sliced.sliced, sliced._begin, sliced._reorder, sliced._admit, bidirectional.bidirectional,
+    bidirectional.meeting_length, bidirectional.write_meeting_path, ida.ida, ida.write_cells,
 )  # fmt: skip
 
 
@@ -30,6 +44,8 @@ def test_kernels_compiled_here_call_no_counting_function() -> None:
     grid.prepare_jumps()
     find_path(grid, (0, 0), (5, 3))
     find_paths(grid, [PathQuery((0, 0), (5, 3)), PathQuery((5, 0), (0, 3))])
+    for algorithm in ("bidirectional", "ida", "beam"):
+        find_path(grid, (0, 0), (5, 3), options=SearchOptions(algorithm=algorithm))
     for kernel in SEARCH_KERNELS:
         for signature in kernel.signatures:
             if kernel.stats.cache_hits.get(signature):

@@ -129,7 +129,7 @@ def test_jps_where_it_does_not_apply_is_refused_with_the_reasons() -> None:
                        r"map and diagonal 'no_corner_cutting'"):  # fmt: skip
         find_path(weighted, (0, 0), (2, 1), algorithm="jps", diagonal="never")
     with pytest.raises(UnknownAlgorithmError, match=r"^unknown algorithm 'dijkstra'; expected one "
-                       r"of: astar, jps, auto$"):  # fmt: skip
+                       r"of: astar, jps, auto, bidirectional, beam, ida$"):  # fmt: skip
         find_path(weighted, (0, 0), (2, 1), algorithm="dijkstra")
 
 
