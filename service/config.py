@@ -112,8 +112,8 @@ class Settings(BaseSettings):
         default=1 * MIB,
         ge=1,
         description=(
-            "Largest body of a batch of path queries (/paths), an edit request (/edits) "
-            "or a path check (/paths/check), in bytes."
+            "Largest body of a batch of path queries (/paths), an edit request (/edits), "
+            "a path check (/paths/check) or repair (/paths/repair), in bytes."
         ),
     )
     max_query_body_bytes: int = Field(
@@ -399,6 +399,22 @@ class Settings(BaseSettings):
         description="Most expansions a traced search records ('trace' on POST "
         "/v1/maps/{id}/path and path.png; 8 bytes each, and never more than the query's "
         "node budget); past it the trace is cut and says so.",
+    )
+    resume_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="How long a worker holds a resumable search's state after its last "
+        "slice ('resumable' on POST /v1/maps/{id}/path); past it the token answers "
+        "ResumeExpired.",
+    )
+    resume_bytes: int = Field(
+        default=256 * MIB,
+        ge=0,
+        description="Most bytes of resumable searches a worker holds (36 bytes per cell of "
+        "each search's map); past it the least recently used are dropped (their tokens "
+        "answer ResumeExpired). A search that alone needs more is TooBig; 0 turns "
+        "resumable searches off.",
     )
     max_field_arrows: int = Field(
         default=16_384,

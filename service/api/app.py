@@ -24,6 +24,7 @@ from service.api.routes import (
     paths,
     pictures,
     profiles,
+    repairs,
     viewer,
 )
 from service.api.runtime import Runtime
@@ -102,8 +103,9 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
     install_error_handlers(app)
     install_docs(app)
     # Routes match in order: the hot path routes first; viewer: GET /viewer, the page.
-    routers = (paths.router, edits.router, fields.router, maps.router, profiles.router,
-               links.router, pictures.router, health.router, viewer.router)  # fmt: skip
+    routers = (paths.router, edits.router, repairs.router, fields.router, maps.router,
+               profiles.router, links.router, pictures.router, health.router,
+               viewer.router)  # fmt: skip
     for router in routers:
         app.include_router(router)
     # Starlette runs the middleware added last first: the access log sees everything,

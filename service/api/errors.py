@@ -65,6 +65,7 @@ class ErrorCode(StrEnum):
     MAP_CORRUPT = "MapCorrupt"
     REVISION_CONFLICT = "RevisionConflict"
     WOULD_DISCONNECT = "WouldDisconnect"
+    RESUME_EXPIRED = "ResumeExpired"
     INSUFFICIENT_STORAGE = "InsufficientStorage"
     INTERNAL = "Internal"
 
@@ -87,6 +88,7 @@ STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.MAP_CORRUPT: 500,
     ErrorCode.REVISION_CONFLICT: 409,
     ErrorCode.WOULD_DISCONNECT: 409,
+    ErrorCode.RESUME_EXPIRED: 410,
     ErrorCode.INSUFFICIENT_STORAGE: 507,
     ErrorCode.INTERNAL: 500,
 }
@@ -127,6 +129,11 @@ DESCRIPTIONS: Final[dict[ErrorCode, str]] = {
     "(the message gives both); nothing was applied.",
     ErrorCode.WOULD_DISCONNECT: "After the edit the `keep_connected` points would not all be "
     "in one island (the message names the first cut off); nothing was applied.",
+    ErrorCode.RESUME_EXPIRED: "A 'resume' token this worker holds no search for; the message "
+    "says why: 'expired' (GRIDPATH_RESUME_SECONDS since its last slice), 'evicted' "
+    "(GRIDPATH_RESUME_BYTES), 'map changed' (a new revision), 'used' (each token goes on "
+    "once), 'finished', or 'unknown' (never this worker's: another worker or replica "
+    "holds it, or this one restarted). Search again from the unit's position.",
     ErrorCode.INSUFFICIENT_STORAGE: "The store refused the write: its disk is full or "
     "read-only, or failing, or a Redis store is out of memory or cannot persist (the message "
     "names the cause). Nothing was stored; reads are still served, and `/readyz` says "

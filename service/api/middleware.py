@@ -66,7 +66,7 @@ class BodyLimits:
             if content_type == _JSON:
                 return self.json_upload, "GRIDPATH_MAX_JSON_BODY_BYTES"
             return self.upload, "GRIDPATH_MAX_BODY_BYTES"
-        if path.endswith(("/paths", "/edits", "/paths/check")):
+        if path.endswith(("/paths", "/edits", "/paths/check", "/paths/repair")):
             return self.batch, "GRIDPATH_MAX_BATCH_BODY_BYTES"
         return self.query, "GRIDPATH_MAX_QUERY_BODY_BYTES"
 

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import TypeAdapter, ValidationError
 
+from service.api.directions import moves_of
 from service.api.errors import (
     ApiError,
     ErrorCode,
@@ -49,6 +50,7 @@ from service.engine import (
     shared_goal_rows,
 )
 from service.engine.layers import Layers
+from service.engine.toolbox import uses_toolbox
 
 _NO_DEFAULTS = PathOptions()
 #: ``PathBatch.status`` codes (indexes of ``STATUS_NAMES``).
@@ -64,6 +66,7 @@ class Query(NamedTuple):
     format: PathFormat
     trace: int = 0
     profile: ProfileRef = None  # bound to the map when searched (``bound_spec``)
+    resumable: bool = False
 
 
 def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settings, *,
@@ -85,6 +88,9 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
     if batch and request.min_revision is not None:
         raise ApiError(ErrorCode.INVALID_QUERY, "a batch's min_revision is given once, "
                        "beside 'queries', not in its items")  # fmt: skip
+    if batch and request.resumable:
+        raise ApiError(ErrorCode.INVALID_QUERY, "resumable is for single queries (POST "
+                       "/v1/maps/{map_id}/path), not batch items")  # fmt: skip
     if batch and request.deadline_ms is not None:
         raise ApiError(ErrorCode.INVALID_QUERY, "a batch's deadline_ms is given once, beside "
                        "'queries' or in 'defaults', not in its items")  # fmt: skip
@@ -109,6 +115,8 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
         algorithm=request.algorithm or d.algorithm or DEFAULT_ALGORITHM,
         unreachable=request.unreachable or d.unreachable or "no_path",
         agent_size=size,
+        weight_schedule=request.weight_schedule or d.weight_schedule or "static",
+        beam_width=request.beam_width if request.beam_width is not None else d.beam_width,
     )
     spec = PathQuery(
         start=request.start,
@@ -121,7 +129,7 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
     capacity = min(settings.max_trace_expansions, max(1, budget)) if traced else 0
     profile = profile_ref(request.profile if request.profile is not None else d.profile)
     return Query(spec=spec, format=request.format or d.format or "waypoints", trace=capacity,
-                 profile=profile)  # fmt: skip
+                 profile=profile, resumable=bool(request.resumable))  # fmt: skip
 
 
 def capped_agent_size(size: int | None, settings: Settings) -> int:
@@ -151,7 +159,8 @@ def simple(query: Query) -> bool:
     grid or scan for the nearest cell first, or a profile's view)."""
     spec = query.spec
     return (spec.goal is not None and spec.options.agent_size == 1 and query.profile is None
-            and spec.options.unreachable == "no_path" and not query.trace)  # fmt: skip
+            and spec.options.unreachable == "no_path" and not query.trace
+            and not query.resumable and not uses_toolbox(spec.options))  # fmt: skip
 
 
 #: All of a batch's items at once: one call into pydantic-core instead of one per item.
@@ -355,6 +364,9 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         trace = result.trace
         payload["trace"] = {"expanded": trace.expanded, "reopened": result.reopened,
                             "cut": trace.cut}  # fmt: skip
+    if query.format == "directions" and result.grid is not None:
+        payload["path"] = points[:1]
+        payload["moves"], links_at = moves_of(points, links_at, result.grid.layers)
     if result.grid is not None and result.grid.layers.count > 1:
         _on_layers(payload, result.grid.layers)
     if result.grid is not None and result.grid.links is not None:
@@ -370,7 +382,7 @@ def path_points(result: PathResult, path_format: PathFormat
     if path_format == "smoothed":
         smooth = result.smoothed()
         return smooth.points, smooth.length, smooth.links_at
-    if path_format == "cells":
+    if path_format in ("cells", "directions"):
         return result.cells, result.length, tuple(use.at for use in result.links_used)
     # Waypoint segments run along grid directions: the same length.
     return result.waypoints, result.length, tuple(use.waypoint for use in result.links_used)
@@ -568,7 +580,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
             answers.append(error_body(engine_error_code(error), str(error)))
             continue
         answer_format = formats[i]
-        if answer_format == "smoothed" or linked:  # (a result reads the links and floors)
+        if answer_format in ("smoothed", "directions") or linked:  # (read from a result)
             answers.append(_answer_or_error(found.result(i), queries[i], elapsed_ns))
             continue
         points, offsets = cells if answer_format == "cells" else waypoints

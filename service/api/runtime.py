@@ -19,6 +19,7 @@ from service.api.auth import KeyRing
 from service.api.errors import ApiError, ErrorCode
 from service.api.heap import HeapTrimmer
 from service.api.metrics import Metrics
+from service.api.resumes import ResumeStore
 from service.config import Settings
 from service.engine import (
     BatchPolicy,
@@ -107,6 +108,7 @@ class Runtime:
         )
         self.fields = FieldCache(settings.field_cache_bytes)
         self.answers = AnswerCache(settings.answer_cache_bytes)
+        self.resumes = ResumeStore(settings.resume_bytes, settings.resume_seconds)
         self.cache = MapCache(self.store, settings.cache_bytes, table_reserve=reserve,
                               jump_table_bytes=settings.max_jump_table_bytes,
                               unit_grid_bytes=settings.max_unit_grid_bytes)  # fmt: skip

@@ -24,6 +24,7 @@ from service.engine import (
     PartialReason,
     Status,
     Unreachable,
+    WeightSchedule,
 )
 
 # Every number is strict: JSON true, "2" or 5.0 are not numbers or integers here.
@@ -80,7 +81,7 @@ Point = Annotated[
         "examples": [[3, 7]],
     }),
 ]  # fmt: skip
-PathFormat = Literal["waypoints", "cells", "smoothed"]
+PathFormat = Literal["waypoints", "cells", "smoothed", "directions"]
 Rect = Annotated[
     tuple[Coordinate, Coordinate, StrictCount, StrictCount],
     WithJsonSchema({
@@ -306,14 +307,29 @@ class PathOptions(BaseModel):
     format: PathFormat | None = Field(
         default=None,
         description="Default 'waypoints' (start, every turn, end). 'cells': every cell. "
-        "'smoothed': any-angle corners by line of sight.",
+        "'smoothed': any-angle corners by line of sight. 'directions': 'path' holds the "
+        "start alone and 'moves' the run-length moves.",
     )
     algorithm: Algorithm | None = Field(
         default=None,
         description=f"Default {DEFAULT_ALGORITHM!r}. 'jps': Jump Point Search (uniform-cost "
         "maps, diagonal 'no_corner_cutting', a consistent heuristic, one goal; "
         "same costs, expansions count jump points; InvalidValue elsewhere). 'auto': 'jps' "
-        "where it applies, 'astar' elsewhere. See algorithm_used.",
+        "where it applies, 'astar' elsewhere. See algorithm_used. Variants, only when asked "
+        "(one goal, a plain heuristic, a map without links): 'bidirectional' (exact), "
+        "'beam' (beam_width open cells; not exact), 'ida' (iterative deepening; exact, "
+        "little memory, many expansions).",
+    )
+    weight_schedule: WeightSchedule | None = Field(
+        default=None,
+        description="Default 'static'. 'dynamic' (algorithm astar, auto or beam): the weight "
+        "falls from 'weight' at the start to 1 at the fewest moves from start to goal, so "
+        "the search is greedier near the start; the cost is at most weight x optimal.",
+    )
+    beam_width: StrictCount | None = Field(
+        default=None,
+        description="With algorithm 'beam' only: the most open cells, 1 to 1048576 (default "
+        "1024); a cell past it drops the worst open cell, or itself.",
     )
     unreachable: Unreachable | None = Field(
         default=None,
@@ -418,6 +434,13 @@ class PathRequest(PathOptions):
         "the map or a later one, catching up from the store first; 503 NotReady if the "
         "store has no such revision within GRIDPATH_MIN_REVISION_WAIT_SECONDS.",
     )
+    resumable: StrictFlag | None = Field(
+        default=None,
+        description="Single queries only (/path), algorithm astar, auto or beam: when "
+        "max_expansions runs out, the partial answer carries a 'resume' token; POST "
+        '{"resume": token, "max_expansions": n} goes on with the same search. See '
+        "docs/api.md, Resumable searches.",
+    )
 
     @model_validator(mode="after")
     def _one_goal(self) -> "PathRequest":
@@ -425,6 +448,31 @@ class PathRequest(PathOptions):
         if sum(value is not None for value in given) != 1:
             raise ValueError("give exactly one of goal, goals and goal_region")
         return self
+
+
+class ResumeRequest(BaseModel):
+    """Go on with a resumable search (``POST /v1/maps/{map_id}/path``): its options are
+    the ones it started with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resume: str = Field(
+        min_length=1,
+        max_length=128,
+        description="The token of the last partial answer of a search started with "
+        "'resumable': true. Each token is used once; 410 ResumeExpired when the worker "
+        "holds the search no more (expired, evicted, the map changed, another worker's).",
+    )
+    max_expansions: StrictCount | None = Field(
+        default=None,
+        description="More expansions for this slice; default and maximum: the server cap "
+        "(GRIDPATH_MAX_EXPANSIONS).",
+    )
+    format: PathFormat | None = Field(default=None, description="As for a query.")
+    deadline_ms: DeadlineMs | None = Field(default=None, description=DEADLINE_DESCRIPTION)
+    trace: StrictFlag | None = Field(
+        default=None, description="Record this slice's expansions, as for a query."
+    )
 
 
 class SearchTrace(BaseModel):
@@ -489,6 +537,18 @@ class PathResponse(BaseModel):
     links_used: list[LinkUsed] | None = Field(
         default=None,
         description="On a map with links, present: the links the path takes, in order.",
+    )
+    moves: list[list[int]] | None = Field(
+        default=None,
+        description="Format 'directions' only: the path from 'path''s start cell as "
+        "[direction, count] runs (codes as a field's 'next': 0 east, 1 west, 2 south, 3 "
+        "north, 4 south-east, 5 north-east, 6 south-west, 7 north-west); a link taken is an "
+        "entry of its own, [8, x, y] or [8, x, y, layer]: where it leads.",
+    )
+    resume: str | None = Field(
+        default=None,
+        description="Present on a 'partial' (budget or deadline) answer of a resumable "
+        "search: the token that goes on with it (ResumeRequest).",
     )
     cached: bool = Field(
         default=False,

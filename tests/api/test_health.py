@@ -55,7 +55,10 @@ def test_openapi_documents_fields_defaults_and_error_codes(client: TestClient) -
     assert {"200", "400", "404", "413", "422", "500"} <= set(path_post["responses"])
     assert "NotWalkable" in path_post["responses"]["400"]["description"]
     assert [p["name"] for p in path_post["parameters"]] == ["map_id"]
-    body = resolve(spec, path_post["requestBody"]["content"]["application/json"]["schema"]["$ref"])
+    query, resumed = path_post["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
+    assert set(resolve(spec, resumed["$ref"])["required"]) == {"resume"}
+    assert {"410"} <= set(path_post["responses"])
+    body = resolve(spec, query["$ref"])
     request = body["properties"]
     assert set(body["required"]) == {"start"}  # and one of goal, goals, goal_region
     assert {"goal", "goals", "goal_region", "unreachable", "agent_size"} <= set(request)

@@ -6,7 +6,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from contextlib import ExitStack
 from typing import Any, Final, NamedTuple
 
 import orjson
@@ -36,10 +36,16 @@ from service.api.pathing import (
     simple,
     unstarted,
 )
+from service.api.resuming import resume, start_resumable, within
 from service.api.runtime import DeadlinePassedError, Runtime
-from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
+from service.api.schemas import (
+    BatchRequest,
+    BatchResponse,
+    PathRequest,
+    PathResponse,
+    ResumeRequest,
+)
 from service.api.slices import SlicedBatch
-from service.engine import deadline_scope
 
 router = APIRouter(prefix="/v1/maps", tags=["paths"])
 log = logging.getLogger("gridpath.api")
@@ -51,7 +57,7 @@ log = logging.getLogger("gridpath.api")
 # FastAPI's per-parameter dependency solving and its stdlib-JSON body validation
 # would otherwise cost more than the search. (A batch is parsed on its search
 # thread, not on the event loop.) The schemas are documented all the same.
-def _json_body(model: type[PathRequest] | type[BatchRequest]) -> dict[str, Any]:
+def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
     map_id = {
         "name": "map_id",
         "in": "path",
@@ -59,11 +65,12 @@ def _json_body(model: type[PathRequest] | type[BatchRequest]) -> dict[str, Any]:
         "description": "Map id from the upload answer.",
         "schema": {"type": "string"},
     }
-    return {"parameters": [map_id]} | request_body({"application/json": {"schema": ref(model)}})
+    return {"parameters": [map_id]} | request_body({"application/json": {"schema": schema}})
 
 
-_PATH_BODY = _json_body(PathRequest)
-_BATCH_BODY = _json_body(BatchRequest)
+# A ``/path`` body is a query, or a resumable search's next slice.
+_PATH_BODY = _json_body({"oneOf": [ref(PathRequest), ref(ResumeRequest)]})
+_BATCH_BODY = _json_body(ref(BatchRequest))
 
 _JSON_NUMPY = orjson.OPT_SERIALIZE_NUMPY
 
@@ -179,19 +186,28 @@ def _try_inline(runtime: Runtime, map_id: str, query: Query, deadline: int
         ErrorCode.REQUEST_TIMEOUT,
         ErrorCode.NOT_READY,
         ErrorCode.MAP_CORRUPT,
+        ErrorCode.RESUME_EXPIRED,
     ),
 )
 async def find_one(request: Request) -> Response:
     runtime, record = await readable_map(request, request.path_params["map_id"])
     if not runtime.ready:
         await runtime.until_ready()
-    body = parsed_body(PathRequest, await body_of(request))
+    raw = await body_of(request)
+    if _RESUME_KEY in raw and _resumes(raw):
+        resumed = parsed_body(ResumeRequest, raw)
+        deadline = deadline_of(resumed.deadline_ms, time.monotonic_ns())
+        return _json(request, runtime, await resume(runtime, record.id, resumed, deadline))
+    body = parsed_body(PathRequest, raw)
     deadline = deadline_of(body.deadline_ms, time.monotonic_ns())
     query = resolve(body, None, runtime.settings)
     try:
         await runtime.reach(record.id, body.min_revision, deadline)
     except DeadlinePassedError:
         return _unstarted_response(runtime, record.id, query)
+    if query.resumable:
+        first = await start_resumable(runtime, record.id, query, deadline)
+        return _json(request, runtime, first)
     answers = runtime.answers
     key = _current_key(runtime, record.id, query)
     if key is not None:
@@ -234,9 +250,23 @@ async def find_one(request: Request) -> Response:
     return Response(answered.body, media_type="application/json")
 
 
-def within(deadline: int) -> AbstractContextManager[None]:
-    """The engine's ``deadline_scope`` of a request's deadline (0: none)."""
-    return deadline_scope(deadline) if deadline else nullcontext()
+#: A body holding this may be a ``ResumeRequest`` (``_resumes`` tells).
+_RESUME_KEY: Final = b'"resume"'
+
+
+def _resumes(raw: bytes) -> bool:
+    """Whether a ``/path`` body is a ``ResumeRequest``: an object with ``resume``."""
+    try:
+        data = from_json(raw)
+    except ValueError:
+        return False  # (the query's parse says what is wrong)
+    return isinstance(data, dict) and "resume" in data
+
+
+def _json(request: Request, runtime: Runtime, payload: dict[str, Any]) -> Response:
+    """A single answer made off the answer cache's ways (a resumable search's)."""
+    _note(request, runtime, _tally([payload]))
+    return Response(orjson.dumps(payload, option=_JSON_NUMPY), media_type="application/json")
 
 
 async def _shared(runtime: Runtime, leading: "asyncio.Future[Shared]", deadline: int

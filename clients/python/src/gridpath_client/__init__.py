@@ -43,6 +43,7 @@ from gridpath_client.errors import (
     NotWalkable,
     ProfileNotFound,
     RequestTimeout,
+    ResumeExpired,
     RevisionConflict,
     TimedOut,
     TooBig,
@@ -78,11 +79,14 @@ from gridpath_client.results import (
     MapTables,
     PathCheck,
     PathChecks,
+    PathRepair,
     PathResult,
     ProfileInfo,
     Profiles,
+    Splice,
     TableStatus,
     Trace,
+    cells_from_moves,
 )
 from gridpath_client.retries import RetryPolicy
 from gridpath_client.version import __version__
@@ -130,6 +134,7 @@ __all__ = [
     "PathChecks",
     "PathFormat",
     "PathOptions",
+    "PathRepair",
     "PathResult",
     "Point",
     "Points",
@@ -140,8 +145,10 @@ __all__ = [
     "RectEdit",
     "RectRegion",
     "RequestTimeout",
+    "ResumeExpired",
     "RetryPolicy",
     "RevisionConflict",
+    "Splice",
     "TableStatus",
     "TimedOut",
     "TooBig",
@@ -154,4 +161,5 @@ __all__ = [
     "UnsupportedMediaType",
     "WouldDisconnect",
     "__version__",
+    "cells_from_moves",
 ]

@@ -18,6 +18,7 @@ from gridpath_client.errors import GridpathError, NotReady, UnexpectedResponse
 from gridpath_client.queries import (
     Diagonal,
     GoalRegion,
+    PathFormat,
     PathOptions,
     PointLike,
     ProfileLike,
@@ -29,6 +30,7 @@ from gridpath_client.results import (
     Links,
     MapInfo,
     PathChecks,
+    PathRepair,
     PathResult,
     ProfileInfo,
     Profiles,
@@ -159,6 +161,7 @@ class AsyncClient:
         goal_region: GoalRegion | None = None,
         trace: bool = False,
         min_revision: int | None = None,
+        resumable: bool = False,
         **options: Unpack[PathOptions],
     ) -> PathResult:
         """See :meth:`Client.path`."""
@@ -172,7 +175,17 @@ class AsyncClient:
             options=options,
             as_numpy=self.as_numpy,
             min_revision=min_revision,
+            resumable=resumable,
         )
+        return await self._run(call)
+
+    async def resume(self, map_id: str, token: str, *, max_expansions: int | None = None,
+               format: PathFormat | None = None, deadline_ms: float | None = None,
+               trace: bool = False) -> PathResult:  # fmt: skip
+        """See :meth:`Client.resume`."""
+        call = calls.resume(map_id, token, max_expansions=max_expansions, format=format,
+                            deadline_ms=deadline_ms, trace=trace,
+                            as_numpy=self.as_numpy)  # fmt: skip
         return await self._run(call)
 
     async def paths(
@@ -200,6 +213,14 @@ class AsyncClient:
         """See :meth:`Client.check_paths`."""
         call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size,
                                  profile=profile)  # fmt: skip
+        return await self._run(call)
+
+    async def repair_path(self, map_id: str, path: PointsLike, position: int, *,
+                    max_detour: float | None = None,
+                    **options: Unpack[PathOptions]) -> PathRepair:  # fmt: skip
+        """See :meth:`Client.repair_path`."""
+        call = calls.repair_path(map_id, path, position, max_detour=max_detour,
+                                 options=options, as_numpy=self.as_numpy)  # fmt: skip
         return await self._run(call)
 
     # -- fields and edits ---------------------------------------------------------------

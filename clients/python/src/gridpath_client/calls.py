@@ -20,12 +20,15 @@ from gridpath_client.errors import GridpathError, UnexpectedResponse, error_for
 from gridpath_client.queries import (
     Diagonal,
     GoalRegion,
+    PathFormat,
     PointLike,
     ProfileLike,
     Query,
     batch_body,
+    options_body,
     profile_json,
     query_body,
+    resume_body,
 )
 from gridpath_client.results import (
     EditResult,
@@ -33,6 +36,7 @@ from gridpath_client.results import (
     Links,
     MapInfo,
     PathChecks,
+    PathRepair,
     PathResult,
     ProfileInfo,
     Profiles,
@@ -188,14 +192,30 @@ def path(
     options: Mapping[str, Any],
     as_numpy: bool,
     min_revision: int | None = None,
+    resumable: bool = False,
 ) -> Call[PathResult]:
     body = query_body(start, goal, goals=goals, goal_region=goal_region, trace=trace,
-                      options=options, min_revision=min_revision)  # fmt: skip
+                      options=options, min_revision=min_revision,
+                      resumable=resumable)  # fmt: skip
     return Call(
         "POST",
         map_url(map_id, "/path"),
         lambda r: PathResult.from_json(r.json(), as_numpy=as_numpy),
         safe=True,
+        json=body,
+    )
+
+
+def resume(map_id: str, token: str, *, max_expansions: int | None, format: PathFormat | None,
+           deadline_ms: float | None, trace: bool, as_numpy: bool) -> Call[PathResult]:  # fmt: skip
+    """Go on with a resumable search. Not retried: a token goes on once."""
+    body = resume_body(token, max_expansions=max_expansions, format=format,
+                       deadline_ms=deadline_ms, trace=trace)  # fmt: skip
+    return Call(
+        "POST",
+        map_url(map_id, "/path"),
+        lambda r: PathResult.from_json(r.json(), as_numpy=as_numpy),
+        safe=False,
         json=body,
     )
 
@@ -220,6 +240,21 @@ def _batch_item(item: dict[str, Any], as_numpy: bool) -> PathResult | GridpathEr
     if "status" in item:
         return PathResult.from_json(item, as_numpy=as_numpy)
     return error_for(item["code"], item["message"])
+
+
+def repair_path(map_id: str, held: PointsLike, position: int, *, max_detour: float | None,
+                options: Mapping[str, Any], as_numpy: bool) -> Call[PathRepair]:  # fmt: skip
+    body: dict[str, Any] = {"path": to_points(held), "position": position,
+                            **options_body(options)}  # fmt: skip
+    if max_detour is not None:
+        body["max_detour"] = max_detour
+    return Call(
+        "POST",
+        map_url(map_id, "/paths/repair"),
+        lambda r: PathRepair.from_json(r.json(), as_numpy=as_numpy),
+        safe=True,
+        json=body,
+    )
 
 
 def check_paths(

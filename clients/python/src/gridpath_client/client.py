@@ -18,6 +18,7 @@ from gridpath_client.errors import GridpathError, NotReady, UnexpectedResponse
 from gridpath_client.queries import (
     Diagonal,
     GoalRegion,
+    PathFormat,
     PathOptions,
     PointLike,
     ProfileLike,
@@ -29,6 +30,7 @@ from gridpath_client.results import (
     Links,
     MapInfo,
     PathChecks,
+    PathRepair,
     PathResult,
     ProfileInfo,
     Profiles,
@@ -207,6 +209,7 @@ class Client:
         goal_region: GoalRegion | None = None,
         trace: bool = False,
         min_revision: int | None = None,
+        resumable: bool = False,
         **options: Unpack[PathOptions],
     ) -> PathResult:
         """One path from ``start`` to ``goal``, to the cheapest of ``goals``, or to the
@@ -222,9 +225,12 @@ class Client:
             min_revision: Answer on this revision of the map or a later one (read
                 your writes: the revision an edit answered, whichever replica
                 answers); ``NotReady`` if the service cannot reach it in time.
+            resumable: When ``max_expansions`` runs out, the ``partial`` answer carries
+                a ``resume`` token that :meth:`resume` goes on with (A* or beam).
             **options: :class:`PathOptions` (``heuristic``, ``diagonal``, ``weight``,
                 ``max_expansions``, ``format``, ``algorithm``, ``unreachable``,
-                ``agent_size``, ``deadline_ms``, ``profile``): only those given are sent.
+                ``agent_size``, ``deadline_ms``, ``profile``, ``weight_schedule``,
+                ``beam_width``): only those given are sent.
 
         Raises:
             InvalidQuery, InvalidValue, NotWalkable, MapNotFound, ProfileNotFound, ...:
@@ -240,7 +246,26 @@ class Client:
             options=options,
             as_numpy=self.as_numpy,
             min_revision=min_revision,
+            resumable=resumable,
         )
+        return self._run(call)
+
+    def resume(self, map_id: str, token: str, *, max_expansions: int | None = None,
+               format: PathFormat | None = None, deadline_ms: float | None = None,
+               trace: bool = False) -> PathResult:  # fmt: skip
+        """Go on with a resumable search (``path(..., resumable=True)``) from its last
+        partial answer's ``resume`` token, for at most ``max_expansions`` more.
+
+        The answer is the next slice's: ``partial`` with a new ``resume`` token while
+        unfinished. Each token goes on once, and is not retried.
+
+        Raises:
+            ResumeExpired: the service holds the search no more (the message says
+                why: expired, evicted, used, the map changed, another worker's).
+        """
+        call = calls.resume(map_id, token, max_expansions=max_expansions, format=format,
+                            deadline_ms=deadline_ms, trace=trace,
+                            as_numpy=self.as_numpy)  # fmt: skip
         return self._run(call)
 
     def paths(
@@ -285,6 +310,18 @@ class Client:
         profile's name or a profile inline; default: the map's default profile)."""
         call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size,
                                  profile=profile)  # fmt: skip
+        return self._run(call)
+
+    def repair_path(self, map_id: str, path: PointsLike, position: int, *,
+                    max_detour: float | None = None,
+                    **options: Unpack[PathOptions]) -> PathRepair:  # fmt: skip
+        """Mend a held path (as returned: waypoints or cells) for the unit standing on
+        ``path[position]``: ``unchanged`` when it can still be walked; else a detour
+        back onto its intact tail (``spliced``, at most ``max_detour`` dearer than
+        the stretch it replaces); else a new search to its end (``replanned``).
+        ``options`` as for :meth:`path`."""
+        call = calls.repair_path(map_id, path, position, max_detour=max_detour,
+                                 options=options, as_numpy=self.as_numpy)  # fmt: skip
         return self._run(call)
 
     # -- fields and edits ---------------------------------------------------------------

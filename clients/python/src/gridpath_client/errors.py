@@ -167,6 +167,14 @@ class WouldDisconnect(GridpathError):
     STATUS = 409
 
 
+class ResumeExpired(GridpathError):
+    """A ``resume`` token the service holds no search for (expired, evicted, used, the
+    map changed, or another worker's); the message says which. Search again."""
+
+    CODE = "ResumeExpired"
+    STATUS = 410
+
+
 class InsufficientStorage(GridpathError):
     """The service's store refused the write (a full or read-only disk); nothing was
     stored, reads still work: retry once there is room."""
@@ -203,6 +211,7 @@ ERROR_CLASSES: Final[dict[str, type[GridpathError]]] = {
         MapCorrupt,
         RevisionConflict,
         WouldDisconnect,
+        ResumeExpired,
         InsufficientStorage,
         Internal,
     )

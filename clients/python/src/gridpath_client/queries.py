@@ -16,8 +16,9 @@ Heuristic: TypeAlias = Literal[
     "octile", "manhattan", "chebyshev", "euclidean", "zero", "cluster", "landmarks"
 ]
 Diagonal: TypeAlias = Literal["never", "no_corner_cutting", "one_obstacle", "always"]
-Algorithm: TypeAlias = Literal["astar", "jps", "auto"]
-PathFormat: TypeAlias = Literal["waypoints", "cells", "smoothed"]
+Algorithm: TypeAlias = Literal["astar", "jps", "auto", "bidirectional", "beam", "ida"]
+PathFormat: TypeAlias = Literal["waypoints", "cells", "smoothed", "directions"]
+WeightSchedule: TypeAlias = Literal["static", "dynamic"]
 Unreachable: TypeAlias = Literal["no_path", "nearest"]
 #: A cell given to the client: ``(x, y)`` (a list, or a numpy row, works too).
 PointLike: TypeAlias = Sequence[int]
@@ -36,8 +37,15 @@ class PathOptions(TypedDict, total=False):
         weight: f = g + weight * h, at least 1; the cost is then at most weight x optimal.
         max_expansions: Node budget (1 to the server cap); past it the answer is
             ``partial``.
-        format: ``waypoints`` (default), ``cells`` or ``smoothed``.
-        algorithm: ``auto`` (default: JPS where it applies), ``astar`` or ``jps``.
+        format: ``waypoints`` (default), ``cells``, ``smoothed`` or ``directions``
+            (``path`` the start alone, ``moves`` the run-length moves: see
+            :func:`cells_from_moves`).
+        algorithm: ``auto`` (default: JPS where it applies), ``astar`` or ``jps``; the
+            variants ``bidirectional`` (exact), ``beam`` (not exact: ``beam_width``
+            open cells) and ``ida`` (exact, little memory, many expansions).
+        weight_schedule: ``static`` (default) or ``dynamic``: the weight falls from
+            ``weight`` at the start to 1 near the goal.
+        beam_width: With ``algorithm="beam"``: most open cells (server default 1024).
         unreachable: ``no_path`` (default) or ``nearest``: a path to the reachable cell
             nearest an unreachable goal.
         agent_size: k for a k x k unit anchored at its top-left cell (default 1).
@@ -57,6 +65,8 @@ class PathOptions(TypedDict, total=False):
     max_expansions: int
     format: PathFormat
     algorithm: Algorithm
+    weight_schedule: WeightSchedule
+    beam_width: int
     unreachable: Unreachable
     agent_size: int
     deadline_ms: float
@@ -131,6 +141,7 @@ def query_body(
     trace: bool,
     options: Mapping[str, Any],
     min_revision: int | None = None,
+    resumable: bool = False,
 ) -> dict[str, Any]:
     """A path query's JSON: the start, the goal form given, the options set."""
     body: dict[str, Any] = {"start": to_point(start)}
@@ -145,6 +156,21 @@ def query_body(
         body["trace"] = True
     if min_revision is not None:
         body["min_revision"] = min_revision
+    if resumable:
+        body["resumable"] = True
+    return body
+
+
+def resume_body(token: str, *, max_expansions: int | None, format: PathFormat | None,
+                deadline_ms: float | None, trace: bool) -> dict[str, Any]:  # fmt: skip
+    """The JSON that goes on with a resumable search."""
+    body: dict[str, Any] = {"resume": token}
+    for name, value in (("max_expansions", max_expansions), ("format", format),
+                        ("deadline_ms", deadline_ms)):  # fmt: skip
+        if value is not None:
+            body[name] = value
+    if trace:
+        body["trace"] = True
     return body
 
 

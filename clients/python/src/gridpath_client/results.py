@@ -72,7 +72,8 @@ class PathResult:
         path: The points in the requested ``format``, start first; empty for
             ``no_path``. A list of ``(x, y)`` tuples, or an ``(n, 2)`` int32 array when
             the client uses numpy.
-        format: ``waypoints`` (start, every turn, end), ``cells`` or ``smoothed``.
+        format: ``waypoints`` (start, every turn, end), ``cells``, ``smoothed`` or
+            ``directions`` (``path`` the start alone; ``moves`` the rest).
         expanded: Nodes the search expanded (jump points for JPS; for
             ``algorithm_used == "field"`` the shared search's settled cells).
         algorithm_used: ``astar``, ``jps``, or ``field`` (a batch's shared-goal search).
@@ -93,6 +94,13 @@ class PathResult:
         links_used: On a map with links, the links the path takes, in order (each with
             the index in ``path`` of the point where it is entered; the next point is
             where it leaves); ``None`` on a map without links.
+        moves: With ``format="directions"``: ``[direction, count]`` runs from the
+            start (0 east, 1 west, 2 south, 3 north, 4 south-east, 5 north-east, 6
+            south-west, 7 north-west), a link taken ``[8, x, y]`` (``[8, x, y,
+            layer]``): where it leads; :func:`cells_from_moves` decodes them. Else
+            ``None``.
+        resume: On a ``partial`` answer of a resumable search: the token
+            :meth:`Client.resume` goes on with; else ``None``.
     """
 
     status: Status
@@ -110,6 +118,8 @@ class PathResult:
     trace: Trace | None = None
     profile_used: str | None = None
     links_used: list[LinkUsed] | None = None
+    moves: list[tuple[int, ...]] | None = None
+    resume: str | None = None
 
     @property
     def found(self) -> bool:
@@ -135,7 +145,34 @@ class PathResult:
             trace=Trace.from_json(data.get("trace"), as_numpy=as_numpy),
             profile_used=data.get("profile_used"),
             links_used=LinkUsed.list_from_json(data.get("links_used")),
+            moves=None if data.get("moves") is None else [tuple(m) for m in data["moves"]],
+            resume=data.get("resume"),
         )
+
+
+#: ``(dx, dy)`` of each move code of ``directions`` answers (and of fields' ``next``).
+MOVE_STEPS: Final = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
+#: The move code of a link taken.
+LINK_MOVE: Final = 8
+
+
+def cells_from_moves(start: Sequence[int], moves: Sequence[Sequence[int]]
+                     ) -> list[tuple[int, ...]]:  # fmt: skip
+    """The cells a ``directions`` answer walks: ``start`` (its ``path[0]``), then one
+    cell per step of ``moves``; a link's entry jumps to where it leads. ``(x, y)`` or
+    ``(x, y, layer)`` tuples, as ``start`` is."""
+    cell = tuple(int(v) for v in start)
+    cells = [cell]
+    for move in moves:
+        if move[0] == LINK_MOVE:
+            cell = tuple(int(v) for v in move[1:])
+            cells.append(cell)
+            continue
+        dx, dy = MOVE_STEPS[move[0]]
+        for _ in range(move[1]):
+            cell = (cell[0] + dx, cell[1] + dy, *cell[2:])
+            cells.append(cell)
+    return cells
 
 
 @dataclass(frozen=True)
@@ -238,6 +275,39 @@ class PathChecks:
             [PathCheck.from_json(r) for r in data["results"]],
             profile_used=data.get("profile_used"),
         )
+
+
+@dataclass(frozen=True)
+class Splice:
+    """Where a repair's detour leaves the held path (the unit's position) and joins it
+    again, what it costs, and ``extra``: that cost less the stretch it replaced."""
+
+    leaves: Point
+    joins: Point
+    cost: float
+    extra: float
+
+
+@dataclass(frozen=True)
+class PathRepair:
+    """The answer of ``repair_path``: ``repair`` (``unchanged``, ``spliced`` or
+    ``replanned``), the path from the unit's position on (``result``), and the
+    ``splice`` when spliced."""
+
+    repair: str
+    result: PathResult
+    splice: Splice | None = None
+
+    @classmethod
+    def from_json(cls, data: Json, *, as_numpy: bool) -> PathRepair:
+        splice = data.get("splice")
+        return cls(
+            repair=str(data["repair"]),
+            result=PathResult.from_json(data, as_numpy=as_numpy),
+            splice=None if splice is None else Splice(
+                tuple(map(int, splice["leaves"])), tuple(map(int, splice["joins"])),
+                float(splice["cost"]), float(splice["extra"])),
+        )  # fmt: skip
 
 
 # -- maps -------------------------------------------------------------------------------

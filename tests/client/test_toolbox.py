@@ -1,0 +1,66 @@
+"""The A* toolbox through the client, against the real service: resumable searches,
+``directions`` answers decoded, the variants, and ``ResumeExpired``."""
+
+import asyncio
+
+import pytest
+from gridpath_client import (
+    AsyncClient,
+    CellsEdit,
+    Client,
+    MapInfo,
+    ResumeExpired,
+    cells_from_moves,
+)
+
+
+def test_a_resumed_search_ends_as_one_search(client: Client, rooms: MapInfo) -> None:
+    start, goal = (2, 2), (28, 11)
+    whole = client.path(rooms.id, start, goal, algorithm="astar", resumable=True)
+    answer = client.path(rooms.id, start, goal, algorithm="astar", resumable=True,
+                         max_expansions=5)  # fmt: skip
+    spent = answer.expanded
+    while answer.resume is not None:
+        assert answer.status == "partial"
+        answer = client.resume(rooms.id, answer.resume, max_expansions=7)
+        spent += answer.expanded
+    assert (answer.status, answer.cost, spent) == (whole.status, whole.cost, whole.expanded)
+    with pytest.raises(ResumeExpired):
+        client.resume(rooms.id, "nobody.token")
+
+
+def test_directions_decode_to_the_cells(client: Client, rooms: MapInfo) -> None:
+    start, goal = (2, 2), (28, 11)
+    cells = client.path(rooms.id, start, goal, format="cells")
+    moves = client.path(rooms.id, start, goal, format="directions")
+    assert moves.moves is not None
+    assert len(moves.path) == 1
+    assert cells_from_moves(tuple(moves.path[0]), moves.moves) == [tuple(c) for c in cells.path]
+
+
+def test_variants_through_the_async_client(server_url: str, rooms: MapInfo) -> None:
+    async def ask() -> list[str | None]:
+        async with AsyncClient(server_url) as gridpath:
+            start, goal = (2, 2), (28, 11)
+            first = await gridpath.path(rooms.id, start, goal, resumable=True, max_expansions=3)
+            assert first.resume is not None
+            nxt = await gridpath.resume(rooms.id, first.resume)
+            answers = [await gridpath.path(rooms.id, start, goal, algorithm=algorithm)
+                       for algorithm in ("bidirectional", "beam")]  # fmt: skip
+            dynamic = await gridpath.path(rooms.id, start, goal, weight=2.0,
+                                          weight_schedule="dynamic")  # fmt: skip
+            return [nxt.status, *(a.algorithm_used for a in answers), dynamic.status]
+
+    assert asyncio.run(ask()) == ["found", "bidirectional", "beam", "found"]
+
+
+def test_a_held_path_is_repaired_after_an_edit(client: Client) -> None:
+    world = client.upload_map([[1.0] * 12 for _ in range(7)], name="repair field")
+    held = client.path(world.id, (0, 3), (11, 3), format="cells").path
+    assert client.repair_path(world.id, held, 2).repair == "unchanged"
+    client.edit(world.id, [CellsEdit([(6, 2), (6, 3), (6, 4)], 0.0)])
+    mended = client.repair_path(world.id, held, 2, format="cells")
+    assert mended.repair == "spliced"
+    assert mended.splice is not None
+    assert mended.splice.leaves == (2, 3)
+    assert tuple(mended.result.path[-1]) == (11, 3)
