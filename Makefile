@@ -52,7 +52,8 @@ cluster-test: $(VENV)/.installed-dev
 
 # Engine benchmark against pyastar2d and tcod, the cluster tables (build cost,
 # cluster vs plain heuristics), JPS vs A*, landmarks vs octile, unit sizes vs
-# one-cell units, movement profiles vs the default, the per-call floor, gridpath against warthog
+# one-cell units, movement profiles vs the default, links, the A* variants and path repair,
+# the per-call floor, gridpath against warthog
 # (WARTHOG_BENCH_ARGS="--warthog DIR", the C++ binaries built outside the
 # repository), auto's pick and what traces cost; all print tables
 # (see docs/benchmarks.md, "How they are run").
@@ -64,6 +65,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_units $(UNIT_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_profiles $(PROFILE_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_links $(LINK_BENCH_ARGS)
+	$(BIN)/python -m loadtests.bench_toolbox $(TOOLBOX_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_floor
 	$(BIN)/python -m loadtests.bench_warthog --repeat 1 $(WARTHOG_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_auto
