@@ -187,6 +187,38 @@ def random_grid(
     return GridMap.from_costs(values)
 
 
+#: A random map of the oracle tests: ``(width, height)``, the blocked share, the cost
+#: range (``random_grid``'s) and the diagonal policy.
+MapCase = tuple[tuple[int, int], float, tuple[float, float] | None, str]
+#: The oracle tests' random maps: every shape, density, cost range and policy.
+MAP_CASES: Final[list[MapCase]] = [
+    (shape, density, costs, policy)
+    for shape in ((9, 1), (1, 9), (8, 8), (23, 17), (40, 40))
+    for density in (0.0, 0.2, 0.4)
+    for costs in (None, (1, 5), (0.5, 3.0))
+    for policy in POLICIES
+]
+
+
+def map_case_id(case: MapCase) -> str:
+    """A test id naming a ``MapCase``."""
+    (w, h), density, costs, policy = case
+    return f"{w}x{h}-blocked{density}-costs{costs}-{policy}".replace(" ", "")
+
+
+def start_and_goals(grid: GridMap, seed: int, count: int
+                    ) -> tuple[tuple[int, int], list[tuple[int, int]]]:  # fmt: skip
+    """A random walkable start and up to ``count`` goals other than it, drawn with
+    ``seed``; the test is skipped on a map of fewer than two walkable cells."""
+    cells = walkable_cells(grid)
+    if len(cells) < 2:
+        pytest.skip("random map has fewer than two walkable cells")
+    rng = np.random.default_rng(seed)
+    start = cells[int(rng.integers(len(cells)))]
+    goals = [cells[int(i)] for i in rng.integers(len(cells), size=count)]
+    return start, [goal for goal in goals if goal != start]
+
+
 def walkable_cells(grid: GridMap) -> list[tuple[int, int]]:
     ys, xs = np.nonzero(grid.costs > 0)
     return list(zip(xs.tolist(), ys.tolist(), strict=True))

@@ -22,27 +22,19 @@ from service.engine import (
 )
 from service.engine.kernels.paths import segment_lengths, turning_points
 from tests.support import (
-    POLICIES,
+    MAP_CASES,
     close,
+    map_case_id,
     oracle_distances,
     random_grid,
     walk_cost,
     walkable_cells,
 )
 
-SHAPES = [(9, 1), (1, 9), (8, 8), (23, 17), (40, 40)]
-DENSITIES = [0.0, 0.2, 0.4]
-COST_RANGES: list[tuple[float, float] | None] = [None, (1, 5), (0.5, 3.0)]
 GOALS_PER_MAP = 6
-Case = tuple[tuple[int, int], float, tuple[float, float] | None, str]
-CASES: list[Case] = list(itertools.product(SHAPES, DENSITIES, COST_RANGES, POLICIES))
+CASES = MAP_CASES
 #: grid, policy, start, goals, oracle costs from start ((height, width), inf = unreachable)
 OracleCase = tuple[GridMap, str, tuple[int, int], list[tuple[int, int]], npt.NDArray[np.float64]]
-
-
-def _case_id(case: Case) -> str:
-    (w, h), density, costs, policy = case
-    return f"{w}x{h}-blocked{density}-costs{costs}-{policy}".replace(" ", "")
 
 
 def _queries(grid: GridMap, seed: int) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
@@ -55,7 +47,7 @@ def _queries(grid: GridMap, seed: int) -> tuple[tuple[int, int], list[tuple[int,
     return start, goals
 
 
-@pytest.fixture(params=CASES, ids=[_case_id(c) for c in CASES])
+@pytest.fixture(params=CASES, ids=[map_case_id(c) for c in CASES])
 def oracle_case(request: pytest.FixtureRequest) -> OracleCase:
     (width, height), density, costs, policy = request.param
     seed = CASES.index(request.param)

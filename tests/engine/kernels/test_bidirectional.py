@@ -30,22 +30,20 @@ from service.engine.kernels.codes import (
 )
 from service.engine.kernels.moves import closeness
 from tests.support import (
-    POLICIES,
+    MAP_CASES,
     art,
     close,
+    map_case_id,
     oracle_distances,
     random_grid,
+    start_and_goals,
     walk_cost,
     walkable_cells,
 )
 
-SHAPES = [(9, 1), (1, 9), (8, 8), (23, 17), (40, 40)]
-DENSITIES = [0.0, 0.2, 0.4]
-COST_RANGES: list[tuple[float, float] | None] = [None, (1, 5), (0.5, 3.0)]
+CASES = MAP_CASES
 GOALS_PER_MAP = 6
 UNLIMITED = 1 << 62
-Case = tuple[tuple[int, int], float, tuple[float, float] | None, str]
-CASES: list[Case] = list(itertools.product(SHAPES, DENSITIES, COST_RANGES, POLICIES))
 NO_TRACE = np.zeros(0, np.int32)
 
 
@@ -106,23 +104,12 @@ class Search:
 OracleCase = tuple[Search, str, tuple[int, int], list[tuple[int, int]], npt.NDArray[np.float64]]
 
 
-def _case_id(case: Case) -> str:
-    (w, h), density, costs, policy = case
-    return f"{w}x{h}-blocked{density}-costs{costs}-{policy}".replace(" ", "")
-
-
-@pytest.fixture(scope="module", params=CASES, ids=[_case_id(c) for c in CASES])
+@pytest.fixture(scope="module", params=CASES, ids=[map_case_id(c) for c in CASES])
 def oracle_case(request: pytest.FixtureRequest) -> OracleCase:
     (width, height), density, costs, policy = request.param
     seed = CASES.index(request.param)
     grid = random_grid(np.random.default_rng(seed), width, height, density, costs)
-    cells = walkable_cells(grid)
-    rng = np.random.default_rng(seed)
-    if len(cells) < 2:
-        pytest.skip("random map has fewer than two walkable cells")
-    start = cells[int(rng.integers(len(cells)))]
-    goals = [cells[int(i)] for i in rng.integers(len(cells), size=GOALS_PER_MAP)]
-    goals = [goal for goal in goals if goal != start]  # the caller answers start == goal
+    start, goals = start_and_goals(grid, seed, GOALS_PER_MAP)  # (start == goal: the caller's)
     return Search(grid), policy, start, goals, oracle_distances(grid, start, policy)
 
 

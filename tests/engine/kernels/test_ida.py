@@ -27,21 +27,23 @@ from service.engine.kernels.ida import ida, write_cells
 from service.engine.kernels.moves import closeness
 from tests.support import (
     POLICIES,
+    MapCase,
     art,
     close,
+    map_case_id,
     oracle_distances,
     random_grid,
+    start_and_goals,
     walk_cost,
     walkable_cells,
 )
 
 DENSITIES = [0.0, 0.2, 0.4]
 COST_RANGES: list[tuple[float, float] | None] = [None, (1, 5), (0.5, 3.0)]
-Case = tuple[tuple[int, int], float, tuple[float, float] | None, str]
 #: Every density and cost range up to 5x5; larger maps only open, where every goal
 #: is reachable: with obstacles, an unreachable goal's exhaustive search of a large
 #: start region (or a long detour under real costs) can pass ``CAP``.
-CASES: list[Case] = [
+CASES: list[MapCase] = [
     *itertools.product([(6, 1), (1, 6), (5, 5)], DENSITIES, COST_RANGES, POLICIES),
     *itertools.product([(6, 6)], [0.0], COST_RANGES, POLICIES),
     *itertools.product([(8, 8)], [0.0], [None, (1, 5)], POLICIES),
@@ -102,23 +104,12 @@ class Search:
 OracleCase = tuple[Search, str, tuple[int, int], list[tuple[int, int]], npt.NDArray[np.float64]]
 
 
-def _case_id(case: Case) -> str:
-    (w, h), density, costs, policy = case
-    return f"{w}x{h}-blocked{density}-costs{costs}-{policy}".replace(" ", "")
-
-
-@pytest.fixture(scope="module", params=CASES, ids=[_case_id(c) for c in CASES])
+@pytest.fixture(scope="module", params=CASES, ids=[map_case_id(c) for c in CASES])
 def oracle_case(request: pytest.FixtureRequest) -> OracleCase:
     (width, height), density, costs, policy = request.param
     seed = CASES.index(request.param)
     grid = random_grid(np.random.default_rng(seed), width, height, density, costs)
-    cells = walkable_cells(grid)
-    rng = np.random.default_rng(seed)
-    if len(cells) < 2:
-        pytest.skip("random map has fewer than two walkable cells")
-    start = cells[int(rng.integers(len(cells)))]
-    goals = [cells[int(i)] for i in rng.integers(len(cells), size=GOALS_PER_MAP)]
-    goals = [goal for goal in goals if goal != start]  # the caller answers start == goal
+    start, goals = start_and_goals(grid, seed, GOALS_PER_MAP)  # (start == goal: the caller's)
     return Search(grid), policy, start, goals, oracle_distances(grid, start, policy)
 
 
