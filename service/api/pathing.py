@@ -26,6 +26,7 @@ from service.api.profiles import ProfileRef, bind, profile_ref, profile_used
 from service.api.schemas import GoalRegion, PathFormat, PathOptions, PathRequest
 from service.config import Settings
 from service.engine import (
+    ADMISSIBLE,
     DEFAULT_ALGORITHM,
     DEFAULT_DIAGONAL,
     DEFAULT_HEURISTIC,
@@ -345,6 +346,8 @@ def search(grid: GridMap, query: Query, *, policy: BatchPolicy, budget: int | No
 def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     """The JSON answer of one search (numpy arrays are serialised by orjson)."""
     points, length, links_at = path_points(result, query.format)
+    optimal = result.status == "found" and exact(query.spec.options, result.heuristic_used,
+                                                 result.algorithm_used)  # fmt: skip
     payload: dict[str, Any] = {
         "status": result.status,
         "cost": result.cost,
@@ -359,6 +362,7 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
         "reached": result.reached,
         "partial_reason": result.partial_reason,
         "profile_used": profile_used(query.profile),
+        "optimal": optimal,
     }
     if result.trace is not None:
         trace = result.trace
@@ -408,7 +412,17 @@ def unstarted(query: Query, revision: int) -> dict[str, Any]:
     return {"status": "partial", "cost": 0.0, "length": 0.0, "path": [],
             "format": query.format, "expanded": 0, "heuristic_used": None,
             "algorithm_used": None, "elapsed_us": 0, "revision": revision, "reached": None,
-            "partial_reason": "deadline", "profile_used": profile_used(query.profile)}  # fmt: skip
+            "partial_reason": "deadline", "profile_used": profile_used(query.profile),
+            "optimal": False}  # fmt: skip
+
+
+def exact(options: SearchOptions, heuristic_used: str | None, algorithm_used: str | None
+          ) -> bool:  # fmt: skip
+    """Whether a ``found`` answer searched so is guaranteed least-cost: weight 1, a
+    heuristic admissible under the policy (``ADMISSIBLE``: what ran, which a table
+    still building may have made ``octile``), an exact algorithm (not ``beam``)."""
+    return (options.weight == 1.0 and algorithm_used != "beam"
+            and heuristic_used in ADMISSIBLE[options.diagonal])  # fmt: skip
 
 
 def run(grid: GridMap, query: Query, *, policy: BatchPolicy) -> dict[str, Any]:
@@ -573,6 +587,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
     plans, elapsed_us, revision = found.plans, elapsed_ns // 1000, found.grid.revision
     plan = found.plan.tolist() if len(plans) > 1 else None
     linked = found.grid.links is not None or found.grid.layers.count > 1
+    exacts: dict[tuple[SearchOptions, int], bool] = {}  # by options and plan
     answers: list[dict[str, Any]] = []
     for i, code in enumerate(status):
         if code == REFUSED_ROW:
@@ -584,7 +599,13 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
             answers.append(_answer_or_error(found.result(i), queries[i], elapsed_ns))
             continue
         points, offsets = cells if answer_format == "cells" else waypoints
-        used = plans[0] if plan is None else plans[plan[i]]
+        which = 0 if plan is None else plan[i]
+        used = plans[which]
+        options = queries[i].spec.options
+        optimal = exacts.get((options, which))
+        if optimal is None:
+            optimal = exacts[options, which] = exact(options, used.heuristic_used,
+                                                     used.algorithm_used)  # fmt: skip
         answers.append(
             {  # ``answer``'s keys, in its order
                 "status": STATUS_NAMES[code],
@@ -601,6 +622,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
                 "reached": points[offsets[i + 1] - 1] if code == _FOUND else None,
                 "partial_reason": REASON_NAMES[code],
                 "profile_used": profile_used(queries[i].profile),
+                "optimal": code == _FOUND and optimal,
             }
         )
     return answers

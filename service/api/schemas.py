@@ -531,6 +531,12 @@ class PathResponse(BaseModel):
         description="The profile searched with: its name (a named profile), 'inline' or "
         "'default' (the map's default profile).",
     )
+    optimal: bool = Field(
+        default=False,
+        description="True only when the answer is guaranteed least-cost: 'found', weight 1, "
+        "a heuristic admissible under the diagonal policy (heuristic_used; see docs/engine.md, "
+        "Which heuristics are admissible) and an exact algorithm (not 'beam').",
+    )
     trace: SearchTrace | None = Field(
         default=None, description="Present when the query asked for a trace."
     )

@@ -251,6 +251,7 @@ def test_a_broken_path_is_spliced_unchanged_or_replanned(client: TestClient) -> 
     repair = f"/v1/maps/{map_id}/paths/repair"
     same = client.post(repair, json={"path": held, "position": 2}).json()
     assert (same["repair"], same["path"][0], same["cost"]) == ("unchanged", [2, 3], 9.0)
+    assert same["optimal"] is False  # the held path, kept as it is
     wall = {"cells": [[6, 2], [6, 3], [6, 4]], "cost": 0}
     assert client.post(f"/v1/maps/{map_id}/edits", json={"edits": [wall]}).status_code == 200
     spliced = client.post(repair, json={"path": held, "position": 2, "format": "cells"}).json()
@@ -259,8 +260,36 @@ def test_a_broken_path_is_spliced_unchanged_or_replanned(client: TestClient) -> 
     assert spliced["path"][-1] == [11, 3]
     assert [6, 3] not in spliced["path"]
     assert spliced["splice"]["extra"] > 0
+    assert spliced["optimal"] is False  # a detour back onto the held path
     tight = client.post(repair, json={"path": held, "position": 2, "max_detour": 0}).json()
     assert tight["repair"] == "replanned"
+    assert tight["optimal"] is True
     assert tight["cost"] <= spliced["cost"]
     refused = client.post(repair, json={"path": held, "position": len(held)})
     assert refused.status_code == 400
+
+
+def test_answers_say_whether_they_are_guaranteed_optimal(client: TestClient) -> None:
+    """Regression: manhattan on an 8-connected map, or weight 2, answered a costlier
+    path with nothing to tell it apart from an optimal one."""
+    map_id = upload(client)
+    start, goal, _ = far_pair()
+    query = {"start": start, "goal": goal}
+    cases: list[tuple[dict[str, Any], bool]] = [
+        ({}, True),
+        ({"algorithm": "astar", "heuristic": "octile"}, True),
+        ({"heuristic": "manhattan"}, False),
+        ({"heuristic": "manhattan", "diagonal": "never"}, True),
+        ({"weight": 2}, False),
+        ({"weight": 2, "weight_schedule": "dynamic"}, False),
+        ({"algorithm": "bidirectional"}, True),
+        ({"algorithm": "beam", "beam_width": 1000}, False),
+        ({"max_expansions": 3}, False),  # partial
+    ]
+    for options, optimal in cases:
+        assert post(client, map_id, {**query, **options})["optimal"] is optimal, options
+    items = [{**query, **options} for options, _ in cases]
+    batch = client.post(f"/v1/maps/{map_id}/paths", json={"queries": items}).json()["results"]
+    assert [answer["optimal"] for answer in batch] == [optimal for _, optimal in cases]
+    cells = client.post(f"/v1/maps/{map_id}/paths", json={"queries": [query] * 3}).json()
+    assert [answer["optimal"] for answer in cells["results"]] == [True] * 3

@@ -42,6 +42,9 @@ def _repaired(runtime: Runtime, map_id: str, body: PathRepairRequest) -> dict[st
                              max_detour=body.max_detour)  # fmt: skip
         payload = answer(repair.result, query, time.perf_counter_ns() - began)
         payload["repair"] = repair.kind
+        # A kept or spliced path is the held one, or a detour back onto it: only a new
+        # search to the end can be least-cost.
+        payload["optimal"] = payload["optimal"] and repair.kind == "replanned"
         if repair.splice is not None:
             splice = repair.splice
             payload["splice"] = {"leaves": floor_point(grid.layers, splice.leaves),

@@ -101,6 +101,9 @@ class PathResult:
             ``None``.
         resume: On a ``partial`` answer of a resumable search: the token
             :meth:`Client.resume` goes on with; else ``None``.
+        optimal: ``True`` only when the answer is guaranteed least-cost (``found``,
+            weight 1, an admissible heuristic for the policy, an exact algorithm);
+            ``None`` from servers before the field existed.
     """
 
     status: Status
@@ -120,6 +123,7 @@ class PathResult:
     links_used: list[LinkUsed] | None = None
     moves: list[tuple[int, ...]] | None = None
     resume: str | None = None
+    optimal: bool | None = None
 
     @property
     def found(self) -> bool:
@@ -147,6 +151,7 @@ class PathResult:
             links_used=LinkUsed.list_from_json(data.get("links_used")),
             moves=None if data.get("moves") is None else [tuple(m) for m in data["moves"]],
             resume=data.get("resume"),
+            optimal=data.get("optimal"),
         )
 
 
