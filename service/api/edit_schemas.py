@@ -123,6 +123,13 @@ class PathCheckRequest(BaseModel):
         "a point where the unit has no room is blocked.",
     )
     profile: str | ProfileSpec | None = Field(default=None, description=PROFILE_DESCRIPTION)
+    min_revision: StrictCount | None = Field(
+        default=None,
+        ge=0,
+        description="Check on revision min_revision of the map or a later one (an edit's "
+        "answer, whichever service checks), catching up from the store first; 503 NotReady "
+        "if the store has no such revision within GRIDPATH_MIN_REVISION_WAIT_SECONDS.",
+    )
 
 
 class PathCheck(BaseModel):

@@ -243,6 +243,13 @@ def test_min_revision_reads_your_writes_through_any_service(
         batch_ahead = two.post(f"/v1/maps/{map_id}/paths", json={"queries": [body],
                                                                   "min_revision": 2})  # fmt: skip
         assert batch_ahead.status_code == 503
+        # A held path through the door, checked on the edit's revision by the other.
+        check = f"/v1/maps/{map_id}/paths/check"
+        held = {"paths": [[[0, 0], [8, 0]]], "min_revision": 1}
+        checked = two.post(check, json=held).json()
+        assert (checked["revision"], checked["results"][0]["walkable"]) == (1, True)
+        check_ahead = two.post(check, json=held | {"min_revision": 5})
+        assert (check_ahead.status_code, check_ahead.json()["code"]) == (503, "NotReady")
 
 
 def test_min_revision_past_a_compaction_loads_the_map_anew(

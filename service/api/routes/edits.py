@@ -172,8 +172,7 @@ async def read_grid(record: MapDep, runtime: RuntimeDep) -> Response:
     return Response(data, media_type=NPY, headers={"ETag": etag(revision)})
 
 
-def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
-    body = parsed_body(PathCheckRequest, raw)
+def _check(runtime: Runtime, map_id: str, body: PathCheckRequest) -> dict[str, Any]:
     points = sum(len(p) for p in body.paths)
     limit = runtime.settings.max_check_points
     if points > limit:
@@ -201,7 +200,8 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
     summary="Check held paths against the current revision",
     description="For each path (as a search returned it: waypoints or cells), whether it "
     "can still be walked at the map's current revision, its cost now, and the first cell it "
-    "can no longer enter: which paths an edit broke, without searching again.",
+    "can no longer enter: which paths an edit broke, without searching again. With "
+    "min_revision, on that revision or a later one.",
     openapi_extra=request_body({"application/json": {"schema": ref(PathCheckRequest)}}),
     dependencies=[Depends(require_reader)],
     responses=error_responses(
@@ -217,5 +217,9 @@ def _check(runtime: Runtime, map_id: str, raw: bytes) -> dict[str, Any]:
 )
 async def check_held_paths(request: Request, record: MapDep, runtime: RuntimeDep) -> Response:
     await runtime.until_ready()
-    payload = await runtime.run(_check, runtime, record.id, await body_of(request))
+    # Parsed off the event loop (a body of up to GRIDPATH_MAX_BATCH_BODY_BYTES), then
+    # the map caught up to the body's min_revision, then checked.
+    body = await runtime.run(parsed_body, PathCheckRequest, await body_of(request))
+    await runtime.reach(record.id, body.min_revision)
+    payload = await runtime.run(_check, runtime, record.id, body)
     return Response(orjson.dumps(payload), media_type="application/json")

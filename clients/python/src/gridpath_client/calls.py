@@ -264,8 +264,11 @@ def check_paths(
     diagonal: Diagonal | None,
     agent_size: int | None,
     profile: ProfileLike | None = None,
+    min_revision: int | None = None,
 ) -> Call[PathChecks]:
     body: dict[str, Any] = {"paths": [to_points(p) for p in held]}
+    if min_revision is not None:
+        body["min_revision"] = min_revision
     if diagonal is not None:
         body["diagonal"] = diagonal
     if agent_size is not None:

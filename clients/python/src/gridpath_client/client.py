@@ -304,12 +304,14 @@ class Client:
         diagonal: Diagonal | None = None,
         agent_size: int | None = None,
         profile: ProfileLike | None = None,
+        min_revision: int | None = None,
     ) -> PathChecks:
         """Which held paths (as returned: waypoints or cells) an edit broke, their cost
         now, and the first cell each can no longer enter; for ``profile`` (a named
-        profile's name or a profile inline; default: the map's default profile)."""
+        profile's name or a profile inline; default: the map's default profile); on
+        ``min_revision`` or a later revision (``NotReady`` past the service's wait)."""
         call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size,
-                                 profile=profile)  # fmt: skip
+                                 profile=profile, min_revision=min_revision)  # fmt: skip
         return self._run(call)
 
     def repair_path(self, map_id: str, path: PointsLike, position: int, *,
