@@ -15,7 +15,7 @@ from service.api.errors import ApiError, ErrorCode
 from service.api.pathing import Query, answer, bound_spec
 from service.api.resumes import Held
 from service.api.runtime import Runtime
-from service.api.schemas import ResumeRequest
+from service.api.toolbox_schemas import ResumeRequest
 from service.engine import PathResult, deadline_scope
 from service.engine.slicing import SlicedSearch
 from service.engine.toolbox import slice_result, sliced_search

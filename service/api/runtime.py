@@ -109,6 +109,8 @@ class Runtime:
         self.fields = FieldCache(settings.field_cache_bytes)
         self.answers = AnswerCache(settings.answer_cache_bytes)
         self.resumes = ResumeStore(settings.resume_bytes, settings.resume_seconds)
+        #: Held while an upload with ``if_exists=reuse`` looks for its name and stores.
+        self.reuse_lock = threading.Lock()
         self.cache = MapCache(self.store, settings.cache_bytes, table_reserve=reserve,
                               jump_table_bytes=settings.max_jump_table_bytes,
                               unit_grid_bytes=settings.max_unit_grid_bytes)  # fmt: skip

@@ -121,6 +121,11 @@ class MapCreate(BaseModel):
         "(GRIDPATH_CLUSTER_SIZE), doubled while the tables would not fit "
         "GRIDPATH_MAX_TABLE_BYTES.",
     )
+    if_exists: Literal["create", "reuse"] | None = Field(
+        default=None,
+        description="Default 'create'. 'reuse': when a map of this name exists, answer it "
+        "(200) instead of storing another; takes precedence over the query's.",
+    )
 
 
 class TableStatus(BaseModel):
@@ -448,31 +453,6 @@ class PathRequest(PathOptions):
         if sum(value is not None for value in given) != 1:
             raise ValueError("give exactly one of goal, goals and goal_region")
         return self
-
-
-class ResumeRequest(BaseModel):
-    """Go on with a resumable search (``POST /v1/maps/{map_id}/path``): its options are
-    the ones it started with."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    resume: str = Field(
-        min_length=1,
-        max_length=128,
-        description="The token of the last partial answer of a search started with "
-        "'resumable': true. Each token is used once; 410 ResumeExpired when the worker "
-        "holds the search no more (expired, evicted, the map changed, another worker's).",
-    )
-    max_expansions: StrictCount | None = Field(
-        default=None,
-        description="More expansions for this slice; default and maximum: the server cap "
-        "(GRIDPATH_MAX_EXPANSIONS).",
-    )
-    format: PathFormat | None = Field(default=None, description="As for a query.")
-    deadline_ms: DeadlineMs | None = Field(default=None, description=DEADLINE_DESCRIPTION)
-    trace: StrictFlag | None = Field(
-        default=None, description="Record this slice's expansions, as for a query."
-    )
 
 
 class SearchTrace(BaseModel):

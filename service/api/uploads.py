@@ -31,7 +31,11 @@ _NUMERIC_KINDS: Final = "biuf"
 _NUMBER_TYPES: Final = frozenset({int, float})
 _INTEGER_TYPES: Final = frozenset({int})
 _JSON_FIELDS: Final = frozenset({"name", "costs", "rows", "cluster_size", "classes",
-                                 "class_names", "default_profile", "links"})  # fmt: skip
+                                 "class_names", "default_profile", "links",
+                                 "if_exists"})  # fmt: skip
+#: What an upload does when a map of its name exists: store another (``create``), or
+#: answer that one (``reuse``).
+IF_EXISTS: Final = ("create", "reuse")
 
 
 def media_type(header: str | None) -> str:
@@ -45,6 +49,7 @@ class Upload(NamedTuple):
     grid: GridMap
     name: str | None = None
     cluster_size: int | None = None
+    if_exists: str | None = None  # a JSON body's (``IF_EXISTS``)
 
 
 def decode_map(content_type: str, body: bytes, settings: Settings) -> Upload:
@@ -155,13 +160,17 @@ def _from_json(body: bytes, settings: Settings) -> Upload:
         raise ApiError(ErrorCode.INVALID_QUERY,
                        f"cluster_size: must be an integer (got {shown(cluster_size)})")  # fmt: skip
     cluster_size = check_cluster_size(cluster_size)
+    if_exists = data.get("if_exists")
+    if if_exists is not None and if_exists not in IF_EXISTS:
+        raise ApiError(ErrorCode.INVALID_QUERY, f"if_exists: must be one of {', '.join(IF_EXISTS)}"
+                       f" (got {shown(if_exists)})")  # fmt: skip
     if "classes" in data or "class_names" in data or "default_profile" in data:
         grid = _terrain_from_json(data, settings)
     else:
         grid = _plain_from_json(data, settings)
     if data.get("links") is not None:
         grid = _with_links(grid, data["links"], settings)
-    return Upload(grid, check_name(name, settings), cluster_size)
+    return Upload(grid, check_name(name, settings), cluster_size, if_exists)
 
 
 def _with_links(grid: GridMap, specs: Any, settings: Settings) -> GridMap:

@@ -736,3 +736,55 @@ def test_a_committed_upload_is_acknowledged_though_the_store_then_goes_away(
         0, 7, "ready")  # fmt: skip
     monkeypatch.undo()
     assert [m["id"] for m in client.get("/v1/maps").json()["maps"]] == [body["id"]]
+
+
+def test_an_upload_with_if_exists_reuse_answers_the_map_of_its_name(client: TestClient) -> None:
+    """Regression: each run of the examples stored the map again under a new id."""
+    body = {"name": "rooms", "rows": ["....", ".@@.", "...."]}
+    first = client.post("/v1/maps", json=body | {"if_exists": "reuse"})
+    assert first.status_code == 201, first.text
+    map_id = first.json()["id"]
+    edit = {"edits": [{"cells": [[0, 0]], "cost": 2}]}
+    assert client.post(f"/v1/maps/{map_id}/edits", json=edit).status_code == 200
+    again = client.post("/v1/maps", json=body | {"if_exists": "reuse"})
+    assert (again.status_code, again.json()["id"], again.json()["revision"]) == (200, map_id, 1)
+    assert again.headers["location"] == f"/v1/maps/{map_id}"
+    by_query = client.post("/v1/maps?name=rooms&if_exists=reuse", content=ARENA_LIKE,
+                           headers=TEXT)  # fmt: skip
+    assert (by_query.status_code, by_query.json()["id"]) == (200, map_id)
+    fresh = client.post("/v1/maps", json=body)  # without it: another map, as always
+    assert fresh.status_code == 201
+    assert fresh.json()["id"] != map_id
+    named = client.get("/v1/maps?name=rooms").json()["maps"]
+    assert [m["id"] for m in named] == [map_id, fresh.json()["id"]]
+    assert client.get("/v1/maps?name=nothing").json()["maps"] == []
+    newest = client.post("/v1/maps", json=body | {"if_exists": "reuse"}).json()
+    assert newest["id"] == fresh.json()["id"]  # the newest of the name
+
+
+def test_reuse_needs_a_name_and_a_known_mode(client: TestClient) -> None:
+    rows = {"rows": ["...."]}
+    nameless = client.post("/v1/maps", json=rows | {"if_exists": "reuse"})
+    assert (nameless.status_code, nameless.json()["code"]) == (422, "InvalidQuery")
+    assert "needs the map's name" in nameless.json()["message"]
+    unknown = client.post("/v1/maps", json=rows | {"name": "x", "if_exists": "replace"})
+    assert (unknown.status_code, unknown.json()["code"]) == (422, "InvalidQuery")
+    query = client.post("/v1/maps?if_exists=replace&name=x", content=ARENA_LIKE, headers=TEXT)
+    assert (query.status_code, query.json()["code"]) == (422, "InvalidQuery")
+
+
+def test_uploads_reusing_one_name_at_once_store_it_once(client: TestClient) -> None:
+    body = {"name": "shared", "rows": ["......", "......"], "if_exists": "reuse"}
+    answers: list[Any] = []
+
+    def upload() -> None:
+        answers.append(client.post("/v1/maps", json=body))
+
+    threads = [threading.Thread(target=upload) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(a.status_code for a in answers) == [200] * 5 + [201]
+    assert len({a.json()["id"] for a in answers}) == 1
+    assert len(client.get("/v1/maps?name=shared").json()["maps"]) == 1

@@ -395,3 +395,10 @@ def test_min_revision_reads_your_writes(server_url: str) -> None:
         assert batched.revision == edited.revision
         with pytest.raises(NotReady, match="min_revision 99 was not reached"):
             client.path(info.id, (0, 0), (3, 0), min_revision=99)
+
+
+def test_upload_map_reuses_the_map_of_its_name(client: Client) -> None:
+    first = client.upload_map(["....", "...."], name="reused by the client", if_exists="reuse")
+    again = client.upload_map(["....", "...."], name="reused by the client", if_exists="reuse")
+    assert again.id == first.id
+    assert [m.id for m in client.list_maps(name="reused by the client")] == [first.id]

@@ -13,7 +13,15 @@ from service.api.errors import ApiError, ErrorCode, error_responses
 from service.api.layered import floor_arrays
 from service.api.runtime import Runtime
 from service.api.schemas import MapCreate, MapList, MapPublic, QueryInteger
-from service.api.uploads import NPY, check_cluster_size, check_name, decode_map, media_type
+from service.api.uploads import (
+    JSON,
+    NPY,
+    Upload,
+    check_cluster_size,
+    check_name,
+    decode_map,
+    media_type,
+)
 from service.store import MapRecord, TableStatus
 from service.store.builder import BUILDING, CLUSTERS, LANDMARKS
 from service.store.errors import StoreUnavailableError
@@ -142,19 +150,48 @@ def revision_json(payload: dict[str, Any]) -> Response:
 
 
 def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
-            cluster_size: int | None) -> MapRecord:  # fmt: skip
+            cluster_size: int | None, if_exists: str | None) -> tuple[MapRecord, bool]:  # fmt: skip
+    """The map uploaded, stored; or, with ``if_exists`` ``reuse``, the newest map of
+    its name when one exists. Whether it is new."""
     settings = runtime.settings
     check_cluster_size(cluster_size)
+    if if_exists == "reuse" and name is not None and content_type != JSON:
+        # The name is the query's: no need to read the map to find the one it names.
+        known = _named(runtime, check_name(name, settings))
+        if known is not None:
+            return known, False
     upload = decode_map(content_type, body, settings)
+    named = upload.name or name
+    if (upload.if_exists or if_exists) == "reuse":
+        if named is None:
+            raise ApiError(ErrorCode.INVALID_QUERY, "if_exists 'reuse' needs the map's name "
+                           "(?name= or a JSON body's name)")  # fmt: skip
+        # One reusing upload of a name at a time in this service: two at once store it once.
+        with runtime.reuse_lock:
+            known = _named(runtime, named)
+            if known is not None:
+                return known, False
+            return _stored(runtime, upload, named, cluster_size), True
+    return _stored(runtime, upload, named, cluster_size), True
+
+
+def _stored(runtime: Runtime, upload: Upload, name: str | None, cluster_size: int | None
+            ) -> MapRecord:  # fmt: skip
     grid = upload.grid
     # Refused now rather than accepted only to be unservable: a map must fit the cache.
     runtime.cache.check_fits(grid.width, grid.height, uniform=grid.uniform,
                              terrain=grid.terrain is not None)  # fmt: skip
-    record = runtime.store.create(upload.grid, check_name(upload.name or name, settings))
-    runtime.tables.prepare_jumps(upload.grid)  # before any query: JPS reads them
-    runtime.cache.put(record.id, upload.grid)
+    record = runtime.store.create(grid, check_name(name, runtime.settings))
+    runtime.tables.prepare_jumps(grid)  # before any query: JPS reads them
+    runtime.cache.put(record.id, grid)
     runtime.tables.schedule(record.id, upload.cluster_size or cluster_size)
     return record
+
+
+def _named(runtime: Runtime, name: str | None) -> MapRecord | None:
+    """The newest map named ``name``, if any."""
+    records = [record for record in runtime.store.records() if record.name == name]
+    return max(records, key=lambda record: record.created_at) if records else None
 
 
 @router.post(
@@ -171,22 +208,37 @@ def _create(runtime: Runtime, content_type: str, body: bytes, name: str | None,
     "(`tables.clusters.status`).",
     openapi_extra=_UPLOAD_BODY,
     dependencies=[Depends(require_writer)],
-    responses=error_responses(
-        ErrorCode.INVALID_QUERY,
-        ErrorCode.INVALID_VALUE,
-        ErrorCode.TOO_BIG,
-        ErrorCode.UNAUTHORIZED,
-        ErrorCode.FORBIDDEN,
-        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-        ErrorCode.REQUEST_TIMEOUT,
-        ErrorCode.NOT_READY,
-        ErrorCode.INSUFFICIENT_STORAGE,
-    ),
+    responses={
+        200: {
+            "model": MapPublic,
+            "description": "if_exists 'reuse': the map of that name, "
+            "at its current revision (nothing stored).",
+        },
+        **error_responses(
+            ErrorCode.INVALID_QUERY,
+            ErrorCode.INVALID_VALUE,
+            ErrorCode.TOO_BIG,
+            ErrorCode.UNAUTHORIZED,
+            ErrorCode.FORBIDDEN,
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode.REQUEST_TIMEOUT,
+            ErrorCode.NOT_READY,
+            ErrorCode.INSUFFICIENT_STORAGE,
+        ),
+    },
 )
 async def create_map(
     request: Request,
     runtime: RuntimeDep,
     name: Annotated[str | None, Query(description="Map name for text and .npy uploads.")] = None,
+    if_exists: Annotated[
+        Literal["create", "reuse"] | None,
+        Query(
+            description="Default 'create': store a new map. 'reuse': when a map of this name "
+            "exists, answer it (200, at its current revision) instead; needs a name. A JSON "
+            "body's `if_exists` takes precedence."
+        ),
+    ] = None,
     cluster_size: Annotated[
         QueryInteger | None,
         Query(
@@ -199,9 +251,12 @@ async def create_map(
     await runtime.until_ready()
     body = await body_of(request)
     content_type = media_type(request.headers.get("content-type"))
-    record = await runtime.run(_create, runtime, content_type, body, name, cluster_size)
-    payload = await runtime.run(describe_created, runtime, record)
-    return _json(payload, 201, {"Location": f"/v1/maps/{record.id}"})
+    record, new = await runtime.run(_create, runtime, content_type, body, name, cluster_size,
+                                    if_exists)  # fmt: skip
+    location = {"Location": f"/v1/maps/{record.id}"}
+    if not new:
+        return _json(await runtime.run(describe, runtime, record), 200, location)
+    return _json(await runtime.run(describe_created, runtime, record), 201, location)
 
 
 @router.get(
@@ -211,12 +266,16 @@ async def create_map(
     dependencies=[Depends(require_reader)],
     responses=error_responses(ErrorCode.UNAUTHORIZED),
 )
-async def list_maps(runtime: RuntimeDep) -> Response:
-    return _json({"maps": await runtime.run(_describe_all, runtime)})
+async def list_maps(
+    runtime: RuntimeDep,
+    name: Annotated[str | None, Query(description="Only the maps of this name.")] = None,
+) -> Response:
+    return _json({"maps": await runtime.run(_describe_all, runtime, name)})
 
 
-def _describe_all(runtime: Runtime) -> list[dict[str, Any]]:
-    return [describe(runtime, record) for record in runtime.store.records()]
+def _describe_all(runtime: Runtime, name: str | None) -> list[dict[str, Any]]:
+    return [describe(runtime, record) for record in runtime.store.records()
+            if name is None or record.name == name]  # fmt: skip
 
 
 @router.get(

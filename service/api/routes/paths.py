@@ -38,14 +38,9 @@ from service.api.pathing import (
 )
 from service.api.resuming import resume, start_resumable, within
 from service.api.runtime import DeadlinePassedError, Runtime
-from service.api.schemas import (
-    BatchRequest,
-    BatchResponse,
-    PathRequest,
-    PathResponse,
-    ResumeRequest,
-)
+from service.api.schemas import BatchRequest, BatchResponse, PathRequest, PathResponse
 from service.api.slices import SlicedBatch
+from service.api.toolbox_schemas import ResumeRequest
 
 router = APIRouter(prefix="/v1/maps", tags=["paths"])
 log = logging.getLogger("gridpath.api")

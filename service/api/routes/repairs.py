@@ -12,9 +12,9 @@ from service.api.docs import ref, request_body
 from service.api.errors import ApiError, ErrorCode, error_responses, parsed_body
 from service.api.layered import floor_point, grid_points
 from service.api.pathing import answer, bound_spec, resolve
-from service.api.repair_schemas import PathRepairRequest, PathRepairResponse
 from service.api.runtime import Runtime
 from service.api.schemas import PathOptions, PathRequest
+from service.api.toolbox_schemas import PathRepairRequest, PathRepairResponse
 from service.engine.splicing import repair_path
 
 router = APIRouter(prefix="/v1/maps", tags=["paths"])

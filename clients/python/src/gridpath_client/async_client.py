@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar, Unpack
+from typing import Any, Literal, TypeVar, Unpack
 
 import httpx
 
@@ -113,6 +113,7 @@ class AsyncClient:
         class_names: Sequence[str] | None = None,
         default_profile: Mapping[str, Any] | None = None,
         links: Sequence[Any] | None = None,
+        if_exists: Literal["create", "reuse"] | None = None,
     ) -> MapInfo:
         """See :meth:`Client.upload_map`."""
         call = calls.upload_map(
@@ -123,6 +124,7 @@ class AsyncClient:
             class_names=class_names,
             default_profile=default_profile,
             links=links,
+            if_exists=if_exists,
         )
         return await self._run(call)
 
@@ -130,9 +132,9 @@ class AsyncClient:
         """See :meth:`Client.get_map`."""
         return await self._run(calls.get_map(map_id))
 
-    async def list_maps(self) -> list[MapInfo]:
+    async def list_maps(self, *, name: str | None = None) -> list[MapInfo]:
         """See :meth:`Client.list_maps`."""
-        return await self._run(calls.list_maps())
+        return await self._run(calls.list_maps(name))
 
     async def delete_map(self, map_id: str) -> None:
         """See :meth:`Client.delete_map`."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -143,18 +143,24 @@ def upload_map(
     class_names: Sequence[str] | None = None,
     default_profile: Mapping[str, Any] | None = None,
     links: Sequence[Any] | None = None,
+    if_exists: Literal["create", "reuse"] | None = None,
 ) -> Call[MapInfo]:
     upload = upload_of(source, name=name, cluster_size=cluster_size, classes=classes,
                        class_names=class_names, default_profile=default_profile,
                        links=links)  # fmt: skip
+    params = dict(upload.params or {})
+    if if_exists is not None:
+        params["if_exists"] = if_exists
     return Call(
         "POST",
         "/v1/maps",
         lambda r: MapInfo.from_json(r.json()),
-        safe=False,  # a retried upload after a broken connection could store it twice
+        # A retried upload after a broken connection could store the map twice, unless
+        # it reuses the map of its name.
+        safe=if_exists == "reuse",
         json=upload.json,
         content=upload.content,
-        params=upload.params,
+        params=params,
         headers={"Content-Type": upload.content_type},
     )
 
@@ -163,10 +169,9 @@ def get_map(map_id: str) -> Call[MapInfo]:
     return Call("GET", map_url(map_id), lambda r: MapInfo.from_json(r.json()), safe=True)
 
 
-def list_maps() -> Call[list[MapInfo]]:
-    return Call(
-        "GET", "/v1/maps", lambda r: [MapInfo.from_json(m) for m in r.json()["maps"]], safe=True
-    )
+def list_maps(name: str | None = None) -> Call[list[MapInfo]]:
+    return Call("GET", "/v1/maps", lambda r: [MapInfo.from_json(m) for m in r.json()["maps"]],
+                safe=True, params={} if name is None else {"name": name})  # fmt: skip
 
 
 def delete_map(map_id: str) -> Call[None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar, Unpack
+from typing import Any, Literal, TypeVar, Unpack
 
 import httpx
 
@@ -131,6 +131,7 @@ class Client:
         class_names: Sequence[str] | None = None,
         default_profile: Mapping[str, Any] | None = None,
         links: Sequence[Any] | None = None,
+        if_exists: Literal["create", "reuse"] | None = None,
     ) -> MapInfo:
         """Store a map; it is queryable at once (its tables build in the background).
 
@@ -154,13 +155,17 @@ class Client:
                 by 1, none excluded.
             links: Doors, stairs, teleports (``LinkEdit``), the map's from the start;
                 the map is then sent as JSON (a source of costs or rows).
+            if_exists: ``reuse``: when a map of this name exists, answer it (at its
+                current revision) instead of storing another; needs a name. Such an
+                upload is retried like a read. Default: store a new map.
 
         Raises:
             ValueError: ``classes`` or ``class_names`` without the other.
             TypeError: with ``classes``, a source that is not costs.
 
         Returns:
-            The new map's metadata; ``.id`` is what every other call takes.
+            The map's metadata (the new one's, or the reused one's); ``.id`` is what
+            every other call takes.
         """
         call = calls.upload_map(
             source,
@@ -170,6 +175,7 @@ class Client:
             class_names=class_names,
             default_profile=default_profile,
             links=links,
+            if_exists=if_exists,
         )
         return self._run(call)
 
@@ -177,9 +183,9 @@ class Client:
         """A map's metadata at its current revision (``MapNotFound`` if none)."""
         return self._run(calls.get_map(map_id))
 
-    def list_maps(self) -> list[MapInfo]:
-        """Every stored map's metadata, oldest first."""
-        return self._run(calls.list_maps())
+    def list_maps(self, *, name: str | None = None) -> list[MapInfo]:
+        """Every stored map's metadata, oldest first; with ``name``, of that name only."""
+        return self._run(calls.list_maps(name))
 
     def delete_map(self, map_id: str) -> None:
         """Delete a map; queries already running on it finish."""

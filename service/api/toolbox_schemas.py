@@ -1,10 +1,46 @@
-"""The schemas of ``/v1/maps/{map_id}/paths/repair``: a held path mended by a detour."""
+"""The schemas of the A* toolbox's requests: a resumable search's next slice
+(``/path``'s ``ResumeRequest``) and ``/paths/repair``, a held path mended by a detour."""
 
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.api.schemas import PathOptions, PathResponse, Point, StrictCount, StrictNumber
+from service.api.schemas import (
+    DEADLINE_DESCRIPTION,
+    DeadlineMs,
+    PathFormat,
+    PathOptions,
+    PathResponse,
+    Point,
+    StrictCount,
+    StrictFlag,
+    StrictNumber,
+)
+
+
+class ResumeRequest(BaseModel):
+    """Go on with a resumable search (``POST /v1/maps/{map_id}/path``): its options are
+    the ones it started with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resume: str = Field(
+        min_length=1,
+        max_length=128,
+        description="The token of the last partial answer of a search started with "
+        "'resumable': true. Each token is used once; 410 ResumeExpired when the worker "
+        "holds the search no more (expired, evicted, the map changed, another worker's).",
+    )
+    max_expansions: StrictCount | None = Field(
+        default=None,
+        description="More expansions for this slice; default and maximum: the server cap "
+        "(GRIDPATH_MAX_EXPANSIONS).",
+    )
+    format: PathFormat | None = Field(default=None, description="As for a query.")
+    deadline_ms: DeadlineMs | None = Field(default=None, description=DEADLINE_DESCRIPTION)
+    trace: StrictFlag | None = Field(
+        default=None, description="Record this slice's expansions, as for a query."
+    )
 
 
 class PathRepairRequest(PathOptions):
