@@ -75,7 +75,7 @@ class AnswerCache:
         spec = query.spec
         key = (map_id, revision, epoch, query.format, spec.options, query.profile,
                _frozen(spec.start), _frozen(spec.goal), _frozen(spec.goals),
-               spec.goal_region)  # fmt: skip
+               spec.goal_region, spec.snap)  # fmt: skip
         try:
             hash(key)
         except TypeError:

@@ -125,6 +125,7 @@ def resolve(request: PathRequest, defaults: PathOptions | None, settings: Settin
         options=options,
         goals=request.goals,
         goal_region=None if request.goal_region is None else _region(request.goal_region),
+        snap=bool(request.snap if request.snap is not None else d.snap),
     )
     # A search expands at most its budget: a longer trace buffer would never fill.
     capacity = min(settings.max_trace_expansions, max(1, budget)) if traced else 0
@@ -161,7 +162,8 @@ def simple(query: Query) -> bool:
     spec = query.spec
     return (spec.goal is not None and spec.options.agent_size == 1 and query.profile is None
             and spec.options.unreachable == "no_path" and not query.trace
-            and not query.resumable and not uses_toolbox(spec.options))  # fmt: skip
+            and not query.resumable and not spec.snap
+            and not uses_toolbox(spec.options))  # fmt: skip
 
 
 #: All of a batch's items at once: one call into pydantic-core instead of one per item.
@@ -340,7 +342,7 @@ def search(grid: GridMap, query: Query, *, policy: BatchPolicy, budget: int | No
     options = spec.options if budget is None else spec.options.with_budget(budget)
     return find_path(grid, spec.start, spec.goal, options=options, goals=spec.goals,
                      goal_region=spec.goal_region, max_goals=policy.max_goals,
-                     trace=query.trace)  # fmt: skip
+                     trace=query.trace, snap=spec.snap)  # fmt: skip
 
 
 def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
@@ -371,6 +373,8 @@ def answer(result: PathResult, query: Query, elapsed_ns: int) -> dict[str, Any]:
     if query.format == "directions" and result.grid is not None:
         payload["path"] = points[:1]
         payload["moves"], links_at = moves_of(points, links_at, result.grid.layers)
+    if result.snapped:
+        payload["snapped"] = dict(result.snapped)
     if result.grid is not None and result.grid.layers.count > 1:
         _on_layers(payload, result.grid.layers)
     if result.grid is not None and result.grid.links is not None:
@@ -396,6 +400,8 @@ def _on_layers(payload: dict[str, Any], layers: Layers) -> None:
     """An answer's cells as ``[x, y, layer]`` (``layered``)."""
     payload["path"] = floor_points(layers, payload["path"])
     payload["reached"] = floor_point(layers, payload["reached"])
+    if "snapped" in payload:
+        payload["snapped"] = {k: floor_point(layers, v) for k, v in payload["snapped"].items()}
     if "trace" in payload:
         payload["trace"]["expanded"] = floor_points(layers, payload["trace"]["expanded"])
 

@@ -356,6 +356,13 @@ class PathOptions(BaseModel):
         "'defaults' (InvalidQuery in an item).",
     )
     profile: str | ProfileSpec | None = Field(default=None, description=PROFILE_DESCRIPTION)
+    snap: StrictFlag | None = Field(
+        default=None,
+        description="Default false. true: a start or goal the unit cannot stand on (blocked, "
+        "or under its profile and agent_size) moves to the nearest cell it can (Euclidean "
+        "between cell centres, on its floor; ties: smaller row, then column); 'snapped' says "
+        "where.",
+    )
 
 
 class GoalRegion(BaseModel):
@@ -523,6 +530,11 @@ class PathResponse(BaseModel):
     links_used: list[LinkUsed] | None = Field(
         default=None,
         description="On a map with links, present: the links the path takes, in order.",
+    )
+    snapped: dict[str, Point] | None = Field(
+        default=None,
+        description="With snap, present when it moved one: {'start': [x, y]} and/or {'goal': "
+        "[x, y]}, where the search started or ended instead.",
     )
     moves: list[list[int]] | None = Field(
         default=None,

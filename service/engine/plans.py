@@ -115,11 +115,11 @@ def plans_of(leans: Sequence[LeanPlan]) -> BatchPlans:
 
 def leanable(query: PathQuery) -> bool:
     """Whether ``query`` may run lean: one goal, a one-cell unit on the map's own
-    costs, no ``nearest``."""
+    costs, no ``nearest``, nothing to snap."""
     options = query.options
     return (query.goal is not None and query.goals is None and query.goal_region is None
             and options.agent_size == 1 and options.profile is None
-            and options.unreachable == "no_path")  # fmt: skip
+            and options.unreachable == "no_path" and not query.snap)  # fmt: skip
 
 
 def remember_lean(grid: GridMap, plans: dict[object, object], options: SearchOptions,

@@ -249,6 +249,7 @@ class PathQuery(NamedTuple):
     options: SearchOptions = DEFAULT_OPTIONS
     goals: Sequence[Point] | None = None
     goal_region: Region | None = None
+    snap: bool = False  # move a start or goal the unit cannot stand on (``snapping``)
 
 
 class Plan(NamedTuple):

@@ -88,6 +88,8 @@ class PathResult:
         links_used: on a map with links, the links the path takes, in order, each
             with the index in ``cells`` of the cell where it is entered; both ends
             of a link are waypoints, and ``length`` counts the cells walked only.
+        snapped: for a query that asked to ``snap``, where its ``start`` and/or
+            ``goal`` moved (``snapping``); None when neither did.
     """
 
     status: Status
@@ -105,6 +107,7 @@ class PathResult:
     partial_reason: PartialReason | None = None
     trace: SearchTrace | None = None
     links_used: tuple[LinkUse, ...] = ()
+    snapped: dict[str, tuple[int, int]] | None = None
 
     def smoothed(self) -> SmoothedPath:
         """String-pull the waypoints by line of sight (see ``kernels.lines.string_pull``).

@@ -72,6 +72,7 @@ from service.engine.runs import (
 from service.engine.scratch import Scratch, path_cell_scope
 from service.engine.sharing import NO_SHARING, Sharing, field_groups, sharing_of
 from service.engine.sizes import blocking
+from service.engine.snapping import Snapped, snapped_query
 from service.engine.terrain import Profile
 from service.engine.toolbox import find_variant, uses_toolbox
 from service.engine.views import ViewKey
@@ -101,6 +102,7 @@ def find_path(
     max_goals: int = UNLIMITED,
     trace: int = 0,
     scratch: Scratch | None = None,
+    snap: bool = False,
 ) -> PathResult:
     """Find a path from ``start`` to ``goal``, both ``(x, y)`` = (column, row).
 
@@ -128,6 +130,8 @@ def find_path(
         trace: record the first ``trace`` cells the search expands, in order, as
             the result's ``trace`` (0: none; queries not traced run as fast as ever).
         scratch: caller-owned search buffers; by default this thread's own.
+        snap: move a start or (single) goal the unit cannot stand on to the nearest
+            cell it can (``snapping``); the result's ``snapped`` says where.
 
     Raises:
         UnknownHeuristicError, UnknownDiagonalError, InvalidWeightError,
@@ -137,7 +141,8 @@ def find_path(
     """
     # The common query, one cell to one cell, finds its plan under its options in a
     # memo of the grid and runs without a batch around it.
-    single = goal is not None and goals is None and goal_region is None and trace == 0
+    single = (goal is not None and goals is None and goal_region is None and trace == 0
+              and not snap)  # fmt: skip
     if options is None:
         if (single and unreachable == "no_path" and type(agent_size) is int
                 and agent_size == 1 and profile is None
@@ -168,6 +173,9 @@ def find_path(
             answer = find_one(grid, known, start, goal, scratch)  # type: ignore[arg-type]
             if answer is not None:
                 return answer
+    if snap:
+        return _snapped(grid, PathQuery(start, goal, options, goals, goal_region), max_goals,
+                        trace, scratch)  # fmt: skip
     if uses_toolbox(options):
         return find_variant(grid, PathQuery(start, goal, options, goals, goal_region),
                             max_goals=max_goals, trace=trace)  # fmt: skip
@@ -187,6 +195,17 @@ def find_path(
         raise result
     if lean:
         remember_lean(grid, plans, options, checked)
+    return result
+
+
+def _snapped(grid: GridMap, query: PathQuery, max_goals: int, trace: int,
+             scratch: Scratch | None) -> PathResult:  # fmt: skip
+    """``find_path`` of a query that asked to snap, from and to the cells it moved to."""
+    query, moved = snapped_query(grid, query)
+    result = find_path(grid, query.start, query.goal, options=query.options, goals=query.goals,
+                       goal_region=query.goal_region, max_goals=max_goals, trace=trace,
+                       scratch=scratch)  # fmt: skip
+    result.snapped = moved or None
     return result
 
 
@@ -272,6 +291,8 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
     lean = lean_batch(grid, queries)
     if lean is not None:
         return answer_lean(grid, queries, *lean, scratch, sharing)
+    if any(query.snap for query in queries):
+        return _snapping(grid, queries, scratch, sharing, max_goals)
     if any(uses_toolbox(query.options) for query in queries):
         return _with_variants(grid, queries, scratch, sharing, max_goals)
     plans = grid.plans
@@ -310,6 +331,25 @@ def _find_paths(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | 
             remember_lean(grid, plans, query.options, done)
     found = iter(results)
     return [next(found) if answer is None else answer for answer in answers]
+
+
+def _snapping(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | None,
+              sharing: Sharing, max_goals: int) -> list[PathResult | EngineError]:  # fmt: skip
+    """``_find_paths`` of a batch some of whose queries ask to snap: each such query
+    moved first (``snapping``), the batch answered, and its results told where."""
+    moved: dict[int, Snapped] = {}
+    unsnapped = []
+    for i, query in enumerate(queries):
+        if query.snap:
+            query, moved[i] = snapped_query(grid, query)
+            query = query._replace(snap=False)
+        unsnapped.append(query)
+    answers = _find_paths(grid, unsnapped, scratch, sharing, max_goals)
+    for i, snapped in moved.items():
+        answer = answers[i]
+        if snapped and isinstance(answer, PathResult):
+            answer.snapped = snapped
+    return answers
 
 
 def _with_variants(grid: GridMap, queries: Sequence[PathQuery], scratch: Scratch | None,

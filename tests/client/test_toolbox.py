@@ -64,3 +64,10 @@ def test_a_held_path_is_repaired_after_an_edit(client: Client) -> None:
     assert mended.splice is not None
     assert mended.splice.leaves == (2, 3)
     assert tuple(mended.result.path[-1]) == (11, 3)
+
+
+def test_a_walled_in_unit_snaps_through_the_client(client: Client) -> None:
+    world = client.upload_map(["......", "..##..", "......"], name="snapping")
+    answer = client.path(world.id, (2, 1), (5, 2), snap=True)
+    assert answer.snapped == {"start": (2, 0)}
+    assert answer.status == "found"

@@ -46,6 +46,8 @@ class PathOptions(TypedDict, total=False):
         weight_schedule: ``static`` (default) or ``dynamic``: the weight falls from
             ``weight`` at the start to 1 near the goal.
         beam_width: With ``algorithm="beam"``: most open cells (server default 1024).
+        snap: A start or goal the unit cannot stand on moves to the nearest cell it
+            can; ``result.snapped`` says where.
         unreachable: ``no_path`` (default) or ``nearest``: a path to the reachable cell
             nearest an unreachable goal.
         agent_size: k for a k x k unit anchored at its top-left cell (default 1).
@@ -67,6 +69,7 @@ class PathOptions(TypedDict, total=False):
     algorithm: Algorithm
     weight_schedule: WeightSchedule
     beam_width: int
+    snap: bool
     unreachable: Unreachable
     agent_size: int
     deadline_ms: float

@@ -101,6 +101,8 @@ class PathResult:
             ``None``.
         resume: On a ``partial`` answer of a resumable search: the token
             :meth:`Client.resume` goes on with; else ``None``.
+        snapped: With ``snap=True``, where the start and/or goal moved
+            (``{"start": (x, y)}``); else ``None``.
         optimal: ``True`` only when the answer is guaranteed least-cost (``found``,
             weight 1, an admissible heuristic for the policy, an exact algorithm);
             ``None`` from servers before the field existed.
@@ -124,6 +126,7 @@ class PathResult:
     moves: list[tuple[int, ...]] | None = None
     resume: str | None = None
     optimal: bool | None = None
+    snapped: dict[str, Point] | None = None
 
     @property
     def found(self) -> bool:
@@ -152,7 +155,9 @@ class PathResult:
             moves=None if data.get("moves") is None else [tuple(m) for m in data["moves"]],
             resume=data.get("resume"),
             optimal=data.get("optimal"),
-        )
+            snapped=None if data.get("snapped") is None else {
+                k: tuple(map(int, v)) for k, v in data["snapped"].items()},
+        )  # fmt: skip
 
 
 #: ``(dx, dy)`` of each move code of ``directions`` answers (and of fields' ``next``).
