@@ -8,6 +8,7 @@ from gridpath_client import (
     AsyncClient,
     CellsEdit,
     Client,
+    LinkEdit,
     MapInfo,
     ResumeExpired,
     cells_from_moves,
@@ -71,3 +72,17 @@ def test_a_walled_in_unit_snaps_through_the_client(client: Client) -> None:
     answer = client.path(world.id, (2, 1), (5, 2), snap=True)
     assert answer.snapped == {"start": (2, 0)}
     assert answer.status == "found"
+
+
+def test_answers_expand_to_their_cells_locally(client: Client, rooms: MapInfo) -> None:
+    start, goal = (2, 2), (28, 11)
+    cells = [tuple(c) for c in client.path(rooms.id, start, goal, format="cells").path]
+    for path_format in ("waypoints", "directions", "cells"):
+        answer = client.path(rooms.id, start, goal, format=path_format)
+        assert answer.cells() == cells, path_format
+    with pytest.raises(ValueError, match="smoothed"):
+        client.path(rooms.id, start, goal, format="smoothed").cells()
+    door = client.upload_map([[1, 1, 0, 1, 1], [1, 1, 0, 1, 1]], name="expanded door",
+                             links=[LinkEdit("door", (1, 0), (3, 1), 2.0)])  # fmt: skip
+    through = client.path(door.id, (0, 0), (4, 1))
+    assert through.cells() == [(0, 0), (1, 0), (3, 1), (4, 1)]

@@ -9,6 +9,7 @@ ignored, and fields an older one lacks (``revision``, ``reached``, ``partial_rea
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -132,6 +133,35 @@ class PathResult:
     def found(self) -> bool:
         """Whether the path reaches a goal."""
         return self.status == "found"
+
+    def cells(self) -> list[tuple[int, ...]]:
+        """Every cell of the path, start first, expanded here from the answer's format
+        (no second request): ``cells`` as they are, ``waypoints`` segment by segment
+        (each runs along a row, column or diagonal; a link's jump is one step), and
+        ``directions`` by :func:`cells_from_moves`. ``(x, y)`` tuples (``(x, y,
+        layer)`` on a layered map); empty for ``no_path``.
+
+        Raises:
+            ValueError: a ``smoothed`` answer, whose segments leave the grid's lines.
+        """
+        points = [tuple(int(v) for v in point) for point in self.path]
+        if self.format == "directions" and self.moves is not None and points:
+            return cells_from_moves(points[0], self.moves)
+        if self.format == "smoothed":
+            raise ValueError("a smoothed path's segments cut across cells: ask for "
+                             "format='cells' or 'waypoints' to expand it")  # fmt: skip
+        if self.format == "cells" or len(points) < 2:
+            return points
+        jumps = {use.at for use in self.links_used or ()}
+        cells = [points[0]]
+        for i, (a, b) in enumerate(itertools.pairwise(points)):
+            if i in jumps:  # a link: where it leads is the next cell
+                cells.append(b)
+                continue
+            steps = max(abs(b[0] - a[0]), abs(b[1] - a[1]))
+            dx, dy = (b[0] - a[0]) // max(steps, 1), (b[1] - a[1]) // max(steps, 1)
+            cells += [(a[0] + dx * k, a[1] + dy * k, *a[2:]) for k in range(1, steps + 1)]
+        return cells
 
     @classmethod
     def from_json(cls, data: Json, *, as_numpy: bool) -> PathResult:
