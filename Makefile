@@ -53,6 +53,7 @@ cluster-test: $(VENV)/.installed-dev
 # Engine benchmark against pyastar2d and tcod, the cluster tables (build cost,
 # cluster vs plain heuristics), JPS vs A*, landmarks vs octile, unit sizes vs
 # one-cell units, movement profiles vs the default, links, the A* variants and path repair,
+# what each answer format costs a batch,
 # the per-call floor, gridpath against warthog
 # (WARTHOG_BENCH_ARGS="--warthog DIR", the C++ binaries built outside the
 # repository), auto's pick and what traces cost; all print tables
@@ -66,6 +67,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m loadtests.bench_profiles $(PROFILE_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_links $(LINK_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_toolbox $(TOOLBOX_BENCH_ARGS)
+	$(BIN)/python -m loadtests.bench_formats
 	$(BIN)/python -m loadtests.bench_floor
 	$(BIN)/python -m loadtests.bench_warthog --repeat 1 $(WARTHOG_BENCH_ARGS)
 	$(BIN)/python -m loadtests.bench_auto

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import TypeAdapter, ValidationError
 
-from service.api.directions import moves_of
+from service.api.directions import moves_of, runs
 from service.api.errors import (
     ApiError,
     ErrorCode,
@@ -390,9 +390,10 @@ def path_points(result: PathResult, path_format: PathFormat
     if path_format == "smoothed":
         smooth = result.smoothed()
         return smooth.points, smooth.length, smooth.links_at
-    if path_format in ("cells", "directions"):
+    if path_format == "cells":
         return result.cells, result.length, tuple(use.at for use in result.links_used)
-    # Waypoint segments run along grid directions: the same length.
+    # Waypoint segments run along grid directions: the same length. (``directions``
+    # are the waypoints' segments.)
     return result.waypoints, result.length, tuple(use.waypoint for use in result.links_used)
 
 
@@ -584,10 +585,13 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
     for a ``smoothed`` one (its path is string-pulled through its result) and on a
     map with links (a result lists the links taken)."""
     formats = [query.format for query in queries]
-    none: tuple[list[Any], list[int]] = ([], [])  # a format no row is answered in
-    cells = (found.cells.tolist(), found.offsets.tolist()) if "cells" in formats else none
-    waypoints = ((found.waypoints.tolist(), found.waypoint_offsets.tolist())
-                 if "waypoints" in formats else none)  # fmt: skip
+    # The points stay numpy: each answer's path is a view of them, which orjson writes
+    # straight from the array (a list of a list a cell would cost more than the rest).
+    none: tuple[Any, list[int]] = (found.cells[:0], [])  # a format no row is answered in
+    cells = (found.cells, found.offsets.tolist()) if "cells" in formats else none
+    waypoints = ((found.waypoints, found.waypoint_offsets.tolist())
+                 if "waypoints" in formats or "directions" in formats else none)  # fmt: skip
+    moves = runs(*waypoints) if "directions" in formats else []
     columns = (found.status, found.cost, found.length, found.expanded)
     status, cost, length, expanded = (column.tolist() for column in columns)
     plans, elapsed_us, revision = found.plans, elapsed_ns // 1000, found.grid.revision
@@ -601,7 +605,7 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
             answers.append(error_body(engine_error_code(error), str(error)))
             continue
         answer_format = formats[i]
-        if answer_format in ("smoothed", "directions") or linked:  # (read from a result)
+        if answer_format == "smoothed" or linked:  # (read from a result)
             answers.append(_answer_or_error(found.result(i), queries[i], elapsed_ns))
             continue
         points, offsets = cells if answer_format == "cells" else waypoints
@@ -617,7 +621,11 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
                 "status": STATUS_NAMES[code],
                 "cost": None if code == _NO_PATH else cost[i],
                 "length": length[i],
-                "path": points[offsets[i] : offsets[i + 1]],
+                "path": points[
+                    offsets[i] : offsets[i + 1]
+                    if answer_format != "directions"
+                    else min(offsets[i] + 1, offsets[i + 1])
+                ],
                 "format": answer_format,
                 "expanded": expanded[i],
                 "heuristic_used": used.heuristic_used,
@@ -625,12 +633,14 @@ def _answers(found: PathBatch, queries: Sequence[Query], elapsed_ns: int
                 "elapsed_us": elapsed_us,
                 "revision": revision,
                 # A found path ends at its goal, and so do its waypoints.
-                "reached": points[offsets[i + 1] - 1] if code == _FOUND else None,
+                "reached": points[offsets[i + 1] - 1].tolist() if code == _FOUND else None,
                 "partial_reason": REASON_NAMES[code],
                 "profile_used": profile_used(queries[i].profile),
                 "optimal": code == _FOUND and optimal,
             }
         )
+        if answer_format == "directions":
+            answers[-1]["moves"] = moves[i]
     return answers
 
 
