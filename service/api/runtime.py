@@ -28,6 +28,7 @@ from service.engine import (
     set_scratch_keep_bytes,
     warmup,
 )
+from service.engine.warmup import PROGRESS_ENV, PROGRESS_PREFIX
 from service.store import (
     CacheBudgetError,
     DataDirLock,
@@ -434,21 +435,39 @@ async def _compile_in_child(timeout: float) -> None:
     """
     root = str(Path(__file__).resolve().parents[2])  # where ``service`` is importable
     path = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
-    log.info("compiling the kernels in a child process (cold cache)")
+    log.info("compiling the kernels in a child process (cold cache; on two cores about "
+             "half a minute, once: later starts load them)")  # fmt: skip
     # In a process group of its own: the compile runs in processes of its own too,
     # which must die with it (else they compile on, holding its stderr open).
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "service.engine",
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        env=os.environ | {"PYTHONPATH": path}, start_new_session=True,
+        env=os.environ | {"PYTHONPATH": path, PROGRESS_ENV: "1"}, start_new_session=True,
     )  # fmt: skip
     try:
         async with asyncio.timeout(timeout):
-            _, errors = await child.communicate()
+            errors = await _relayed_progress(child)
+            await child.wait()
     except (asyncio.CancelledError, TimeoutError):  # shutting down, or stuck: no orphan
         kill_group(child.pid)
         await child.communicate()  # reaps it and closes its pipe
         raise
     if child.returncode != 0:
         log.warning("compiling in a child process failed (status %s): %s; compiling here",
-                    child.returncode, errors.decode(errors="replace")[-2000:])  # fmt: skip
+                    child.returncode, errors[-2000:])  # fmt: skip
+
+
+async def _relayed_progress(child: asyncio.subprocess.Process) -> str:
+    """Log each step the compiling ``child`` reports (``warmup.PROGRESS_PREFIX``), with
+    the seconds since it started, until it closes its stderr; the rest it wrote."""
+    began = time.monotonic()
+    others: list[str] = []
+    assert child.stderr is not None
+    async for raw in child.stderr:
+        line = raw.decode(errors="replace").rstrip()
+        if line.startswith(PROGRESS_PREFIX):
+            log.info("compiling the kernels (%.0f s): %s", time.monotonic() - began,
+                     line.removeprefix(PROGRESS_PREFIX))  # fmt: skip
+        else:
+            others.append(line)
+    return "\n".join(others)

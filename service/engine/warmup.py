@@ -43,6 +43,12 @@ from service.engine.result import PathResult
 from service.engine.search import find_path, find_paths
 from service.engine.toolbox import find_variant
 
+#: Set (to 1) in the environment of a process compiling for a starting service: each
+#: step of the warm-up is then written to stderr, after ``PROGRESS_PREFIX``, for the
+#: service to show what is compiling and how far it is (``_progress``).
+PROGRESS_ENV: Final = "GRIDPATH_COMPILE_PROGRESS"
+PROGRESS_PREFIX: Final = "gridpath-compile: "
+
 #: Enough for any warm-up grid's tables.
 _WARMUP_TABLE_BYTES = 1 << 20
 
@@ -51,6 +57,22 @@ _WARMUP_ROWS = (
     ".@@.@",
     "...G.",
 )
+
+
+def _progress(part: str, total: int) -> Callable[[str], None]:
+    """A step counter of ``part`` of the warm-up: each call says which of its
+    ``total`` steps starts, when a starting service asked (``PROGRESS_ENV``)."""
+    done = 0
+    shown = os.environ.get(PROGRESS_ENV) == "1"
+
+    def step(what: str) -> None:
+        nonlocal done
+        done += 1
+        if shown:
+            print(f"{PROGRESS_PREFIX}{part}, step {done} of {total}: {what}", file=sys.stderr,
+                  flush=True)  # fmt: skip
+
+    return step
 
 
 def kernels_warm() -> bool:
@@ -74,6 +96,8 @@ def warmup() -> None:
 
 def warm_searches() -> None:
     """The search kernels: single queries and batches, every queue, unit sizes."""
+    step = _progress("search kernels", 4)
+    step("single queries and batches (JPS)")
     grid = GridMap.from_rows(_WARMUP_ROWS)  # islands
     # No JPS+ table: its builder compiles in the tables part, and the search kernels
     # take the table's placeholder as they take a table (the same types).
@@ -83,9 +107,12 @@ def warm_searches() -> None:
     for _ in range(2):  # the same options again: the lean single query, and batch
         find_path(grid, (0, 0), (3, 1))
     find_paths(grid, [PathQuery((0, 0), (3, 1))])
+    step("A* on weighted costs, partial answers")
     find_path(weighted, (0, 0), (2, 2), max_expansions=1)  # A*, reconstruction
     find_path(weighted, (0, 0), (2, 2))  # waypoints
+    step("the bucket queue")
     find_path(weighted, (0, 0), (2, 2), diagonal="never", heuristic="manhattan")  # dial
+    step("unit sizes")
     open_ground = GridMap.from_rows(["...", "...", "..."])
     find_path(open_ground, (0, 0), (1, 1), agent_size=2)  # clearance, a unit's view
 
@@ -94,18 +121,25 @@ def warm_tables() -> None:
     """The kernels of the derived tables (clusters, landmarks, JPS+), of goal sets,
     of edits, of fields, of string pulling and of links: none of them compiles the search
     kernels that ``warm_searches`` compiles in a process of its own."""
+    step = _progress("table kernels", 7)
+    step("cluster and landmark tables")
     grid = GridMap.from_rows(_WARMUP_ROWS)
     # Cluster tables (built in the background for served maps) and their heuristic.
     tables = build_clusters(grid, cluster_size=4, max_table_bytes=_WARMUP_TABLE_BYTES)
     grid.attach_clusters(tables)
     grid.attach_landmarks(build_landmarks(grid, count=2, max_table_bytes=_WARMUP_TABLE_BYTES))
     _ = grid.clearance  # computed now: the edits in _warm_edits update it
-    _warm_goals(grid)
-    _warm_edits(grid)
-    _warm_fields(grid)
-    _warm_smoothing()
-    _warm_links()
-    _warm_variants(grid)
+    steps: tuple[tuple[str, Callable[[], None]], ...] = (
+        ("goal sets and regions", lambda: _warm_goals(grid)),
+        ("edits and table repairs", lambda: _warm_edits(grid)),
+        ("fields", lambda: _warm_fields(grid)),
+        ("string pulling", _warm_smoothing),
+        ("links", _warm_links),
+        ("the A* variants", lambda: _warm_variants(grid)),
+    )
+    for what, warm in steps:
+        step(what)
+        warm()
 
 
 def _warm_goals(grid: GridMap) -> None:
@@ -203,6 +237,9 @@ def compile_all(processes: int | None = None) -> None:
             for child in children:
                 child.kill()
                 child.wait()
+        # Then loaded from the cache the parts filled: one step, not each part's again.
+        _progress("every kernel", 1)("loading what the parts compiled")
+        os.environ.pop(PROGRESS_ENV, None)
     warmup()
 
 

@@ -202,3 +202,23 @@ def test_the_search_threads_queue_is_bounded(
         waiting.join(30)
     assert first == [200]
     assert client.post(f"/v1/maps/{map_id}/path", json=query).status_code == 200
+
+
+def test_a_compiling_childs_steps_are_logged_as_they_come(caplog: pytest.LogCaptureFixture) -> None:
+    """Regression: the first start compiled for about a minute without a word."""
+    script = ("import sys\n"
+              "print('gridpath-compile: search kernels, step 1 of 4: batches', file=sys.stderr)\n"
+              "print('a warning of its own', file=sys.stderr)\n")  # fmt: skip
+
+    async def relay() -> str:
+        child = await asyncio.create_subprocess_exec(sys.executable, "-c", script,
+                                                     stderr=asyncio.subprocess.PIPE)  # fmt: skip
+        others = await runtime_module._relayed_progress(child)
+        await child.wait()
+        return others
+
+    with caplog.at_level("INFO", logger="gridpath"):
+        assert asyncio.run(relay()) == "a warning of its own"
+    steps = [r.getMessage() for r in caplog.records if "compiling the kernels" in r.getMessage()]
+    assert len(steps) == 1
+    assert steps[0].endswith("s): search kernels, step 1 of 4: batches")

@@ -1,5 +1,6 @@
 """``warmup``: runs every kernel once (the service calls it before reporting ready)."""
 
+import os
 import subprocess
 import sys
 
@@ -35,3 +36,20 @@ def test_warmup_compiles_the_field_kernels() -> None:
     out = subprocess.run([sys.executable, "-c", _UNWARMED], capture_output=True, text=True,
                          check=True, cwd=REPO_ROOT, timeout=300)  # fmt: skip
     assert sorted(set(out.stdout.split())) == ["unpack_row"]
+
+
+def test_the_warm_up_reports_its_steps_only_when_asked() -> None:
+    """A service's compiling child reports each step (GRIDPATH_COMPILE_PROGRESS); a
+    warm-up in a process that did not ask says nothing."""
+    script = "from service.engine.warmup import warm_searches; warm_searches()"
+    env = os.environ | {"PYTHONPATH": str(REPO_ROOT)}
+    shown = env | {"GRIDPATH_COMPILE_PROGRESS": "1"}
+    asked = subprocess.run([sys.executable, "-c", script], env=shown, capture_output=True,
+                           text=True, check=True, timeout=600)  # fmt: skip
+    prefix = "gridpath-compile: search kernels, step "
+    lines = [line for line in asked.stderr.splitlines() if line.startswith(prefix)]
+    assert lines[0] == prefix + "1 of 4: single queries and batches (JPS)"
+    assert lines[-1].startswith(prefix + "4 of 4: ")
+    quiet = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True, timeout=600)  # fmt: skip
+    assert "gridpath-compile" not in quiet.stderr
