@@ -12,6 +12,8 @@ from service.api.routes.pictures import (
     ARROW_COLOUR,
     GOAL_COLOUR,
     LEGEND_BACKGROUND,
+    PATH_COLOUR,
+    PATH_LEGEND,
     arrow_step,
     legend_rows,
 )
@@ -463,3 +465,24 @@ def test_a_path_picture_honours_min_revision(make_client: ClientFactory) -> None
     drawn = client.post(f"/v1/maps/{map_id}/path.png", json=query | {"min_revision": 1})
     assert (drawn.status_code, drawn.headers["etag"]) == (200, '"1"')
     assert drawn.headers["x-path-status"] == "no_path"
+
+
+def test_a_path_is_two_pixels_wide_at_scale_one_and_a_legend_names_the_colours(
+    client: TestClient,
+) -> None:
+    """Regression: at small scales the path was a 1-pixel line, and nothing said what
+    a colour meant."""
+    map_id = client.post("/v1/maps", json={"rows": ["." * 40] * 9}).json()["id"]
+    body = {"start": [0, 4], "goal": [39, 4], "trace": False}
+    plain = picture(client.post(f"/v1/maps/{map_id}/path.png", params={"scale": 1},
+                                json=body).content)  # fmt: skip
+    column = [plain.getpixel((20, y)) for y in range(plain.size[1])]
+    assert sum(pixel == PATH_COLOUR for pixel in column) >= 2
+    with_legend = client.post(f"/v1/maps/{map_id}/path.png", params={"scale": 4,
+                                                                     "legend": "true"},
+                              json=body)  # fmt: skip
+    image = picture(with_legend.content)
+    names = [name for name, _ in PATH_LEGEND]
+    assert image.size == (160, 36 + legend_rows(names, 160))
+    strip = {image.getpixel((x, y)) for x in range(160) for y in range(36, image.size[1])}
+    assert {colour for _, colour in PATH_LEGEND} <= strip

@@ -38,6 +38,8 @@ from service.engine.links import LinkSet
 from service.engine.pictures import (
     BLOCKED,
     CLASS_PALETTE,
+    EXPANDED_FIRST,
+    EXPANDED_LAST,
     class_pixels,
     field_arrows,
     field_pixels,
@@ -67,6 +69,17 @@ ARROW_COLOUR: Final = (255, 255, 255)
 #: leads, a head at each end it may be taken to; closed links grey.
 LINK_COLOUR: Final = (255, 127, 14)
 CLOSED_LINK_COLOUR: Final = (150, 150, 156)
+#: ``path.png?legend=true``'s strip: what each colour of the picture is, in the colours
+#: it is drawn in (the expansions' from the first's to the last's).
+PATH_LEGEND: Final[tuple[tuple[str, tuple[int, int, int]], ...]] = (
+    ("path", PATH_COLOUR),
+    ("start", START_COLOUR),
+    ("goal", GOAL_COLOUR),
+    ("expanded first", (int(EXPANDED_FIRST[0]), int(EXPANDED_FIRST[1]), int(EXPANDED_FIRST[2]))),
+    ("expanded last", (int(EXPANDED_LAST[0]), int(EXPANDED_LAST[1]), int(EXPANDED_LAST[2]))),
+    ("link", LINK_COLOUR),
+    ("closed link", CLOSED_LINK_COLOUR),
+)
 #: Most links a picture draws (the first by id): each is a line as long as the link,
 #: which Pillow draws holding the interpreter lock.
 MAX_LINK_ARROWS: Final = 4096
@@ -89,6 +102,11 @@ ScaleQuery = Annotated[
     Query(description="Pixels per cell side, 1 to GRIDPATH_MAX_IMAGE_SCALE; default: the "
           "largest keeping the picture's longer side within 1024 pixels and the picture "
           "within GRIDPATH_MAX_IMAGE_PIXELS (at least 1)."),
+]  # fmt: skip
+LegendQuery = Annotated[
+    QueryFlag,
+    Query(description="Add a strip below the picture naming each colour: path, start, goal, "
+          "first and last expansions, links."),
 ]  # fmt: skip
 
 
@@ -134,8 +152,8 @@ def _legend_name(name: str) -> str:
 
 
 def _legend_layout(names: Sequence[str], width: int) -> tuple[list[tuple[int, int]], int, int]:
-    """Where each class's entry goes in a legend ``width`` pixels wide: its top-left
-    (from the strip's top), the height of a line of entries, and the strip's rows."""
+    """Where each entry goes in a legend ``width`` pixels wide: its top-left (from the
+    strip's top), the height of a line of entries, and the strip's rows."""
     font = _legend_font()
     text_height = int(font.getbbox("Ag")[3])
     line = max(LEGEND_SWATCH, text_height)
@@ -151,12 +169,22 @@ def _legend_layout(names: Sequence[str], width: int) -> tuple[list[tuple[int, in
 
 
 def legend_rows(names: Sequence[str], width: int) -> int:
-    """Pixel rows the classes' legend adds below a picture ``width`` pixels wide."""
+    """Pixel rows a legend of ``names`` adds below a picture ``width`` pixels wide."""
     return _legend_layout(names, width)[2]
 
 
-def _with_legend(picture: Image.Image, names: Sequence[str]) -> Image.Image:
-    """``picture`` with the legend of classes ``names`` (by id) below it."""
+Colour = tuple[int, int, int]
+
+
+def class_entries(names: Sequence[str]) -> list[tuple[str, Colour]]:
+    """The legend of terrain classes ``names`` (by id), in the colours cells get."""
+    return [(name, tuple(int(v) for v in CLASS_PALETTE[i])) for i, name in enumerate(names)]  # type: ignore[misc]
+
+
+def _with_legend(picture: Image.Image, entries: Sequence[tuple[str, Colour]]) -> Image.Image:
+    """``picture`` with a legend of ``entries`` (a name and the colour it is drawn
+    in) below it."""
+    names = [name for name, _ in entries]
     width, height = picture.size
     spots, line, rows = _legend_layout(names, width)
     image = Image.new("RGB", (width, height + rows), LEGEND_BACKGROUND)
@@ -164,9 +192,8 @@ def _with_legend(picture: Image.Image, names: Sequence[str]) -> Image.Image:
     draw = ImageDraw.Draw(image)
     draw.line((0, height, width - 1, height), fill=LEGEND_RULE)
     font = _legend_font()
-    for class_id, (name, (x, y)) in enumerate(zip(names, spots, strict=True)):
+    for (name, colour), (x, y) in zip(entries, spots, strict=True):
         top = height + y + (line - LEGEND_SWATCH) // 2
-        colour = tuple(int(v) for v in CLASS_PALETTE[class_id])
         draw.rectangle((x, top, x + LEGEND_SWATCH - 1, top + LEGEND_SWATCH - 1), fill=colour,
                        outline=LEGEND_OUTLINE)  # fmt: skip
         draw.text((x + LEGEND_SWATCH + LEGEND_SWATCH_GAP, height + y), _legend_name(name),
@@ -174,18 +201,20 @@ def _with_legend(picture: Image.Image, names: Sequence[str]) -> Image.Image:
     return image
 
 
-def _checked_legend(grid: GridMap, scale: int, names: Sequence[str], settings: Settings
-                    ) -> None:  # fmt: skip
-    """TooBig when the picture and its classes' legend pass GRIDPATH_MAX_IMAGE_PIXELS."""
+def _checked_legend(grid: GridMap, scale: int, names: Sequence[str], settings: Settings,
+                    what: str = "classes' legend") -> None:  # fmt: skip
+    """TooBig when the picture and its legend (``what`` in the message) pass
+    GRIDPATH_MAX_IMAGE_PIXELS."""
     width = grid.width * scale
     rows = legend_rows(names, width)
     pixels = width * (grid.height * scale + rows)
     if pixels > settings.max_image_pixels:
-        advice = "ask for a smaller scale" if scale > 1 else "ask without classes=true"
+        without = "classes=true" if what.startswith("classes") else "legend=true"
+        advice = "ask for a smaller scale" if scale > 1 else f"ask without {without}"
         raise ApiError(
             ErrorCode.TOO_BIG,
             f"a picture of this {grid.width}x{grid.height} map at scale {scale} with its "
-            f"classes' legend ({rows} rows) would have {pixels} pixels, more than the "
+            f"{what} ({rows} rows) would have {pixels} pixels, more than the "
             f"limit of {settings.max_image_pixels} (GRIDPATH_MAX_IMAGE_PIXELS); {advice}",
         )
 
@@ -227,7 +256,7 @@ def _picture(runtime: Runtime, map_id: str, *, scale: int, islands: bool,
     if layer is not None:  # its rows of the stacked picture (links to elsewhere cut)
         top = floors.row_of(0, layer) * scale
         image = image.crop((0, top, image.width, top + floors.height * scale))
-    return _png(_with_legend(image, names) if classes else image), revision
+    return _png(_with_legend(image, class_entries(names)) if classes else image), revision
 
 
 @router.get(
@@ -381,12 +410,14 @@ def _ring(image: Image.Image, centre: tuple[float, float], radius: float, line: 
 
 
 def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | None,
-                  deadline: int) -> tuple[bytes, dict[str, str]]:  # fmt: skip
-    """The PNG of ``query``'s search (stopped at ``deadline``, if any), and headers
-    summing up its answer."""
+                  deadline: int, legend: bool = False) -> tuple[bytes, dict[str, str]]:  # fmt: skip
+    """The PNG of ``query``'s search (stopped at ``deadline``, if any), with a legend
+    strip below when asked, and headers summing up its answer."""
     settings = runtime.settings
     with runtime.cache.acquire(map_id) as grid:
         scale = _checked_scale(grid, scale, settings)
+        if legend:
+            _checked_legend(grid, scale, [name for name, _ in PATH_LEGEND], settings, "legend")
         with deadline_scope(deadline):
             result = search(grid, query, policy=runtime.batch_policy)
         payload = answer(result, query, 0)
@@ -402,10 +433,13 @@ def _path_picture(runtime: Runtime, map_id: str, query: PathQuery, scale: int | 
     if links is not None:
         _draw_links(draw, links.links, scale)
     if len(points) > 1:
+        # At least two pixels wide: one pixel is lost among the cells at small scales.
         draw.line([_centre(p, scale) for p in points], fill=PATH_COLOUR,
-                  width=max(1, scale // 3), joint="curve")  # fmt: skip
+                  width=max(2, scale // 3), joint="curve")  # fmt: skip
     _draw_goals(image, draw, spec, scale)  # the ends over the path
     _mark(draw, spec.start, scale, START_COLOUR)
+    if legend:
+        image = _with_legend(image, PATH_LEGEND)
     headers = {
         "ETag": etag(revision),
         "X-Path-Status": result.status,
@@ -451,14 +485,15 @@ _PNG_ANSWER: Final[dict[int | str, dict[str, Any]]] = {
     responses={**_PNG_ANSWER, **error_responses(*_PICTURE_ERRORS)},
 )
 async def path_image(request: Request, record: MapDep, runtime: RuntimeDep,
-                     scale: ScaleQuery = None) -> Response:  # fmt: skip
+                     scale: ScaleQuery = None,
+                     legend: LegendQuery = False) -> Response:  # fmt: skip
     await runtime.until_ready()
     body = parsed_body(PathRequest, await body_of(request))
     deadline = deadline_of(body.deadline_ms, time.monotonic_ns())
     query = resolve(body, None, runtime.settings, trace=True)
     await runtime.reach(record.id, body.min_revision)
     data, headers = await runtime.run(_path_picture, runtime, record.id, query, scale,
-                                      deadline)  # fmt: skip
+                                      deadline, legend)  # fmt: skip
     return Response(data, media_type=PNG, headers=headers)
 
 
