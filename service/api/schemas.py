@@ -622,6 +622,11 @@ class FieldRequest(BaseModel):
         "need room for the unit.",
     )
     profile: str | ProfileSpec | None = Field(default=None, description=PROFILE_DESCRIPTION)
+    snap: StrictFlag | None = Field(
+        default=None,
+        description="Default false. true: a goal the unit cannot stand on moves to the "
+        "nearest cell it can (as a path query's snap); 'goals' lists them as searched.",
+    )
     format: Literal["npz", "json"] = Field(
         default="npz",
         description="'npz': arrays 'cost' float32 (height, width) (float64 when a finite "

@@ -9,6 +9,7 @@ from it says that (``no_path``, or ``unreachable: nearest``).
 """
 
 import operator
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from service.engine.errors import EngineError
 from service.engine.grid import GridMap
 from service.engine.queries import PathQuery, Point, SearchOptions
+from service.engine.terrain import Profile
 from service.engine.views import ViewKey
 
 #: Half the side of the first window searched; it doubles until it holds the nearest.
@@ -73,6 +75,18 @@ def snapped_query(grid: GridMap, query: PathQuery) -> tuple[PathQuery, Snapped]:
         return query, moved
     return query._replace(start=moved.get("start", query.start),
                           goal=moved.get("goal", query.goal)), moved  # fmt: skip
+
+
+def snapped_points(
+    grid: GridMap, points: Sequence[Point], *, agent_size: int = 1, profile: Profile | None = None
+) -> list[Point]:
+    """``points`` (a field's goals, say), each a cell the unit of ``agent_size`` under
+    ``profile`` can stand on: moved as ``snapped_query`` moves a start."""
+    try:
+        unit = _unit_grid(grid, SearchOptions(agent_size=agent_size, profile=profile))
+    except EngineError:  # a profile or size the map refuses: the checks say so
+        return list(points)
+    return [_snapped(unit, point) or point for point in points]
 
 
 def _unit_grid(grid: GridMap, options: SearchOptions) -> GridMap:

@@ -55,3 +55,13 @@ def test_snapping_knows_the_units_size_and_its_floor(client: TestClient) -> None
         "start": [0, 0, 0], "goal": [0, 0, 1], "snap": True}).json()  # fmt: skip
     assert up["snapped"] == {"goal": [2, 1, 1]}  # floor 1's one cell, not floor 0's
     assert up["path"][-1] == [2, 1, 1]
+
+
+def test_a_fields_goals_snap_to_where_the_unit_can_stand(client: TestClient) -> None:
+    map_id = upload(client, {"rows": ["....", ".##.", "...."]})
+    body = {"goals": [[1, 1]], "format": "json"}
+    refused = client.post(f"/v1/maps/{map_id}/field", json=body)
+    assert refused.json()["code"] == "NotWalkable"
+    field = client.post(f"/v1/maps/{map_id}/field", json=body | {"snap": True}).json()
+    assert field["goals"] == [[1, 0]]  # the goal as searched
+    assert field["cost"][0][1] == 0.0

@@ -2,7 +2,7 @@
 
 import io
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +23,8 @@ from service.api.schemas import FieldRequest, FieldResponse
 from service.engine import DEFAULT_DIAGONAL, GridMap, Profile, deadline_scope
 from service.engine.fields import Field, distance_field
 from service.engine.layers import Layers
+from service.engine.queries import Point
+from service.engine.snapping import snapped_points
 from service.engine.views import ViewKey
 
 router = APIRouter(prefix="/v1/maps", tags=["fields"])
@@ -93,7 +95,9 @@ def _compute(grid: GridMap, body: FieldRequest, diagonal: str, max_goals: int,
              profile: Profile | None) -> Field:  # fmt: skip
     # (None is 1; 0 is the engine's to refuse, as on every route: ``or 1`` took it.)
     agent_size = 1 if body.agent_size is None else body.agent_size
-    goals = grid_points(grid.layers, body.goals, "goals")
+    goals: Sequence[Point] = grid_points(grid.layers, body.goals, "goals")
+    if body.snap:
+        goals = snapped_points(grid, goals, agent_size=agent_size, profile=profile)
     return distance_field(grid, goals, diagonal=diagonal, max_cost=body.max_cost,
                           max_goals=max_goals, agent_size=agent_size,
                           profile=profile)  # fmt: skip
@@ -125,7 +129,7 @@ def cached_field(
         profile = bind(grid, ref)
         seen = grid.view(ViewKey(1, profile))  # what the field's unit sees (a picture's walls)
         key = (map_id, grid.revision, tuple(body.goals), diagonal, body.max_cost, agent_size,
-               ref, encoding)  # fmt: skip
+               ref, bool(body.snap), encoding)  # fmt: skip
 
         def compute() -> Field:
             return _compute(grid, body, diagonal, settings.max_goals, profile)
