@@ -416,6 +416,33 @@ class Settings(BaseSettings):
         "answer ResumeExpired). A search that alone needs more is TooBig; 0 turns "
         "resumable searches off.",
     )
+    events_heartbeat_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        le=300,
+        description="Seconds of quiet after which a map's event stream (GET "
+        "/v1/maps/{id}/events) sends a heartbeat comment, so proxies keep it open.",
+    )
+    events_poll_seconds: float = Field(
+        default=0.1,
+        gt=0,
+        le=5,
+        description="How often an event stream looks at its map's revision here (the "
+        "worker's copy, which follows the store): the most an event lags the revision.",
+    )
+    events_send_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="Most seconds an event stream waits for a slow reader to take an "
+        "event; past it the stream is closed (the reader reconnects with Last-Event-ID), "
+        "so no reader is buffered for without limit.",
+    )
+    max_event_streams: int = Field(
+        default=1024,
+        ge=0,
+        description="Event streams one worker serves at once; one more answers 503 NotReady.",
+    )
     max_field_arrows: int = Field(
         default=16_384,
         ge=1,

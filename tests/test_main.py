@@ -1,5 +1,6 @@
 """The real server: ``python -m service`` on a free loopback port, restarted on its data."""
 
+import itertools
 import math
 import os
 import signal
@@ -544,3 +545,35 @@ def test_workers_on_the_file_store_see_each_others_edits_and_deletes(tmp_path: P
     with running_server(tmp_path / "data") as client:
         assert client.get(f"/v1/maps/{kept}").json()["revision"] == 3
         assert client.get(f"/v1/maps/{map_id}").status_code == 404
+
+
+def test_event_streams_on_every_worker_hear_an_edit(tmp_path: Path) -> None:
+    """Two workers on the file store: readers connected to either hear an edit made
+    through either (each worker's copy follows the shared data dir); and the open
+    streams do not hold the server's shutdown."""
+    env = {"GRIDPATH_WORKERS": "2", "GRIDPATH_EVENTS_POLL_SECONDS": "0.02"}
+    process, port, log = start_server(tmp_path / "data", env=env)
+    base = f"http://127.0.0.1:{port}"
+    readers = [httpx.Client(base_url=base, timeout=30) for _ in range(4)]
+    try:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            wait_until_ready(client, process, log)
+            map_id = client.post("/v1/maps", json={"rows": ["....", "...."]}).json()["id"]
+            streams = [r.stream("GET", f"/v1/maps/{map_id}/events") for r in readers]
+            lines = [stream.__enter__().iter_lines() for stream in streams]
+            for reader in lines:
+                assert next(reader).startswith("retry: ")
+            edit = client.post(f"/v1/maps/{map_id}/edits",
+                               json={"edits": [{"cells": [[1, 0]], "cost": 0}]})  # fmt: skip
+            revision = edit.json()["revision"]
+            for reader in lines:
+                heard = [line for line in itertools.islice(reader, 4) if line]
+                assert heard[:2] == [f"id: {revision}", "event: revision"], heard
+        process.terminate()  # with the streams open
+        process.wait(timeout=STARTUP_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=60)
+        for reader_client in readers:
+            reader_client.close()

@@ -17,6 +17,7 @@ from service.api.metrics import Metrics, multiprocess_dir
 from service.api.middleware import AccessLog, BodyLimits, HeadAsGet, RequestBody
 from service.api.routes import (
     edits,
+    events,
     fields,
     health,
     links,
@@ -104,8 +105,8 @@ def create_app(settings: Settings | None = None, *, lock: DataDirLock | None = N
     install_docs(app)
     # Routes match in order: the hot path routes first; viewer: GET /viewer, the page.
     routers = (paths.router, edits.router, repairs.router, fields.router, maps.router,
-               profiles.router, links.router, pictures.router, health.router,
-               viewer.router)  # fmt: skip
+               profiles.router, links.router, pictures.router, events.router,
+               health.router, viewer.router)  # fmt: skip
     for router in routers:
         app.include_router(router)
     # Starlette runs the middleware added last first: the access log sees everything,

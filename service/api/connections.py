@@ -14,6 +14,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from service.api.events import end_event_streams
 from service.config import get_settings
 
 
@@ -36,6 +37,11 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_deadline()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        # The server is closing: open event streams end, or they would hold it open.
+        end_event_streams()
+        super().shutdown()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()

@@ -110,6 +110,8 @@ class Runtime:
         self.fields = FieldCache(settings.field_cache_bytes)
         self.answers = AnswerCache(settings.answer_cache_bytes)
         self.resumes = ResumeStore(settings.resume_bytes, settings.resume_seconds)
+        #: Event streams open (``routes.events``), within ``max_event_streams``.
+        self.event_streams = 0
         #: Held while an upload with ``if_exists=reuse`` looks for its name and stores.
         self.reuse_lock = threading.Lock()
         self.cache = MapCache(self.store, settings.cache_bytes, table_reserve=reserve,

@@ -29,8 +29,9 @@ def test_a_walled_in_unit_snaps_out(server_url: str) -> None:
 
 
 def test_a_held_path_is_checked_and_spliced(server_url: str) -> None:
-    checked, mended = run_example(python_block("## Held paths after edits", COOKBOOK),
-                                  server_url)  # fmt: skip
+    heard, checked, mended = run_example(python_block("## Held paths after edits", COOKBOOK),
+                                         server_url)  # fmt: skip
+    assert heard.endswith(" [(6, 2, 1, 3)]")
     assert checked.startswith("False ")
     assert mended.startswith("spliced ")
 

@@ -86,3 +86,25 @@ def test_answers_expand_to_their_cells_locally(client: Client, rooms: MapInfo) -
                              links=[LinkEdit("door", (1, 0), (3, 1), 2.0)])  # fmt: skip
     through = client.path(door.id, (0, 0), (4, 1))
     assert through.cells() == [(0, 0), (1, 0), (3, 1), (4, 1)]
+
+
+def test_events_stream_each_revision_through_the_client(client: Client, server_url: str) -> None:
+    world = client.upload_map(["......", "......"], name="events through the client")
+    first = client.edit(world.id, [CellsEdit([(2, 0), (3, 1)], 0.0)])
+    client.edit(world.id, [LinkEdit("door", (0, 0), (5, 1), 1.0)])
+    stream = client.events(world.id, since=0)
+    one, two = next(stream), next(stream)
+    stream.close()
+    assert (one.kind, one.revision, one.rects) == ("revision", first.revision, [(2, 0, 2, 2)])
+    assert two.links == ["door"]
+
+    async def heard() -> list[str | None]:
+        async with AsyncClient(server_url) as gridpath:
+            kinds: list[str | None] = []
+            async for event in gridpath.events(world.id, since=0):
+                kinds.append(event.kind)
+                if len(kinds) == 2:
+                    break
+            return kinds
+
+    assert asyncio.run(heard()) == ["revision", "revision"]

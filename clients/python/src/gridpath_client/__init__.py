@@ -53,6 +53,7 @@ from gridpath_client.errors import (
     UnsupportedMediaType,
     WouldDisconnect,
 )
+from gridpath_client.events import MapEvent
 from gridpath_client.queries import (
     Algorithm,
     CircleRegion,
@@ -121,6 +122,7 @@ __all__ = [
     "LinkUsed",
     "Links",
     "MapCorrupt",
+    "MapEvent",
     "MapHealth",
     "MapInfo",
     "MapNotFound",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar, Unpack
 
@@ -15,6 +15,7 @@ from gridpath_client.calls import Call
 from gridpath_client.config import DEFAULT_URL, ClientConfig
 from gridpath_client.edits import Edit
 from gridpath_client.errors import GridpathError, NotReady, UnexpectedResponse
+from gridpath_client.events import EventParser, MapEvent
 from gridpath_client.queries import (
     Diagonal,
     GoalRegion,
@@ -287,6 +288,22 @@ class AsyncClient:
     async def delete_profile(self, map_id: str, name: str) -> int:
         """See :meth:`Client.delete_profile`."""
         return await self._run(calls.delete_profile(map_id, name))
+
+    async def events(self, map_id: str, *, since: int | None = None
+                     ) -> AsyncIterator[MapEvent]:  # fmt: skip
+        """See :meth:`Client.events`."""
+        params = {} if since is None else {"since": since}
+        url, unbounded = calls.map_url(map_id, "/events"), httpx.Timeout(None, connect=10.0)
+        async with self._http.stream("GET", url, params=params, timeout=unbounded) as response:
+            if response.status_code != 200:
+                await response.aread()
+                raise calls.error_of(response)
+            parser = EventParser()
+            async for line in response.aiter_lines():
+                for event in parser.feed([line]):
+                    yield event
+                    if event.kind == "deleted":
+                        return
 
     # -- I/O ----------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar, Unpack
 
@@ -15,6 +15,7 @@ from gridpath_client.calls import Call
 from gridpath_client.config import DEFAULT_URL, ClientConfig
 from gridpath_client.edits import Edit
 from gridpath_client.errors import GridpathError, NotReady, UnexpectedResponse
+from gridpath_client.events import EventParser, MapEvent
 from gridpath_client.queries import (
     Diagonal,
     GoalRegion,
@@ -425,6 +426,29 @@ class Client:
         """Delete a named profile as one new revision of the map, and return that
         revision; queries naming it then answer ``ProfileNotFound``."""
         return self._run(calls.delete_profile(map_id, name))
+
+    def events(self, map_id: str, *, since: int | None = None) -> Generator[MapEvent]:
+        """The map's changes as they happen: one :class:`MapEvent` per revision after
+        ``since`` (default: from now), through whichever worker or replica answers.
+        Iterate in a thread of its own; it ends when the map is deleted, and raises
+        when the connection drops (reconnect with ``since`` the last revision seen:
+        nothing the log still holds is missed, else a ``reset`` event says so).
+
+        Raises:
+            MapNotFound, NotReady (too many streams open), TransportError.
+        """
+        params = {} if since is None else {"since": since}
+        with self._http.stream("GET", calls.map_url(map_id, "/events"), params=params,
+                               timeout=httpx.Timeout(None, connect=10.0)) as response:  # fmt: skip
+            if response.status_code != 200:
+                response.read()
+                raise calls.error_of(response)
+            parser = EventParser()
+            for line in response.iter_lines():
+                for event in parser.feed([line]):
+                    yield event
+                    if event.kind == "deleted":
+                        return
 
     # -- I/O ----------------------------------------------------------------------------
 
