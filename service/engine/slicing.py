@@ -132,27 +132,38 @@ class SlicedSearch:
         """
         if self.finished:
             raise RuntimeError("this sliced search has finished")
-        grid, options = self.grid, self.options
-        clock = np.zeros(CLOCK_SLOTS, np.int64)
-        clock[0] = current_deadline()
-        task = Task(self.source, self.target, DIAGONALS[options.diagonal],
-                    HEURISTICS[options.heuristic], options.weight,
-                    UNLIMITED if budget is None else budget, options.tie_break, False,
-                    clock)  # fmt: skip
+        terrain, task = search_task(self.grid, self.source, self.target, self.options, budget)
         traced = np.empty(trace, np.int32)
-        terrain = Terrain(grid.padded, grid.padded_width, grid.min_cost)
         code, end, expanded = sliced_kernel(terrain, task, self.schedule, self.state, traced)
         status, reason = OUTCOMES[int(code)]
         self.finished = status != "partial" or reason == "beam"
         counts = self.state.counts
-        cells = self._cells(int(end)) if status != "no_path" else np.empty((0, 2), np.int32)
-        cost = None if status == "no_path" else float(self.state.g[end])
+        if status == "no_path":
+            cells, cost = np.empty((0, 2), np.int32), None
+        else:
+            cells = chain_cells(self.state.parent, self.grid.padded_width, int(end))
+            cost = float(self.state.g[end])
         return Slice(status, reason, cells, cost, int(expanded), int(counts[EXPANDED]),
                      int(counts[REOPENED]), traced[: min(int(expanded), trace)])  # fmt: skip
 
-    def _cells(self, end: int) -> npt.NDArray[np.int32]:
-        parent = self.state.parent
-        count = chain_length(parent, end)
-        cells = np.empty((count, 2), np.int32)
-        write_chain(parent, self.grid.padded_width, end, count, cells, 0)
-        return cells
+
+def search_task(grid: GridMap, source: int, target: int, options: SearchOptions,
+                budget: int | None) -> tuple[Terrain, Task]:  # fmt: skip
+    """A search's terrain and task from ``source`` to ``target`` (padded cells) under
+    ``options``: at most ``budget`` expansions (None: no bound), within the deadline
+    of the ``deadline_scope`` under way."""
+    clock = np.zeros(CLOCK_SLOTS, np.int64)
+    clock[0] = current_deadline()
+    task = Task(source, target, DIAGONALS[options.diagonal], HEURISTICS[options.heuristic],
+                options.weight, UNLIMITED if budget is None else budget, options.tie_break,
+                False, clock)  # fmt: skip
+    return Terrain(grid.padded, grid.padded_width, grid.min_cost), task
+
+
+def chain_cells(parent: npt.NDArray[np.int32], width: int, end: int) -> npt.NDArray[np.int32]:
+    """(n, 2) int32 ``(x, y)`` of the ``parent`` chain from its start to ``end``
+    (``width``: the padded width)."""
+    count = chain_length(parent, end)
+    cells = np.empty((count, 2), np.int32)
+    write_chain(parent, width, end, count, cells, 0)
+    return cells

@@ -35,21 +35,18 @@ from service.engine.checks import check_query
 from service.engine.errors import UnsupportedAlgorithmError
 from service.engine.grid import GridMap
 from service.engine.kernels.bidirectional import bidirectional, meeting_length, write_meeting_path
-from service.engine.kernels.bundles import Nodes, Task, Terrain
-from service.engine.kernels.clock import CLOCK_SLOTS
+from service.engine.kernels.bundles import Nodes
 from service.engine.kernels.codes import CLOSED, SQRT2, STATUS_FOUND, STATUS_NO_PATH
 from service.engine.kernels.ida import ida, write_cells
 from service.engine.kernels.paths import (
-    chain_length,
     polyline_length,
     turning_points,
-    write_chain,
 )
-from service.engine.options import DIAGONALS, HEURISTICS, VARIANTS, AlgorithmUsed
+from service.engine.options import DIAGONALS, VARIANTS, AlgorithmUsed
 from service.engine.queries import UNLIMITED, CheckedQuery, PathQuery, SearchOptions
 from service.engine.result import PathResult, SearchTrace
-from service.engine.scratch import current_deadline, take_path_cells
-from service.engine.slicing import OUTCOMES, Slice, SlicedSearch
+from service.engine.scratch import take_path_cells
+from service.engine.slicing import OUTCOMES, Slice, SlicedSearch, chain_cells, search_task
 
 #: Bytes a bidirectional search's two sides take per padded cell, and the most a
 #: thread keeps between searches; the last generation before the stamps are cleared.
@@ -171,17 +168,6 @@ def _trivial(checked: CheckedQuery, options: SearchOptions) -> PathResult | None
     return None
 
 
-def _task(checked: CheckedQuery, options: SearchOptions) -> tuple[Terrain, Task]:
-    grid = checked.grid
-    clock = np.zeros(CLOCK_SLOTS, np.int64)
-    clock[0] = current_deadline()
-    budget = UNLIMITED if options.max_expansions is None else options.max_expansions
-    task = Task(checked.source, checked.target, DIAGONALS[options.diagonal],
-                HEURISTICS[options.heuristic], options.weight, budget, options.tie_break,
-                False, clock)  # fmt: skip
-    return Terrain(grid.padded, grid.padded_width, grid.min_cost), task
-
-
 def _nodes(cells: int) -> Nodes:
     heap = (np.empty(cells, np.int32), np.empty((cells, 2), np.float64),
             np.full(cells, CLOSED, np.int32))  # fmt: skip
@@ -215,7 +201,8 @@ def _node_pair(cells: int) -> tuple[Nodes, Nodes]:
 
 
 def _bidirectional(checked: CheckedQuery, options: SearchOptions, trace: int) -> PathResult:
-    terrain, task = _task(checked, options)
+    terrain, task = search_task(checked.grid, checked.source, checked.target, options,
+                                options.max_expansions)  # fmt: skip
     cells = checked.grid.padded.size
     forward, backward = _node_pair(cells)
     traced = np.empty(trace, np.int32)
@@ -229,13 +216,14 @@ def _bidirectional(checked: CheckedQuery, options: SearchOptions, trace: int) ->
     elif code == STATUS_NO_PATH:
         path = np.empty((0, 2), np.int32)
     else:
-        path = _chain(forward.parent, width, int(best))
+        path = chain_cells(forward.parent, width, int(best))
     return _finished(checked, options, path, status, reason, int(expanded), "bidirectional",
                      traced)  # fmt: skip
 
 
 def _ida(checked: CheckedQuery, options: SearchOptions, trace: int) -> PathResult:
-    terrain, task = _task(checked, options)
+    terrain, task = search_task(checked.grid, checked.source, checked.target, options,
+                                options.max_expansions)  # fmt: skip
     cells = checked.grid.padded.size
     stack = (np.empty(cells, np.int32), np.empty(cells, np.int8), np.empty(cells, np.float64),
              np.zeros(cells, np.uint8))  # fmt: skip
@@ -249,13 +237,6 @@ def _ida(checked: CheckedQuery, options: SearchOptions, trace: int) -> PathResul
     path = np.empty((padded.size, 2), np.int32)
     write_cells(padded, padded.size, checked.grid.padded_width, path)
     return _finished(checked, options, path, status, reason, int(expanded), "ida", traced)
-
-
-def _chain(parent: npt.NDArray[np.int32], width: int, end: int) -> npt.NDArray[np.int32]:
-    count = chain_length(parent, end)
-    cells = np.empty((count, 2), np.int32)
-    write_chain(parent, width, end, count, cells, 0)
-    return cells
 
 
 def _finished(checked: CheckedQuery, options: SearchOptions, path: npt.NDArray[np.int32],
