@@ -67,12 +67,15 @@ def server_log(client: httpx.Client, data_dir: Path) -> str:
 
 
 @contextmanager
-def running_server(data_dir: Path, env: dict[str, str] | None = None
+def running_server(data_dir: Path, env: dict[str, str] | None = None, *, wait_ready: bool = True
                    ) -> Iterator[httpx.Client]:  # fmt: skip
+    """A client of the server started on ``data_dir``, once ``/readyz`` says ready (with
+    ``wait_ready=False``, at once: the server may not even listen yet)."""
     process, port, log = start_server(data_dir, env=env)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            wait_until_ready(client, process, log)
+            if wait_ready:
+                wait_until_ready(client, process, log)
             yield client
     finally:
         process.terminate()
