@@ -10,6 +10,7 @@ from service.api.schemas import (
     ProfileSpec,
     Rect,
     StrictCount,
+    StrictFlag,
     StrictNumber,
 )
 from service.engine import DEFAULT_DIAGONAL, Diagonal
@@ -130,6 +131,14 @@ class PathCheckRequest(BaseModel):
         "answer, whichever service checks), catching up from the store first; 503 NotReady "
         "if the store has no such revision within GRIDPATH_MIN_REVISION_WAIT_SECONDS.",
     )
+    snap: StrictFlag | None = Field(
+        default=None,
+        description="Default false. true: a path whose first point (the unit's position) is "
+        "a cell the unit cannot stand on (blocked, or under its profile and agent_size) says "
+        "in 'snapped' the nearest cell it can (Euclidean between cell centres, on its floor; "
+        "ties: smaller row, then column): where a search with snap would start. The path "
+        "itself is checked as it is.",
+    )
 
 
 class PathCheck(BaseModel):
@@ -138,6 +147,12 @@ class PathCheck(BaseModel):
     blocked_at: Point | None = Field(
         description="The first cell the path can no longer enter (blocked, or a diagonal "
         "the policy now forbids); null when walkable."
+    )
+    snapped: Point | None = Field(
+        default=None,
+        description="With snap, present when the path's first point is a cell the unit "
+        "cannot stand on: the nearest cell it can, [x, y] or [x, y, layer]; absent when no "
+        "cell of that floor can be stood on.",
     )
 
 

@@ -97,6 +97,9 @@ def test_field_edit_and_check(server_url: str) -> None:
             await client.edit(info.id, [CellsEdit([(0, 0)], 2)], if_revision=0)
         checks = await client.check_paths(info.id, [[(0, 1), (3, 1)]])
         assert checks.results[0].blocked_at == (1, 1)
+        assert checks.results[0].snapped is None
+        stuck = await client.check_paths(info.id, [[(1, 1), (3, 1)]], snap=True)
+        assert stuck.results[0].snapped == (0, 1)  # (2, 1) is as near: the smaller column
         walled = await client.field(info.id, [(3, 1)])
         assert np.isinf(np.asarray(walled.cost)[1, 0])
 

@@ -302,6 +302,15 @@ def test_check_paths_after_an_edit(client: Client) -> None:
     assert (fine.walkable, fine.cost, fine.blocked_at) == (True, 3.0, None)
 
 
+def test_check_paths_with_snap_says_where_a_walled_in_unit_can_stand(client: Client) -> None:
+    info = client.upload_map(["......."] * 4)
+    held = client.path(info.id, (3, 1), (6, 3)).path
+    client.edit(info.id, [CellsEdit([(x, y) for x in (2, 3, 4) for y in (1, 2)], 0)])
+    (walled,) = client.check_paths(info.id, [held], snap=True).results
+    assert (walled.walkable, walled.blocked_at, walled.snapped) == (False, (3, 1), (3, 0))
+    assert client.check_paths(info.id, [held]).results[0].snapped is None
+
+
 # -- fields and edits ----------------------------------------------------------------------
 
 

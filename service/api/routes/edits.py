@@ -1,6 +1,6 @@
 """``/v1/maps/{map_id}/edits``, ``/grid`` and ``/paths/check``: maps that change."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -28,6 +28,9 @@ from service.engine.edits import CellsEdit, Edit, RectEdit
 from service.engine.held_paths import check_paths
 from service.engine.layers import Layers
 from service.engine.link_edits import op_of_json
+from service.engine.queries import Point
+from service.engine.snapping import snapped_points
+from service.engine.terrain import Profile
 from service.engine.views import ViewKey
 from service.store.files import npy_bytes
 
@@ -183,15 +186,49 @@ def _check(runtime: Runtime, map_id: str, body: PathCheckRequest) -> dict[str, A
     with runtime.cache.acquire(map_id) as grid:
         layers = grid.layers
         paths = [grid_points(layers, path, f"paths[{i}]") for i, path in enumerate(body.paths)]
+        profile = bind(grid, ref)
         checked = check_paths(grid, paths, diagonal=body.diagonal or DEFAULT_DIAGONAL,
-                              agent_size=size, profile=bind(grid, ref))  # fmt: skip
+                              agent_size=size, profile=profile)  # fmt: skip
+        walkable = checked.walkable.tolist()
+        moved = (_snapped_starts(grid, paths, walkable, agent_size=size, profile=profile)
+                 if body.snap else {})  # fmt: skip
         revision = grid.revision
     results = []
-    for ok, cost, cell in zip(checked.walkable.tolist(), checked.cost.tolist(),
-                              checked.blocked_at.tolist(), strict=True):  # fmt: skip
+    costs, cells = checked.cost.tolist(), checked.blocked_at.tolist()
+    for i, (ok, cost, cell) in enumerate(zip(walkable, costs, cells, strict=True)):
         blocked = None if ok else list(floor_point(layers, cell))
-        results.append({"walkable": ok, "cost": cost if ok else None, "blocked_at": blocked})
+        result: dict[str, Any] = {
+            "walkable": ok,
+            "cost": cost if ok else None,
+            "blocked_at": blocked,
+        }
+        if i in moved:
+            result["snapped"] = list(floor_point(layers, moved[i]))
+        results.append(result)
     return {"revision": revision, "profile_used": profile_used(ref), "results": results}
+
+
+def _snapped_starts(
+    grid: GridMap,
+    paths: Sequence[Sequence[Point]],
+    walkable: Sequence[bool],
+    *,
+    agent_size: int,
+    profile: Profile | None,
+) -> dict[int, tuple[int, int]]:
+    """By path index, the nearest cell the unit can stand on (``snapping``) to each
+    path's first point that it cannot stand on; a path whose floor has no such cell
+    is left out, as is one that starts where the unit can stand."""
+    # A path whose first point the unit cannot stand on is not walkable: the others
+    # need no look.
+    starts = {i: path[0] for i, path in enumerate(paths) if len(path) and not walkable[i]}
+    cells = snapped_points(grid, list(starts.values()), agent_size=agent_size, profile=profile)
+    moved: dict[int, tuple[int, int]] = {}
+    for (i, start), cell in zip(starts.items(), cells, strict=True):
+        x, y = (int(v) for v in cell)
+        if (x, y) != tuple(int(v) for v in start):  # snapped_points leaves the others as given
+            moved[i] = (x, y)
+    return moved
 
 
 @router.post(
@@ -201,7 +238,8 @@ def _check(runtime: Runtime, map_id: str, body: PathCheckRequest) -> dict[str, A
     description="For each path (as a search returned it: waypoints or cells), whether it "
     "can still be walked at the map's current revision, its cost now, and the first cell it "
     "can no longer enter: which paths an edit broke, without searching again. With "
-    "min_revision, on that revision or a later one.",
+    "min_revision, on that revision or a later one. With snap, a path whose first point the "
+    "unit cannot stand on (an edit walled it in) also gets 'snapped': where to stand.",
     openapi_extra=request_body({"application/json": {"schema": ref(PathCheckRequest)}}),
     dependencies=[Depends(require_reader)],
     responses=error_responses(

@@ -213,10 +213,12 @@ class AsyncClient:
         agent_size: int | None = None,
         profile: ProfileLike | None = None,
         min_revision: int | None = None,
+        snap: bool = False,
     ) -> PathChecks:
         """See :meth:`Client.check_paths`."""
         call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size,
-                                 profile=profile, min_revision=min_revision)  # fmt: skip
+                                 profile=profile, min_revision=min_revision,
+                                 snap=snap)  # fmt: skip
         return await self._run(call)
 
     async def repair_path(self, map_id: str, path: PointsLike, position: int, *,

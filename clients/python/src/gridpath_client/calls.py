@@ -270,10 +270,13 @@ def check_paths(
     agent_size: int | None,
     profile: ProfileLike | None = None,
     min_revision: int | None = None,
+    snap: bool = False,
 ) -> Call[PathChecks]:
     body: dict[str, Any] = {"paths": [to_points(p) for p in held]}
     if min_revision is not None:
         body["min_revision"] = min_revision
+    if snap:
+        body["snap"] = True
     if diagonal is not None:
         body["diagonal"] = diagonal
     if agent_size is not None:

@@ -312,13 +312,18 @@ class Client:
         agent_size: int | None = None,
         profile: ProfileLike | None = None,
         min_revision: int | None = None,
+        snap: bool = False,
     ) -> PathChecks:
         """Which held paths (as returned: waypoints or cells) an edit broke, their cost
         now, and the first cell each can no longer enter; for ``profile`` (a named
         profile's name or a profile inline; default: the map's default profile); on
-        ``min_revision`` or a later revision (``NotReady`` past the service's wait)."""
+        ``min_revision`` or a later revision (``NotReady`` past the service's wait).
+        With ``snap=True``, a path whose first point the unit cannot stand on (an edit
+        walled it in) says in ``snapped`` the nearest cell it can stand on: where a
+        search with ``snap=True`` would start."""
         call = calls.check_paths(map_id, paths, diagonal=diagonal, agent_size=agent_size,
-                                 profile=profile, min_revision=min_revision)  # fmt: skip
+                                 profile=profile, min_revision=min_revision,
+                                 snap=snap)  # fmt: skip
         return self._run(call)
 
     def repair_path(self, map_id: str, path: PointsLike, position: int, *,

@@ -283,11 +283,14 @@ class PathCheck:
         walkable: Whether every step can still be taken.
         cost: The path's cost now; ``None`` when not walkable.
         blocked_at: The first cell it can no longer enter; ``None`` when walkable.
+        snapped: With ``snap=True``, when the unit cannot stand on the path's first
+            point: the nearest cell it can; else ``None``.
     """
 
     walkable: bool
     cost: float | None
     blocked_at: Point | None
+    snapped: Point | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> PathCheck:
@@ -296,6 +299,7 @@ class PathCheck:
             walkable=bool(data["walkable"]),
             cost=None if cost is None else float(cost),
             blocked_at=from_point(data.get("blocked_at")),
+            snapped=from_point(data.get("snapped")),
         )
 
 
