@@ -33,7 +33,8 @@ def test_the_page_is_html_that_loads_only_the_services_own_files(client: TestCli
 
 
 def test_each_file_is_served_with_its_type(client: TestClient) -> None:
-    types = {"viewer.js": "text/javascript", "viewer.css": "text/css"}
+    files = {path.name for path in STATIC.iterdir()} - {"index.html"}
+    types = {name: "text/css" if name.endswith(".css") else "text/javascript" for name in files}
     assert set(ASSETS) == set(types)
     for name, kind in types.items():
         answer = client.get(f"/viewer/{name}")
@@ -42,6 +43,14 @@ def test_each_file_is_served_with_its_type(client: TestClient) -> None:
         assert answer.headers["x-content-type-options"] == "nosniff"
         assert answer.content == (STATIC / name).read_bytes()
         assert not re.search(r"https?://", answer.text), name  # no CDN, no web fonts
+
+
+def test_every_module_a_script_imports_is_served(client: TestClient) -> None:
+    """A module left out of the served files stops the whole page from loading."""
+    for name in (name for name in ASSETS if name.endswith(".js")):
+        for imported in re.findall(r"""from\s+["']\./([\w.]+)["']""", (STATIC / name).read_text()):
+            assert imported in ASSETS, (name, imported)
+            assert client.get(f"/viewer/{imported}").status_code == 200
 
 
 def test_head_answers_like_get_without_a_body(client: TestClient) -> None:

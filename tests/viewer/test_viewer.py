@@ -1,264 +1,36 @@
-"""The web viewer (``GET /viewer``) in a real browser, against the real server.
-
-Debian's ``chromium`` driven by its ``chromium-driver`` through Selenium, both named
-explicitly so Selenium Manager never downloads anything (``.ci/run`` installs them with
-apt). Without them the tests skip, saying so.
-
-What the page drew is compared with what the API answers for the same query: the
-page's state (``window.gridpathViewer``) and pixels of the canvas. A screenshot of the
-page after a query is saved to ``$GRIDPATH_ARTIFACTS/viewer.png`` (default:
-``artifacts/`` in the repository), for CI to keep.
-"""
+"""The web viewer (``GET /viewer``) in a real browser, against the real server: what it
+draws of a query, its legend, edits, errors, big maps, keys, profiles, classes, floors.
+A screenshot of the page after a query is saved to ``viewer.png`` among the artifacts."""
 
 import io
-import math
-import os
 import re
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
 import httpx
-import numpy as np
 import pytest
 from PIL import Image
 from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
-from service.config import REPO_ROOT
 from service.engine.pictures import CLASS_PALETTE
 from tests.server import running_server
-
-CHROMIUM: Final = Path("/usr/bin/chromium")
-CHROMEDRIVER: Final = Path("/usr/bin/chromedriver")
-_MISSING: Final = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.is_file()]
-
-pytestmark = pytest.mark.skipif(
-    bool(_MISSING),
-    reason=f"no browser to drive: {' and '.join(_MISSING)} not installed (Debian: apt-get "
-    "install chromium chromium-driver; .ci/run installs them)",
+from tests.viewer.page import (
+    BLOCKED_RGB,
+    GOAL,
+    SKIP_WITHOUT_BROWSER,
+    START,
+    Page,
+    api_answer,
+    api_grid,
+    blocked_cells,
+    check_drawn,
+    close,
+    open_map,
 )
 
-#: 12 x 8: a walled box in open ground, so paths go round it.
-MAP: Final = (
-    "type octile\nheight 8\nwidth 12\nmap\n"
-    "............\n"
-    "............\n"
-    "....@@@@....\n"
-    "....@..@....\n"
-    "....@..@....\n"
-    "....@@@@....\n"
-    "............\n"
-    "............\n"
-)
-START: Final = (1, 3)
-GOAL: Final = (10, 4)
-BLOCKED_RGB: Final = (28, 28, 32)  # service/engine/pictures.py
-WAIT_SECONDS: Final = 30.0
-
-
-def artifacts() -> Path:
-    """Where screenshots go: ``$GRIDPATH_ARTIFACTS``, else ``<repo>/artifacts``."""
-    folder = Path(os.environ.get("GRIDPATH_ARTIFACTS") or REPO_ROOT / "artifacts")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    with running_server(tmp_path_factory.mktemp("viewer") / "data") as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                     "--window-size=1400,1000", "--force-device-scale-factor=1",
-                     "--disable-gpu"):  # fmt: skip
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # for console_errors
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)),
-                              options=options)  # fmt: skip
-    driver.set_script_timeout(WAIT_SECONDS)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-class Page:
-    """The viewer open in the browser, on the server ``api`` talks to."""
-
-    def __init__(self, driver: webdriver.Chrome, api: httpx.Client) -> None:
-        self.driver = driver
-        self.api = api
-        driver.get(f"{api.base_url}/viewer")
-        self.until(lambda: self.js("return document.body.dataset.ready === 'true'"))
-
-    def js(self, script: str, *args: Any) -> Any:
-        return self.driver.execute_script(script, *args)
-
-    def state(self, name: str) -> Any:
-        return self.js(f"return window.gridpathViewer.{name}")
-
-    def until(self, condition: Callable[[], Any], what: str = "the page") -> None:
-        WebDriverWait(self.driver, WAIT_SECONDS).until(lambda _: condition(), f"waiting for {what}")
-
-    def settled(self, counter: str, before: int) -> None:
-        """Wait until ``gridpathViewer[counter]`` passed ``before`` and nothing is under way."""
-        self.until(lambda: self.state(counter) > before and self.state("busy") == 0, counter)
-
-    def text(self, element_id: str) -> str:
-        return self.driver.find_element(By.ID, element_id).text
-
-    def upload(self, tmp_path: Path, name: str) -> str:
-        """Upload ``MAP`` through the file input; the new map's id, once it is drawn."""
-        path = tmp_path / f"{name}.map"
-        path.write_text(MAP)
-        loads = self.state("loads")
-        self.driver.find_element(By.ID, "file").send_keys(str(path))
-        assert self.driver.find_element(By.ID, "map-name").get_attribute("value") == name
-        self.driver.find_element(By.ID, "upload").click()
-        self.settled("loads", loads)
-        assert self.state("lastError") is None, self.state("lastError")
-        map_id: str = self.state("map.id")
-        assert Select(self.driver.find_element(By.ID, "maps")).first_selected_option.get_attribute(
-            "value") == map_id  # fmt: skip
-        return map_id
-
-    def press(self, *cells: tuple[int, int]) -> None:
-        """Press the mouse on the first cell, move through the others, release."""
-        origin = self.js("const r = document.getElementById('map').getBoundingClientRect();"
-                         "return [r.left, r.top];")  # fmt: skip
-        scale = float(self.driver.find_element(By.ID, "map").get_attribute("data-scale") or 0)
-        assert scale >= 8, scale  # cells big enough to aim at their centres
-        actions = ActionBuilder(self.driver)
-        for i, (x, y) in enumerate(cells):
-            px = math.floor(origin[0] + (x + 0.5) * scale)
-            py = math.floor(origin[1] + (y + 0.5) * scale)
-            actions.pointer_action.move_to_location(px, py)
-            if i == 0:
-                actions.pointer_action.pointer_down()
-        actions.pointer_action.pointer_up()
-        actions.perform()
-
-    def click_cell(self, cell: tuple[int, int]) -> None:
-        self.press(cell)
-
-    def query(self, start: tuple[int, int], goal: tuple[int, int]) -> None:
-        answers = self.state("answers")
-        self.click_cell(start)
-        self.click_cell(goal)
-        self.settled("answers", answers)
-
-    def pixels(self, cells: list[list[int]]) -> list[tuple[int, ...]]:
-        """The canvas's RGB at the centre of each cell."""
-        rgba = self.js(
-            "const [cells, s] = arguments;"
-            "const c = document.getElementById('map').getContext('2d');"
-            "return cells.map(([x, y]) => Array.from("
-            "  c.getImageData(Math.floor((x + 0.5) * s), Math.floor((y + 0.5) * s), 1, 1).data));",
-            cells,
-            self.state("scale"),
-        )
-        assert all(p[3] == 255 for p in rgba)
-        return [tuple(p[:3]) for p in rgba]
-
-    def swatches(self) -> dict[str, tuple[int, ...]]:
-        """The legend's swatches, by their class after ``swatch``: the RGB they show."""
-        shown: dict[str, str] = self.js(
-            "const swatches = document.querySelectorAll('#legend .swatch');"
-            "return Object.fromEntries(Array.from(swatches, (s) => ["
-            "  s.classList[1], getComputedStyle(s).backgroundColor]));"
-        )
-        return {name: tuple(int(v) for v in re.findall(r"\d+", colour)[:3])
-                for name, colour in shown.items()}  # fmt: skip
-
-    def blocked(self) -> list[int]:
-        """What the page holds blocked: 1 per blocked cell, row by row."""
-        cells: list[int] = self.js("return Array.from(window.gridpathViewer.blocked)")
-        return cells
-
-    def console_errors(self) -> list[str]:
-        """Errors the page logged since last asked (script errors, policy violations),
-        but the API's error answers, which the browser logs as failed loads."""
-        logged = self.driver.get_log("browser")
-        return [entry["message"] for entry in logged if entry["level"] == "SEVERE"
-                and "Failed to load resource" not in entry["message"]]  # fmt: skip
-
-    def screenshot(self, name: str) -> Path:
-        path = artifacts() / name
-        assert self.driver.save_screenshot(str(path)), path
-        return path
-
-
-def api_grid(api: httpx.Client, map_id: str) -> Any:
-    """The map's current costs, as the API sends them."""
-    answer = api.get(f"/v1/maps/{map_id}/grid")
-    assert answer.status_code == 200, answer.text
-    return np.load(io.BytesIO(answer.content))
-
-
-def blocked_cells(api: httpx.Client, map_id: str) -> list[int]:
-    blocked: list[int] = (api_grid(api, map_id) == 0).astype(int).ravel().tolist()
-    return blocked
-
-
-def close(a: tuple[int, ...], b: tuple[int, ...] | list[int], tolerance: int = 3) -> bool:
-    return all(abs(p - q) <= tolerance for p, q in zip(a, b, strict=True))
-
-
-def api_answer(page: Page, map_id: str) -> dict[str, Any]:
-    """The API's answer to the page's last query, asked directly."""
-    answer = page.api.post(f"/v1/maps/{map_id}/path", json=page.state("lastRequest"))
-    assert answer.status_code == 200, answer.text
-    payload: dict[str, Any] = answer.json()
-    return payload
-
-
-def check_drawn(page: Page, answer: dict[str, Any]) -> None:
-    """The page shows ``answer``: its numbers, its path, its trace, pixels included."""
-    assert page.state("lastError") is None, page.state("lastError")
-    shown = {
-        "status": page.text("status"),
-        "cost": float(page.text("cost")),
-        "expanded": int(page.text("expanded")),
-        "algorithm_used": page.text("algorithm-used"),
-        "heuristic_used": page.text("heuristic-used"),
-        "revision": int(page.text("revision")),
-    }
-    assert shown == {key: answer[key] for key in shown}, page.state("lastAnswer")
-    assert page.text("time").endswith(" ms")
-    path = answer["path"]
-    assert page.state("drawnPath") == path
-    # Every cell on the path but the two under the start and goal markers is path-blue.
-    colour = tuple(page.state("colors.path"))
-    inner = path[1:-1]
-    assert inner
-    assert page.pixels(inner) == [colour] * len(inner)
-    # The expansions, in order, under the path; an expanded cell off the path is tinted.
-    expanded = answer["trace"]["expanded"]
-    assert page.state("drawnTrace") == expanded
-    canvas = page.driver.find_element(By.ID, "map")
-    assert canvas.get_attribute("data-trace-cells") == str(len(expanded))
-    assert page.text("trace-info").startswith(f"{len(expanded)} cells drawn")
-    on_path = {tuple(cell) for cell in path}
-    off = [cell for cell in expanded if tuple(cell) not in on_path]
-    if off:
-        i = expanded.index(off[0])
-        t = i / max(1, len(expanded) - 1)
-        early, late = page.state("colors.early"), page.state("colors.late")
-        alpha = page.state("colors.traceAlpha") / 255
-        tint = [round(e + t * (f - e)) for e, f in zip(early, late, strict=True)]
-        expected = tuple(round(alpha * c + (1 - alpha) * 236) for c in tint)  # over open ground
-        (got,) = page.pixels([off[0]])
-        assert close(got, expected, 4), (got, expected)
+pytestmark = SKIP_WITHOUT_BROWSER
 
 
 def test_a_query_clicked_on_an_uploaded_map_draws_the_apis_answer(
@@ -284,9 +56,8 @@ def test_a_query_clicked_on_an_uploaded_map_draws_the_apis_answer(
     check_drawn(page, answer)
     # What the screen shows, not only the canvas's buffer: a path cell is blue there too.
     picture = Image.open(io.BytesIO(browser.find_element(By.ID, "map").screenshot_as_png))
-    x, y = answer["path"][len(answer["path"]) // 2]
-    scale = page.state("scale")
-    shown = picture.convert("RGB").getpixel((int((x + 0.5) * scale), int((y + 0.5) * scale)))
+    px, py = page.cell_point(answer["path"][len(answer["path"]) // 2])
+    shown = picture.convert("RGB").getpixel((int(px), int(py)))
     assert isinstance(shown, tuple)
     assert close(shown, page.state("colors.path")), shown
     page.screenshot("viewer.png")
@@ -314,7 +85,8 @@ def test_the_legend_shows_the_colours_the_canvas_draws(
     answer = api_answer(page, map_id)
     assert answer["status"] == "found"
     legend = page.swatches()
-    assert set(legend) == {"start", "goal", "path", "early", "late", "link"}
+    assert set(legend) == {"start", "goal", "path", "early", "late", "link", "region", "near",
+                          "far"}  # fmt: skip
     assert legend["link"] == tuple(page.state("colors.link"))
     # The markers' centres, and a cell of the path away from them.
     start, goal, on_path = page.pixels([list(START), list(GOAL), answer["path"][1]])
@@ -341,7 +113,8 @@ def test_painted_walls_are_edits_of_the_map(
     def grid() -> Any:
         return api_grid(server, map_id)
 
-    browser.find_element(By.ID, "mode-walls").click()
+    browser.find_element(By.ID, "tool-wall").click()
+    assert page.text("tool-badge") == "Paint: wall (drag)"
     edits, answers = page.state("edits"), page.state("answers")
     page.click_cell((x, y))
     page.settled("edits", edits)
@@ -355,13 +128,17 @@ def test_painted_walls_are_edits_of_the_map(
     check_drawn(page, after)
     assert page.pixels([wall]) == [BLOCKED_RGB]
 
-    # A drag paints every cell on its way; on a wall it clears instead.
+    # A drag paints every cell on its way, walls included: the wall tool only walls.
     edits = page.state("edits")
-    page.press((0, 7), (3, 7))
+    page.press((x, y), (x, 7), (3, 7), (0, 7))
     page.settled("edits", edits)
+    assert grid()[y, x] == 0
     assert grid()[7, 0:4].tolist() == [0, 0, 0, 0]
     assert page.pixels([[0, 7], [1, 7], [2, 7], [3, 7]]) == [BLOCKED_RGB] * 4
     assert page.blocked() == blocked_cells(server, map_id)
+    # Clearing is a tool of its own.
+    browser.find_element(By.ID, "tool-clear").click()
+    assert page.text("tool-badge") == "Paint: clear, cost 1 (drag)"
     edits = page.state("edits")
     page.click_cell((x, y))
     page.settled("edits", edits)
@@ -414,6 +191,16 @@ def test_a_big_map_is_drawn_from_the_servers_picture(
     assert page.blocked() == blocked_cells(server, map_id)
     page.query(START, GOAL)
     check_drawn(page, api_answer(page, map_id))
+    # Painting works; undo does not, and says why (the page holds no exact costs).
+    browser.find_element(By.ID, "tool-wall").click()
+    edits = page.state("edits")
+    page.click_cell((0, 0))
+    page.settled("edits", edits)
+    assert api_grid(server, map_id)[0, 0] == 0
+    undo = browser.find_element(By.ID, "undo")
+    assert undo.get_attribute("disabled") == "true"
+    assert "exact costs" in (undo.get_attribute("title") or "")
+    browser.find_element(By.ID, "tool-points").click()
 
 
 def test_with_an_api_key_the_page_asks_for_it_and_keeps_it(
@@ -466,13 +253,6 @@ def river_map(api: httpx.Client) -> str:
     put = api.put(f"/v1/maps/{map_id}/profiles/wader", json=WADER)
     assert put.status_code == 200, put.text
     return map_id
-
-
-def open_map(page: Page, map_id: str) -> None:
-    loads = page.state("loads")
-    Select(page.driver.find_element(By.ID, "maps")).select_by_value(map_id)
-    page.settled("loads", loads)
-    assert page.state("lastError") is None, page.state("lastError")
 
 
 def class_legend(page: Page) -> list[tuple[str, tuple[int, ...]]]:

@@ -1,10 +1,11 @@
 """``/viewer``: a web page to look at maps and paths, served by the service itself.
 
-Three hand-written files in ``service/api/static/viewer`` (no framework, no build
-step): the page only talks to this service's own API, so it works on a host without
-internet access. Its Content-Security-Policy holds the browser to that: scripts,
-styles, images and requests from this origin only. The page is public (it holds no
-data); the API calls it makes need the key like any other client's, when one is set.
+Hand-written files in ``service/api/static/viewer``, the page and its ES modules (no
+framework, no build step): the page only talks to this service's own API, so it works
+on a host without internet access. Its Content-Security-Policy holds the browser to
+that: scripts, styles, images and requests from this origin only. The page is public
+(it holds no data); the API calls it makes need the key like any other client's, when
+one is set.
 """
 
 from pathlib import Path
@@ -20,8 +21,10 @@ router = APIRouter(tags=["viewer"])
 #: Where the page's files live (package data: see pyproject.toml).
 STATIC: Final = Path(__file__).resolve().parent.parent / "static" / "viewer"
 #: The files the page loads, by the name they are served under, with their types.
+_MODULES: Final = ("viewer", "api", "arrays", "colors", "controls", "draw", "edits", "floors",
+                   "loading", "painting", "pointer", "view")  # fmt: skip
 ASSETS: Final = {
-    "viewer.js": "text/javascript; charset=utf-8",
+    **{f"{module}.js": "text/javascript; charset=utf-8" for module in _MODULES},
     "viewer.css": "text/css; charset=utf-8",
 }
 HTML: Final = "text/html; charset=utf-8"
