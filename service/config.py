@@ -397,8 +397,8 @@ class Settings(BaseSettings):
         ge=1,
         le=10_000_000,
         description="Most expansions a traced search records ('trace' on POST "
-        "/v1/maps/{id}/path and path.png; 8 bytes each, and never more than the query's "
-        "node budget); past it the trace is cut and says so.",
+        "/v1/maps/{id}/path and path.png; 4 bytes each in the search's buffer, and never "
+        "more than the query's node budget); past it the trace is cut and says so.",
     )
     resume_seconds: float = Field(
         default=30.0,
