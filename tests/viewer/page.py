@@ -131,6 +131,12 @@ class Page:
     def click_cell(self, cell: tuple[int, int]) -> None:
         self.press(cell)
 
+    def paint(self, *cells: tuple[int, int]) -> None:
+        """Drag the paint tool in use through the cells; wait until the edit settled."""
+        edits = self.state("edits")
+        self.press(*cells)
+        self.settled("edits", edits)
+
     def wheel(self, point: tuple[float, float], delta_y: int) -> None:
         """Turn the mouse wheel over a canvas point (negative: towards the map, zoom in)."""
         canvas = self.driver.find_element(By.ID, "map")

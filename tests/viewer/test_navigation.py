@@ -31,6 +31,14 @@ def big_map(api: httpx.Client) -> str:
     return map_id
 
 
+def shown_big_map(server: httpx.Client, browser: webdriver.Chrome) -> tuple[Page, str]:
+    """The viewer showing a new big map; the map's id."""
+    page = Page(browser, server)
+    map_id = big_map(server)
+    open_map(page, map_id)
+    return page, map_id
+
+
 def open_cell(page: Page, near: tuple[int, int]) -> tuple[int, int]:
     """The walkable cell nearest ``near`` along its row."""
     blocked = page.blocked()
@@ -44,8 +52,7 @@ def test_a_map_is_fitted_to_the_window_at_a_fractional_scale(
     server: httpx.Client, browser: webdriver.Chrome
 ) -> None:
     """A 768 x 768 map was drawn at 1 pixel per cell in any window, half of it empty."""
-    page = Page(browser, server)
-    open_map(page, big_map(server))
+    page, _ = shown_big_map(server, browser)
     canvas = browser.find_element(By.ID, "map")
     scale, ox, oy = page.view()
     assert scale != int(scale)  # not rounded down to whole pixels
@@ -71,9 +78,7 @@ def test_a_map_is_fitted_to_the_window_at_a_fractional_scale(
 def test_the_wheel_zooms_about_the_pointer_and_clicks_land_on_their_cells(
     server: httpx.Client, browser: webdriver.Chrome
 ) -> None:
-    page = Page(browser, server)
-    map_id = big_map(server)
-    open_map(page, map_id)
+    page, map_id = shown_big_map(server, browser)
     fitted = page.view()
     target = open_cell(page, (150, 100))
     point = page.cell_point(target)
@@ -105,8 +110,7 @@ def test_the_wheel_zooms_about_the_pointer_and_clicks_land_on_their_cells(
 def test_a_drag_pans_the_map_and_picks_nothing(
     server: httpx.Client, browser: webdriver.Chrome
 ) -> None:
-    page = Page(browser, server)
-    open_map(page, big_map(server))
+    page, _ = shown_big_map(server, browser)
     page.click("zoom-in")
     scale, ox, oy = page.view()
     page.drag((400, 300), (430, 300), (460, 280))
@@ -126,9 +130,7 @@ def test_markers_and_jump_points_show_when_the_map_is_zoomed_out(
     server: httpx.Client, browser: webdriver.Chrome
 ) -> None:
     """Markers were a few pixels wide and jump points invisible on a big map."""
-    page = Page(browser, server)
-    map_id = big_map(server)
-    open_map(page, map_id)
+    page, map_id = shown_big_map(server, browser)
     start = open_cell(page, (40, 50))
     goal = open_cell(page, (260, 150))
     page.wheel(page.cell_point(start), -1000)

@@ -57,15 +57,11 @@ def test_each_paint_tool_paints_its_own_cost_and_undo_puts_cells_back(
     page.click("tool-cost")
     page.set_value("paint-cost", 7)
     assert page.text("tool-badge") == "Paint: cost 7 (drag)"
-    edits = page.state("edits")
-    page.press((0, 0), (3, 0))
-    page.settled("edits", edits)
+    page.paint((0, 0), (3, 0))
     assert row(page, map_id, 0)[:6] == [7, 7, 7, 7, 1, 1]
     # Walls over cells of two costs; undo gives each its own back.
     page.click("tool-wall")
-    edits = page.state("edits")
-    page.press((2, 0), (5, 0))
-    page.settled("edits", edits)
+    page.paint((2, 0), (5, 0))
     assert row(page, map_id, 0)[:6] == [7, 7, 0, 0, 0, 0]
     assert page.text("undo-info") == "2 to undo"
     undo(page)
@@ -88,9 +84,7 @@ def test_undo_after_another_clients_edit_is_refused_and_kept(
     page = Page(browser, server)
     map_id = page.upload(tmp_path, "shared")
     page.click("tool-wall")
-    edits = page.state("edits")
-    page.press((0, 7), (2, 7))
-    page.settled("edits", edits)
+    page.paint((0, 7), (2, 7))
     other = server.post(
         f"/v1/maps/{map_id}/edits", json={"edits": [{"cells": [[11, 0]], "cost": 3}]}
     )

@@ -129,9 +129,7 @@ def test_painted_walls_are_edits_of_the_map(
     assert page.pixels([wall]) == [BLOCKED_RGB]
 
     # A drag paints every cell on its way, walls included: the wall tool only walls.
-    edits = page.state("edits")
-    page.press((x, y), (x, 7), (3, 7), (0, 7))
-    page.settled("edits", edits)
+    page.paint((x, y), (x, 7), (3, 7), (0, 7))
     assert grid()[y, x] == 0
     assert grid()[7, 0:4].tolist() == [0, 0, 0, 0]
     assert page.pixels([[0, 7], [1, 7], [2, 7], [3, 7]]) == [BLOCKED_RGB] * 4
@@ -139,9 +137,7 @@ def test_painted_walls_are_edits_of_the_map(
     # Clearing is a tool of its own.
     browser.find_element(By.ID, "tool-clear").click()
     assert page.text("tool-badge") == "Paint: clear, cost 1 (drag)"
-    edits = page.state("edits")
-    page.click_cell((x, y))
-    page.settled("edits", edits)
+    page.paint((x, y))
     assert grid()[y, x] == 1
     assert page.state("revision") == 3
     assert page.blocked() == blocked_cells(server, map_id)
@@ -193,9 +189,7 @@ def test_a_big_map_is_drawn_from_the_servers_picture(
     check_drawn(page, api_answer(page, map_id))
     # Painting works; undo does not, and says why (the page holds no exact costs).
     browser.find_element(By.ID, "tool-wall").click()
-    edits = page.state("edits")
-    page.click_cell((0, 0))
-    page.settled("edits", edits)
+    page.paint((0, 0))
     assert api_grid(server, map_id)[0, 0] == 0
     undo = browser.find_element(By.ID, "undo")
     assert undo.get_attribute("disabled") == "true"
