@@ -78,7 +78,7 @@ def test_each_paint_tool_paints_its_own_cost_and_undo_puts_cells_back(
     assert page.console_errors() == []
 
 
-def test_undo_after_another_clients_edit_is_refused_and_kept(
+def test_undo_after_another_clients_edit_is_refused_and_overwrites_nothing(
     server: httpx.Client, browser: webdriver.Chrome, tmp_path: Path
 ) -> None:
     page = Page(browser, server)
@@ -93,7 +93,9 @@ def test_undo_after_another_clients_edit_is_refused_and_kept(
     assert page.state("lastError")["code"] == "RevisionConflict"
     assert row(page, map_id, 7)[:3] == [0, 0, 0]  # nothing of the other edit is undone
     assert row(page, map_id, 0)[11] == 3
-    assert page.text("undo-info") == "1 to undo"
+    # No edit the page holds can be undone now without overwriting the other client's.
+    assert page.text("undo-info") == "-"
+    assert browser.find_element("id", "undo").get_attribute("disabled") == "true"
 
 
 def test_unit_size_goal_region_and_nearest_are_sent_and_drawn(

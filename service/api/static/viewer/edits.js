@@ -92,10 +92,6 @@ export class UndoStack {
     if (below) below.revision = revision;
   }
 
-  forget(mapId) {
-    this.entries = this.entries.filter((entry) => entry.mapId !== mapId);
-  }
-
   get size() {
     return this.entries.length;
   }

@@ -530,13 +530,18 @@ async function endStroke() {
 }
 
 // Put back what the page's last edit replaced, if the map is still at the revision that
-// edit left (else the server refuses: RevisionConflict, and the edit stays undoable).
+// edit left. Else the server refuses (RevisionConflict): another client edited since,
+// and no edit the page holds can be undone without overwriting theirs, so all are
+// dropped.
 async function undo() {
   const map = viewer.map;
   const entry = map ? viewer.undoStack.last(map.id) : null;
   if (!entry || !entry.undo || stroke) return;
   const answer = await sendEdits(map, { edits: entry.undo, if_revision: entry.revision });
   if (answer) viewer.undoStack.pop(answer.revision);
+  else if (viewer.lastError && viewer.lastError.code === "RevisionConflict") {
+    viewer.undoStack = new UndoStack();
+  }
   viewer.undos += 1;
   afterEdit(map);
 }
