@@ -219,6 +219,21 @@ def start_and_goals(grid: GridMap, seed: int, count: int
     return start, [goal for goal in goals if goal != start]
 
 
+#: A map case drawn: its map, policy, start, goals, and the oracle's costs from the start
+#: ((height, width), inf = unreachable).
+OracleMap = tuple[GridMap, str, tuple[int, int], list[tuple[int, int]], npt.NDArray[np.float64]]
+
+
+def oracle_map(case: MapCase, *, seed: int, goals: int) -> OracleMap:
+    """``case``'s random map drawn with ``seed``, a start and up to ``goals`` goals on
+    it, and Dijkstra's costs from the start (``start_and_goals``: a start may equal no
+    goal; a map of fewer than two walkable cells skips the test)."""
+    (width, height), density, costs, policy = case
+    grid = random_grid(np.random.default_rng(seed), width, height, density, costs)
+    start, targets = start_and_goals(grid, seed, goals)
+    return grid, policy, start, targets, oracle_distances(grid, start, policy)
+
+
 def walkable_cells(grid: GridMap) -> list[tuple[int, int]]:
     ys, xs = np.nonzero(grid.costs > 0)
     return list(zip(xs.tolist(), ys.tolist(), strict=True))

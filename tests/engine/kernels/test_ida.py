@@ -31,9 +31,8 @@ from tests.support import (
     art,
     close,
     map_case_id,
-    oracle_distances,
+    oracle_map,
     random_grid,
-    start_and_goals,
     walk_cost,
     walkable_cells,
 )
@@ -106,11 +105,10 @@ OracleCase = tuple[Search, str, tuple[int, int], list[tuple[int, int]], npt.NDAr
 
 @pytest.fixture(scope="module", params=CASES, ids=[map_case_id(c) for c in CASES])
 def oracle_case(request: pytest.FixtureRequest) -> OracleCase:
-    (width, height), density, costs, policy = request.param
-    seed = CASES.index(request.param)
-    grid = random_grid(np.random.default_rng(seed), width, height, density, costs)
-    start, goals = start_and_goals(grid, seed, GOALS_PER_MAP)  # (start == goal: the caller's)
-    return Search(grid), policy, start, goals, oracle_distances(grid, start, policy)
+    grid, policy, start, goals, distances = oracle_map(
+        request.param, seed=CASES.index(request.param), goals=GOALS_PER_MAP
+    )
+    return Search(grid), policy, start, goals, distances
 
 
 def test_costs_equal_the_oracle_and_paths_rewalk_at_that_cost(oracle_case: OracleCase) -> None:
