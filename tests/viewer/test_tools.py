@@ -10,7 +10,9 @@ import httpx
 import numpy as np
 from selenium import webdriver
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 from tests.viewer.page import (
     GOAL,
@@ -177,4 +179,13 @@ def test_the_field_overlay_draws_each_cells_cost_to_the_goal(
     # Cells the field never reaches (inside the walled box) show the map alone.
     assert page.pixels([[5, 3]]) == [(GROUND,) * 3]
     page.screenshot("viewer-field.png")
+    # Another heuristic searches again but keeps the field; another unit asks for its own.
+    fields, answers = page.state("fields"), page.state("answers")
+    Select(browser.find_element(By.ID, "heuristic")).select_by_value("euclidean")
+    page.settled("answers", answers)
+    assert page.state("fields") == fields
+    assert page.state("field.reached") == int(reached.sum())
+    Select(browser.find_element(By.ID, "diagonal")).select_by_value("never")
+    page.settled("fields", fields)
+    assert page.state("lastFieldRequest")["diagonal"] == "never"
     assert page.console_errors() == []

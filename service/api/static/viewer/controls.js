@@ -206,3 +206,17 @@ export function showUndoable(entry, size) {
   }
   text("undo-info", size > 0 ? `${size} to undo` : null);
 }
+
+// The map shown: its name, size, floors and where its cells came from ("grid", "image").
+export function showMapInfo(map, source) {
+  $("map-info").textContent = map
+    ? `${map.name ?? "(unnamed)"}: ${map.width}x${map.floorHeight}`
+      + (map.layers > 1 ? ` x ${map.layers} layers` : "") + `, ${source}`
+    : "-";
+}
+
+// The zoom in pixels per cell (null: no map shown).
+export function showZoom(scale) {
+  text("zoom-info", scale === null ? null
+    : `${scale >= 10 ? scale.toFixed(0) : scale.toFixed(2)} px per cell`);
+}

@@ -23,7 +23,8 @@ import { ApiError, client, postJson } from "./api.js";
 import { CLASS_COLORS, COLORS } from "./colors.js";
 import {
   agentSize, paintCost, paintLegend, queryBody, refreshMaps, regionRadius, showAnswer,
-  showClassLegend, showProfiles, showTool, showUndoable, text, unitOptions, uploadType,
+  showClassLegend, showMapInfo, showProfiles, showTool, showUndoable, showZoom, text,
+  unitOptions, uploadType,
 } from "./controls.js";
 import { drawScene } from "./draw.js";
 import { Stroke, UndoStack, line } from "./edits.js";
@@ -232,20 +233,12 @@ async function loadMap(id) {
   } finally {
     if (ticket === loadTicket) {
       $("delete").disabled = viewer.map === null;
-      showMapInfo();
+      showMapInfo(viewer.map, viewer.source);
       showUndo();
       draw();
       viewer.loads += 1;
     }
   }
-}
-
-function showMapInfo() {
-  const map = viewer.map;
-  $("map-info").textContent = map
-    ? `${map.name ?? "(unnamed)"}: ${map.width}x${map.floorHeight}`
-      + (map.layers > 1 ? ` x ${map.layers} layers` : "") + `, ${viewer.source}`
-    : "-";
 }
 
 // -- the view: fit, zoom, pan --------------------------------------------------------------
@@ -272,12 +265,6 @@ function zoomBy(factor) {
   const canvas = $("map");
   viewer.view.zoomAt(canvas.width / 2, canvas.height / 2, factor);
   draw();
-}
-
-function showZoom() {
-  const scale = viewer.view.scale;
-  text("zoom-info", viewer.map ? `${scale >= 10 ? scale.toFixed(0) : scale.toFixed(2)} px per cell`
-    : null);
 }
 
 // The map cell under a canvas point, or null off the map (or between floors).
@@ -307,7 +294,7 @@ function draw() {
   viewer.traceDots = drawScene(canvas, scene).traceDots;
   viewer.frames += 1;
   showCursor();
-  showZoom();
+  showZoom(viewer.map ? viewer.view.scale : null);
   const { scale, ox, oy } = viewer.view;
   Object.assign(canvas.dataset, {
     mapId: map ? map.id : "",
@@ -357,7 +344,7 @@ async function runQuery() {
   const ticket = ++queryTicket;
   const began = performance.now();
   showRegion();
-  if ($("field").checked) runField(ticket);
+  if ($("field").checked && !fieldDrawn()) runField(ticket);
   try {
     const body = queryBody(toApi(viewer.start), toApi(viewer.goal)); // (an inline profile that is not JSON: shown as an error)
     viewer.lastRequest = body;
@@ -418,17 +405,31 @@ function clearField() {
 }
 
 // Every cell's cost to the goal (the goal cell; a region's centre), drawn under the path.
+// The field's request: the goal cell, for the unit the query is for.
+const fieldBody = () => ({ goals: [toApi(viewer.goal)], format: "npz", ...unitOptions() });
+
+// Whether the field drawn is the one the options ask for, on the revision drawn: a
+// query that changes only the search (heuristic, algorithm, weight...) keeps it.
+function fieldDrawn() {
+  if (!viewer.field || viewer.field.revision !== viewer.revision) return false;
+  try {
+    return JSON.stringify(viewer.field.body) === JSON.stringify(fieldBody());
+  } catch (_) {
+    return false; // an inline profile that is not JSON: runField shows the error
+  }
+}
+
 async function runField(ticket) {
   const map = viewer.map;
   const goal = viewer.goal;
   try {
-    const body = { goals: [toApi(goal)], format: "npz", ...unitOptions() };
+    const body = fieldBody();
     viewer.lastFieldRequest = body;
     const { costs, revision } = await loadField(api, map, body);
     if (ticket !== queryTicket) return;
     const painted = paintField(map.width, map.height, costs);
     layers.field = painted.canvas;
-    viewer.field = { goal, reached: painted.reached, dearest: painted.dearest, revision };
+    viewer.field = { goal, body, reached: painted.reached, dearest: painted.dearest, revision };
     text("field-info", `${painted.reached} cells reached, dearest `
       + `${Number(painted.dearest.toPrecision(7))}`);
   } catch (err) {
